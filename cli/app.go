@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Version is dpfeat's version; release builds set it with
+// -ldflags "-X github.com/dpfeat/dpfeat/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// internalError marks a failure that is dpfeat's fault, not the user's
+// (exit code 2).
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return e.err.Error() }
+func (e internalError) Unwrap() error { return e.err }
+
+// internal wraps err as an internal error.
+func internal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return internalError{err}
+}
+
+// userErrorf returns a user error (exit code 1).
+func userErrorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// NewApp returns the dpfeat command-line application writing to the given
+// streams.
+func NewApp(stdout, stderr io.Writer) *ucli.App {
+	app := &ucli.App{
+		Name:    "dpfeat",
+		Usage:   "differentially private image classifiers on the features of frozen encoders",
+		Version: Version,
+		Description: "dpfeat trains classifiers with a provable (ε, δ) differential-privacy guarantee on\n" +
+			"features of frozen encoders, and accounts for every release with one accountant.\n\n" +
+			"Example:\n   dpfeat privacy sigma --epsilon 1 --delta 1e-5 --releases 3",
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Commands: []*ucli.Command{
+			privacyCommand(),
+			versionCommand(),
+		},
+		// Errors are printed and turned into exit codes by Run, never by
+		// urfave/cli itself.
+		ExitErrHandler: func(*ucli.Context, error) {},
+		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
+			return userErrorf("%s", flagErrorText(err))
+		},
+	}
+	setUsageErrors(app.Commands, "")
+	return app
+}
+
+// setUsageErrors makes every command report flag errors as user errors
+// instead of printing the whole help text.
+func setUsageErrors(cmds []*ucli.Command, parent string) {
+	for _, c := range cmds {
+		path := strings.TrimSpace(parent + " " + c.Name)
+		c.OnUsageError = func(_ *ucli.Context, err error, _ bool) error {
+			return userErrorf("%s (see 'dpfeat %s --help')", flagErrorText(err), path)
+		}
+		setUsageErrors(c.Subcommands, path)
+	}
+}
+
+func flagErrorText(err error) string {
+	s := err.Error()
+	// urfave/cli says `invalid value "x" for flag -delta: parse error`;
+	// name the flag the way users type it.
+	s = strings.ReplaceAll(s, "flag -", "flag --")
+	s = strings.ReplaceAll(s, "defined: -", "defined: --")
+	return s
+}
+
+// Run runs dpfeat with the given arguments (args[0] is the program name)
+// and returns the process exit code: 0 success, 1 user error, 2 internal
+// error. Panics are reported as internal errors.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "dpfeat: internal error: %v\n%s", r, debug.Stack())
+			code = 2
+		}
+	}()
+	err := NewApp(stdout, stderr).RunContext(ctx, args)
+	code = exitCode(err)
+	switch code {
+	case 1:
+		fmt.Fprintf(stderr, "dpfeat: %v\n", err)
+	case 2:
+		fmt.Fprintf(stderr, "dpfeat: internal error: %v\n", err)
+	}
+	return code
+}
+
+// exitCode maps a command's error to the process exit code.
+func exitCode(err error) int {
+	var ie internalError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ie):
+		return 2
+	}
+	return 1
+}
