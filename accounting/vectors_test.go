@@ -299,3 +299,31 @@ func TestZCDPConversionPublished(t *testing.T) {
 		t.Errorf("δ(ρ=1/32, ε=0.688…) = %.16g, want 1e-3", d)
 	}
 }
+
+func TestHeterogeneousCompositionPublished(t *testing.T) {
+	// [tfp-rdp] test_check_composition: 40000 steps at q = 1e-4, σ = 0.4,
+	// then 100 steps at q = 0.1, σ = 2, over the test's orders; with the
+	// improved conversion ε must stay at or below 8.509656 (the value of the
+	// older conversion, which the source keeps as an upper bound).
+	orders := []float64{1.25, 1.5, 1.75, 2, 2.5, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 64, 256}
+	mechs := []Mechanism{
+		{Name: "a", Kind: KindGaussian, Sensitivity: 1, NoiseStd: 0.4, SamplingRate: 1e-4, Count: 40000},
+		{Name: "b", Kind: KindGaussian, Sensitivity: 1, NoiseStd: 2, SamplingRate: 0.1, Count: 100},
+	}
+	g, err := Account(mechs, 1e-5, AccountantRDP, Options{Orders: orders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(g.Epsilon) > 8.509656 {
+		t.Errorf("ε = %v > 8.509656", g.Epsilon)
+	}
+	// The composed curve is the sum of the parts.
+	a, _ := RDPCurve(mechs[:1], orders)
+	b, _ := RDPCurve(mechs[1:], orders)
+	both, _ := RDPCurve(mechs, orders)
+	for i := range orders {
+		if math.Abs(both[i]-(a[i]+b[i])) > 1e-12*both[i] {
+			t.Errorf("order %v: composed %v ≠ %v + %v", orders[i], both[i], a[i], b[i])
+		}
+	}
+}
