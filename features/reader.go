@@ -1,0 +1,382 @@
+package features
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+var errNoMap = errors.New("memory mapping not available")
+
+// arrowMagic opens and closes every Arrow IPC file.
+var arrowMagic = []byte("ARROW1")
+
+// ReadOptions tunes Open.
+type ReadOptions struct {
+	// AllowNonFinite lets NaN and ±Inf features through (for inspect);
+	// otherwise a row holding one is an error naming the row.
+	AllowNonFinite bool
+	// NoMmap reads through the file descriptor instead of a memory map.
+	NoMmap bool
+}
+
+// File is an open feature file. Batches are read on demand, so memory stays
+// bounded by one batch; on Unix the file is memory-mapped and batches are
+// views into the map, not copies.
+type File struct {
+	path   string
+	opt    ReadOptions
+	f      *os.File
+	unmap  func() error
+	r      *ipc.FileReader
+	dim    int
+	withID bool
+	meta   Metadata
+	rows   int64
+	starts []int64 // first row of each batch; len = batches+1
+}
+
+// Open opens a feature file, checks its schema and metadata, and counts its
+// rows. It fails, naming the file, on anything that is not a non-empty
+// feature file as ../shared/SPEC.md describes it.
+func Open(path string, opt ReadOptions) (_ *File, err error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("read %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fail("is a directory; expected an Arrow IPC feature file")
+	}
+	ff := &File{path: path, opt: opt, f: f}
+	defer func() {
+		if err != nil {
+			ff.Close()
+		}
+	}()
+	if err := checkMagic(f, st.Size()); err != nil {
+		return nil, fail("%v", err)
+	}
+	if err := guard(func() error {
+		var data []byte
+		if !opt.NoMmap {
+			if d, unmap, merr := mapFile(f, st.Size()); merr == nil {
+				data, ff.unmap = d, unmap
+			}
+		}
+		var rerr error
+		if data != nil {
+			ff.r, rerr = ipc.NewMappedFileReader(data, ipc.WithEnsureNativeEndian(true))
+		} else {
+			ff.r, rerr = ipc.NewFileReader(f, ipc.WithEnsureNativeEndian(true))
+		}
+		return rerr
+	}); err != nil {
+		return nil, fail("corrupt or truncated Arrow IPC file: %v", err)
+	}
+	if ff.dim, ff.withID, err = checkSchema(ff.r.Schema()); err != nil {
+		return nil, fail("%v", err)
+	}
+	md := ff.r.Schema().Metadata()
+	if ff.meta, err = parseMetadata(md); err != nil {
+		return nil, fail("%v", err)
+	}
+	// Count rows from the record batch headers.
+	ff.starts = make([]int64, 1, ff.r.NumRecords()+1)
+	for i := 0; i < ff.r.NumRecords(); i++ {
+		var n int64
+		if err := guard(func() error {
+			rec, err := ff.r.RecordBatchAt(i)
+			if err != nil {
+				return err
+			}
+			n = rec.NumRows()
+			rec.Release()
+			return nil
+		}); err != nil {
+			return nil, fail("record batch %d is corrupt: %v", i, err)
+		}
+		ff.rows += n
+		ff.starts = append(ff.starts, ff.rows)
+	}
+	if ff.rows == 0 {
+		return nil, fail("no rows; a feature file needs at least one")
+	}
+	return ff, nil
+}
+
+func checkMagic(f *os.File, size int64) error {
+	if size < int64(2*len(arrowMagic)+8) {
+		return fmt.Errorf("%d bytes is too short for an Arrow IPC file", size)
+	}
+	head := make([]byte, len(arrowMagic))
+	tail := make([]byte, len(arrowMagic))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return err
+	}
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return err
+	}
+	if !bytes.Equal(head, arrowMagic) {
+		return fmt.Errorf("not an Arrow IPC file (no ARROW1 magic at the start; an IPC stream or Parquet file is not a feature file)")
+	}
+	if !bytes.Equal(tail, arrowMagic) {
+		return fmt.Errorf("truncated Arrow IPC file (no ARROW1 magic at the end; was the write interrupted?)")
+	}
+	return nil
+}
+
+// guard runs fn and turns a panic inside the Arrow library (which corrupt
+// input can provoke) into an error.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return fn()
+}
+
+// Path returns the file's path.
+func (f *File) Path() string { return f.path }
+
+// Dim returns the feature dimension D.
+func (f *File) Dim() int { return f.dim }
+
+// Rows returns the number of rows.
+func (f *File) Rows() int64 { return f.rows }
+
+// HasIDs reports whether the file has an id column.
+func (f *File) HasIDs() bool { return f.withID }
+
+// Metadata returns the file's schema metadata.
+func (f *File) Metadata() Metadata { return f.meta }
+
+// Classes returns the class names (may be empty).
+func (f *File) Classes() []string { return f.meta.Classes }
+
+// NumBatches returns the number of record batches.
+func (f *File) NumBatches() int { return len(f.starts) - 1 }
+
+// Batch reads record batch i and checks it (finite features unless
+// allowed, labels within the class list). Its slices stay valid until Close.
+func (f *File) Batch(i int) (Batch, error) {
+	if f.r == nil {
+		return Batch{}, fmt.Errorf("read %s: %w", f.path, errClosed)
+	}
+	if i < 0 || i >= f.NumBatches() {
+		return Batch{}, fmt.Errorf("read %s: record batch %d out of range (%d batches)", f.path, i, f.NumBatches())
+	}
+	var b Batch
+	err := guard(func() error {
+		rec, err := f.r.RecordBatchAt(i)
+		if err != nil {
+			return err
+		}
+		// The arrays' memory is the map (or Go memory that the GC keeps
+		// alive); the record itself need not outlive this call.
+		defer rec.Release()
+		b, err = f.toBatch(rec, f.starts[i])
+		return err
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("read %s: record batch %d: %w", f.path, i, err)
+	}
+	if err := b.check(len(f.meta.Classes), f.opt.AllowNonFinite); err != nil {
+		return Batch{}, fmt.Errorf("read %s: %w", f.path, err)
+	}
+	return b, nil
+}
+
+func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
+	n := int(rec.NumRows())
+	b := Batch{Dim: f.dim, Offset: offset}
+	fl, ok := rec.Column(rec.Schema().FieldIndices(ColFeatures)[0]).(*array.FixedSizeList)
+	if !ok {
+		return b, fmt.Errorf("column %q is not a fixed-size list", ColFeatures)
+	}
+	if fl.NullN() > 0 {
+		for i := 0; i < n; i++ {
+			if fl.IsNull(i) {
+				return b, fmt.Errorf("row %d: features are null; expected %d values", offset+int64(i), f.dim)
+			}
+		}
+	}
+	vals, ok := fl.ListValues().(*array.Float32)
+	if !ok {
+		return b, fmt.Errorf("column %q does not hold float32 values", ColFeatures)
+	}
+	start := fl.Data().Offset() * f.dim
+	all := vals.Float32Values()
+	if start < 0 || start+n*f.dim > len(all) {
+		return b, fmt.Errorf("column %q holds %d values; expected %d rows of %d", ColFeatures, len(all)-start, n, f.dim)
+	}
+	if vals.NullN() > 0 {
+		for j := start; j < start+n*f.dim; j++ {
+			if vals.IsNull(j) {
+				i := (j - start) / f.dim
+				return b, fmt.Errorf("row %d: feature %d is null; expected a float32", offset+int64(i), (j-start)%f.dim)
+			}
+		}
+	}
+	b.Features = all[start : start+n*f.dim]
+
+	lab, ok := rec.Column(rec.Schema().FieldIndices(ColLabel)[0]).(*array.Int32)
+	if !ok || lab.Len() != n {
+		return b, fmt.Errorf("column %q is not an int32 column of %d rows", ColLabel, n)
+	}
+	raw := lab.Int32Values()
+	if lab.NullN() == 0 {
+		b.Labels = raw
+	} else {
+		b.Labels = make([]int32, n)
+		for i := range b.Labels {
+			if lab.IsNull(i) {
+				b.Labels[i] = Unlabeled
+			} else {
+				b.Labels[i] = raw[i]
+				if raw[i] == Unlabeled {
+					// −1 stored as a value, not a null, is out of range.
+					return b, fmt.Errorf("row %d: label -1; expected 0..%d or null", offset+int64(i), len(f.meta.Classes)-1)
+				}
+			}
+		}
+	}
+	if lab.NullN() == 0 {
+		for i, l := range raw {
+			if l < 0 {
+				return b, fmt.Errorf("row %d: label %d is negative; expected 0..%d or null", offset+int64(i), l, len(f.meta.Classes)-1)
+			}
+		}
+	}
+	if f.withID {
+		ids, ok := rec.Column(rec.Schema().FieldIndices(ColID)[0]).(*array.String)
+		if !ok || ids.Len() != n {
+			return b, fmt.Errorf("column %q is not a utf8 column of %d rows", ColID, n)
+		}
+		b.IDs = make([]string, n)
+		for i := range b.IDs {
+			if ids.IsValid(i) {
+				b.IDs[i] = ids.Value(i)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Each calls fn with every batch in order; memory stays bounded by one
+// batch (plus whatever fn keeps).
+func (f *File) Each(fn func(Batch) error) error {
+	for i := 0; i < f.NumBatches(); i++ {
+		b, err := f.Batch(i)
+		if err != nil {
+			return err
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Matrix is a whole feature file in memory: Rows·Dim float32s, row-major.
+type Matrix struct {
+	Rows, Dim int
+	Data      []float32
+	Labels    []int32
+	IDs       []string
+	Meta      Metadata
+}
+
+// Row returns the features of row i.
+func (m *Matrix) Row(i int) []float32 { return m.Data[i*m.Dim : (i+1)*m.Dim] }
+
+// Load reads the whole file. A file of one record batch that is
+// memory-mapped is returned without copying the features (the Matrix is
+// then valid until Close); otherwise batches are concatenated into one
+// slice.
+func (f *File) Load() (*Matrix, error) {
+	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta}
+	if f.NumBatches() == 1 {
+		b, err := f.Batch(0)
+		if err != nil {
+			return nil, err
+		}
+		m.Data, m.Labels, m.IDs = b.Features, b.Labels, b.IDs
+		return m, nil
+	}
+	m.Data = make([]float32, 0, int(f.rows)*f.dim)
+	m.Labels = make([]int32, 0, f.rows)
+	if f.withID {
+		m.IDs = make([]string, 0, f.rows)
+	}
+	err := f.Each(func(b Batch) error {
+		m.Data = append(m.Data, b.Features...)
+		m.Labels = append(m.Labels, b.Labels...)
+		if f.withID {
+			m.IDs = append(m.IDs, b.IDs...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Close releases the file and its memory map; slices obtained from it must
+// not be used afterwards.
+func (f *File) Close() error {
+	var err error
+	if f.r != nil {
+		_ = guard(func() error { return f.r.Close() })
+		f.r = nil
+	}
+	if f.unmap != nil {
+		err = f.unmap()
+		f.unmap = nil
+	}
+	if f.f != nil {
+		if cerr := f.f.Close(); err == nil {
+			err = cerr
+		}
+		f.f = nil
+	}
+	return err
+}
+
+// ReadAll opens path, loads it into Go memory (a copy, valid after the file
+// is closed) and closes it.
+func ReadAll(path string, opt ReadOptions) (*Matrix, error) {
+	opt.NoMmap = true
+	f, err := Open(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := f.Load()
+	if err != nil {
+		return nil, err
+	}
+	if f.NumBatches() == 1 {
+		m.Data = append([]float32(nil), m.Data...)
+		m.Labels = append([]int32(nil), m.Labels...)
+	}
+	return m, nil
+}
+
+var _ io.Closer = (*File)(nil)

@@ -1,0 +1,204 @@
+package features
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Column names of a feature file (../shared/SPEC.md).
+const (
+	ColFeatures = "features"
+	ColLabel    = "label"
+	ColID       = "id"
+)
+
+// Schema metadata keys of a feature file. The first six are the SPEC's; the
+// others are dpfeat's extensions.
+const (
+	MetaVersion       = "dpfeat.version"
+	MetaEncoderSHA256 = "dpfeat.encoder.sha256"
+	MetaEncoderName   = "dpfeat.encoder.name"
+	MetaClasses       = "dpfeat.classes"
+	MetaSource        = "dpfeat.source"
+	MetaCreated       = "dpfeat.created"
+	// MetaSubset records how a file was derived from another (a validation
+	// split, an imbalanced subset): a JSON object, see Derivation.
+	MetaSubset = "dpfeat.subset"
+)
+
+// Unlabeled is the label of an example without one (a null label in the
+// file), as in public data for DPPL-Public.
+const Unlabeled int32 = -1
+
+// Metadata is the schema metadata of a feature file.
+type Metadata struct {
+	Version       string
+	EncoderSHA256 string
+	EncoderName   string
+	// Classes are the class names; label i names Classes[i]. Empty when the
+	// file has no labels at all.
+	Classes []string
+	Source  string
+	Created string
+	// Subset, when set, says how the file was derived from another.
+	Subset *Derivation
+	// Extra holds any other keys, kept as they are.
+	Extra map[string]string
+}
+
+// Derivation records how a feature file was derived from another, so that a
+// result can say which examples it saw.
+type Derivation struct {
+	// Kind is "validation-split" or "imbalanced".
+	Kind string `json:"kind"`
+	// From is the source file's dpfeat.source and path.
+	From string `json:"from"`
+	Seed uint64 `json:"seed"`
+	// Part is "train" or "validation" for a split.
+	Part     string  `json:"part,omitempty"`
+	Fraction float64 `json:"fraction,omitempty"`
+	// ImbalanceRatio and Profile describe an imbalanced subset.
+	ImbalanceRatio float64 `json:"imbalance_ratio,omitempty"`
+	Profile        string  `json:"profile,omitempty"`
+	// Counts are the per-class example counts of the result.
+	Counts []int64 `json:"counts,omitempty"`
+}
+
+func (m Metadata) arrow() arrow.Metadata {
+	kv := map[string]string{}
+	for k, v := range m.Extra {
+		kv[k] = v
+	}
+	set := func(k, v string) {
+		if v != "" {
+			kv[k] = v
+		}
+	}
+	set(MetaVersion, m.Version)
+	set(MetaEncoderSHA256, m.EncoderSHA256)
+	set(MetaEncoderName, m.EncoderName)
+	set(MetaSource, m.Source)
+	set(MetaCreated, m.Created)
+	classes := m.Classes
+	if classes == nil {
+		classes = []string{}
+	}
+	b, _ := json.Marshal(classes) // a []string always marshals
+	kv[MetaClasses] = string(b)
+	if m.Subset != nil {
+		b, _ := json.Marshal(m.Subset)
+		kv[MetaSubset] = string(b)
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = kv[k]
+	}
+	return arrow.NewMetadata(keys, vals)
+}
+
+func parseMetadata(md arrow.Metadata) (Metadata, error) {
+	m := Metadata{Extra: map[string]string{}}
+	for i, k := range md.Keys() {
+		v := md.Values()[i]
+		switch k {
+		case MetaVersion:
+			m.Version = v
+		case MetaEncoderSHA256:
+			m.EncoderSHA256 = v
+		case MetaEncoderName:
+			m.EncoderName = v
+		case MetaSource:
+			m.Source = v
+		case MetaCreated:
+			m.Created = v
+		case MetaClasses:
+			if err := json.Unmarshal([]byte(v), &m.Classes); err != nil {
+				return m, fmt.Errorf("schema metadata %s is not a JSON array of class names: %v", MetaClasses, err)
+			}
+		case MetaSubset:
+			var d Derivation
+			if err := json.Unmarshal([]byte(v), &d); err != nil {
+				return m, fmt.Errorf("schema metadata %s is not valid JSON: %v", MetaSubset, err)
+			}
+			m.Subset = &d
+		default:
+			m.Extra[k] = v
+		}
+	}
+	seen := map[string]bool{}
+	for i, c := range m.Classes {
+		if strings.TrimSpace(c) == "" {
+			return m, fmt.Errorf("schema metadata %s: class %d has an empty name", MetaClasses, i)
+		}
+		if seen[c] {
+			return m, fmt.Errorf("schema metadata %s: class name %q appears twice", MetaClasses, c)
+		}
+		seen[c] = true
+	}
+	return m, nil
+}
+
+// schema returns the Arrow schema of a feature file of dimension dim.
+func schema(dim int, withID bool, meta Metadata) *arrow.Schema {
+	fields := []arrow.Field{
+		{Name: ColFeatures, Type: arrow.FixedSizeListOf(int32(dim), arrow.PrimitiveTypes.Float32), Nullable: false},
+		{Name: ColLabel, Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}
+	if withID {
+		fields = append(fields, arrow.Field{Name: ColID, Type: arrow.BinaryTypes.String, Nullable: true})
+	}
+	md := meta.arrow()
+	return arrow.NewSchema(fields, &md)
+}
+
+// checkSchema verifies that s is a feature-file schema and returns its
+// dimension and whether it has ids.
+func checkSchema(s *arrow.Schema) (dim int, withID bool, err error) {
+	fi := s.FieldIndices(ColFeatures)
+	if len(fi) != 1 {
+		return 0, false, fmt.Errorf("no %q column (columns: %s); expected %s", ColFeatures, columnNames(s), expectedLayout)
+	}
+	ft, ok := s.Field(fi[0]).Type.(*arrow.FixedSizeListType)
+	if !ok || ft.Elem().ID() != arrow.FLOAT32 {
+		return 0, false, fmt.Errorf("column %q has type %s; expected fixed_size_list<float32>[D]", ColFeatures, s.Field(fi[0]).Type)
+	}
+	if ft.Len() < 1 {
+		return 0, false, fmt.Errorf("column %q has width %d; expected at least 1", ColFeatures, ft.Len())
+	}
+	li := s.FieldIndices(ColLabel)
+	if len(li) != 1 {
+		return 0, false, fmt.Errorf("no %q column (columns: %s); expected %s", ColLabel, columnNames(s), expectedLayout)
+	}
+	if t := s.Field(li[0]).Type; t.ID() != arrow.INT32 {
+		return 0, false, fmt.Errorf("column %q has type %s; expected int32", ColLabel, t)
+	}
+	if ii := s.FieldIndices(ColID); len(ii) == 1 {
+		if t := s.Field(ii[0]).Type; t.ID() != arrow.STRING {
+			return 0, false, fmt.Errorf("column %q has type %s; expected utf8", ColID, t)
+		}
+		withID = true
+	}
+	return int(ft.Len()), withID, nil
+}
+
+const expectedLayout = "features: fixed_size_list<float32>[D], label: int32, optional id: utf8"
+
+func columnNames(s *arrow.Schema) string {
+	var names []string
+	for _, f := range s.Fields() {
+		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

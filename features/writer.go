@@ -1,0 +1,224 @@
+package features
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// WriterOptions tunes Create.
+type WriterOptions struct {
+	// WithID adds the optional id column.
+	WithID bool
+	// Allocator for Arrow buffers; nil means Go's allocator.
+	Allocator memory.Allocator
+}
+
+// Writer appends record batches to a feature file. Nothing appears at the
+// destination until Close succeeds: rows go to a temporary file in the same
+// folder, which Close fsyncs and renames over the destination, so a failed
+// or interrupted write never leaves a partial file and never replaces a good
+// one.
+type Writer struct {
+	path, tmp string
+	f         *os.File
+	w         *ipc.FileWriter
+	schema    *arrow.Schema
+	dim       int
+	withID    bool
+	classes   int
+	rows      int64
+	mem       memory.Allocator
+	done      bool
+}
+
+// Create starts a feature file of dimension dim at path.
+func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, error) {
+	if dim < 1 {
+		return nil, fmt.Errorf("create %s: feature dimension must be at least 1, got %d", path, dim)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("create %s: is a directory", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	mem := opt.Allocator
+	if mem == nil {
+		mem = memory.NewGoAllocator()
+	}
+	s := schema(dim, opt.WithID, meta)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(s), ipc.WithAllocator(mem))
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, classes: len(meta.Classes), mem: mem}, nil
+}
+
+// Rows returns the number of rows written so far.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Write appends one batch as one record batch. Its rows are checked first
+// (shape, finite features, labels within the class list); a bad batch is
+// refused whole and the file is left as it was before the call.
+func (w *Writer) Write(b Batch) error {
+	if w.done {
+		return fmt.Errorf("write %s: writer already closed", w.path)
+	}
+	if b.Dim != w.dim {
+		return fmt.Errorf("write %s: batch has dimension %d, file has %d", w.path, b.Dim, w.dim)
+	}
+	b.Offset = w.rows
+	if err := b.check(w.classes, false); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if b.IDs != nil && !w.withID {
+		return fmt.Errorf("write %s: batch has ids but the file was created without an id column", w.path)
+	}
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	rec := w.record(b)
+	defer rec.Release()
+	if err := w.w.Write(rec); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	w.rows += int64(n)
+	return nil
+}
+
+// record builds an Arrow record over the batch's memory (features and
+// labels are not copied).
+func (w *Writer) record(b Batch) arrow.RecordBatch {
+	n := b.Rows()
+	values := array.NewData(arrow.PrimitiveTypes.Float32, n*w.dim,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float32Traits.CastToBytes(b.Features))}, nil, 0, 0)
+	defer values.Release()
+	feats := array.NewData(w.schema.Field(0).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{values}, 0, 0)
+	defer feats.Release()
+	featArr := array.MakeFromData(feats)
+	defer featArr.Release()
+
+	var validity *memory.Buffer
+	nulls := 0
+	for _, l := range b.Labels {
+		if l == Unlabeled {
+			nulls++
+		}
+	}
+	if nulls > 0 {
+		bits := make([]byte, bitutil.BytesForBits(int64(n)))
+		for i, l := range b.Labels {
+			if l != Unlabeled {
+				bitutil.SetBit(bits, i)
+			}
+		}
+		validity = memory.NewBufferBytes(bits)
+	}
+	labels := array.NewData(arrow.PrimitiveTypes.Int32, n,
+		[]*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(b.Labels))}, nil, nulls, 0)
+	defer labels.Release()
+	labelArr := array.MakeFromData(labels)
+	defer labelArr.Release()
+
+	cols := []arrow.Array{featArr, labelArr}
+	if w.withID {
+		sb := array.NewStringBuilder(w.mem)
+		defer sb.Release()
+		sb.Reserve(n)
+		for i := 0; i < n; i++ {
+			if b.IDs == nil {
+				sb.AppendNull()
+			} else {
+				sb.Append(b.IDs[i])
+			}
+		}
+		ids := sb.NewArray()
+		defer ids.Release()
+		cols = append(cols, ids)
+	}
+	return array.NewRecordBatch(w.schema, cols, int64(n))
+}
+
+// Close finishes the file, fsyncs it and renames it over the destination.
+// A file without rows is an error, and nothing is written.
+func (w *Writer) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	if w.rows == 0 {
+		w.abort()
+		return fmt.Errorf("write %s: no rows; a feature file needs at least one", w.path)
+	}
+	err := w.w.Close()
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(w.tmp, w.path)
+	}
+	if err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	syncDir(filepath.Dir(w.path))
+	return nil
+}
+
+// Abort discards everything written; the destination is untouched.
+func (w *Writer) Abort() {
+	if !w.done {
+		w.done = true
+		w.abort()
+	}
+}
+
+func (w *Writer) abort() {
+	_ = w.w.Close()
+	_ = w.f.Close()
+	_ = os.Remove(w.tmp)
+}
+
+// syncDir makes a rename durable; failure only weakens durability, not
+// correctness, so it is ignored.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// WriteFile writes the batches to a new feature file at path in one go.
+func WriteFile(path string, meta Metadata, opt WriterOptions, batches ...Batch) error {
+	if len(batches) == 0 {
+		return fmt.Errorf("write %s: no rows; a feature file needs at least one", path)
+	}
+	w, err := Create(path, batches[0].Dim, meta, opt)
+	if err != nil {
+		return err
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+var errClosed = errors.New("feature file is closed")
