@@ -71,13 +71,26 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	if err := checkMagic(f, st.Size()); err != nil {
 		return nil, fail("%v", err)
 	}
-	if err := guard(func() error {
-		var data []byte
-		if !opt.NoMmap {
-			if d, unmap, merr := mapFile(f, st.Size()); merr == nil {
-				data, ff.unmap = d, unmap
-			}
+	var data []byte
+	if !opt.NoMmap {
+		if d, unmap, merr := mapFile(f, st.Size()); merr == nil {
+			data, ff.unmap = d, unmap
 		}
+	}
+	// The Arrow reader allocates by the lengths in the file's metadata;
+	// check them against the bytes present before it sees them.
+	read := func(off, n int64) ([]byte, error) {
+		if data != nil {
+			return data[off : off+n], nil
+		}
+		buf := make([]byte, n)
+		_, err := f.ReadAt(buf, off)
+		return buf, err
+	}
+	if err := guard(func() error { return checkIPC(read, st.Size()) }); err != nil {
+		return nil, fail("corrupt or truncated Arrow IPC file: %v", err)
+	}
+	if err := guard(func() error {
 		var rerr error
 		if data != nil {
 			ff.r, rerr = ipc.NewMappedFileReader(data, ipc.WithEnsureNativeEndian(true))
