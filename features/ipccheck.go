@@ -242,39 +242,8 @@ func checkIPC(read func(off, n int64) ([]byte, error), size int64) error {
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	schema, err := foot.table(st)
-	if err != nil {
-		return fmt.Errorf("schema: %w", err)
-	}
-	// Schema: 0 endianness (0 = little), 1 fields, 2 custom_metadata, 3 features.
-	// The reader would byte-swap a big-endian file in place, which a
-	// read-only memory map does not allow.
-	if p, err := schema(0); err != nil {
-		return fmt.Errorf("schema: %w", err)
-	} else if p != 0 {
-		if e, err := foot.u16(p); err != nil || e != 0 {
-			return fmt.Errorf("big-endian Arrow files are not supported; write it on a little-endian machine")
-		}
-	}
-	count := 0
-	if p, err := schema(1); err != nil {
-		return fmt.Errorf("schema: %w", err)
-	} else if p != 0 {
-		if err := foot.tables(p, maxFields, func(t int) error { return foot.field(t, 0, &count) }); err != nil {
-			return fmt.Errorf("schema fields: %w", err)
-		}
-	}
-	if p, err := schema(2); err != nil {
-		return fmt.Errorf("schema: %w", err)
-	} else if err := foot.keyValues(p); err != nil {
-		return fmt.Errorf("schema metadata: %w", err)
-	}
-	if p, err := schema(3); err != nil {
-		return fmt.Errorf("schema: %w", err)
-	} else if p != 0 {
-		if _, _, err := foot.vector(p, 8, 64); err != nil {
-			return fmt.Errorf("schema features: %w", err)
-		}
+	if err := checkSchemaTable(foot, st); err != nil {
+		return err
 	}
 	if p, err := footer(2); err != nil {
 		return err
@@ -422,6 +391,138 @@ func checkMessage(m []byte, bodyLen int64) error {
 		if _, _, err := b.vector(vp, 8, maxFields); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkSchemaTable validates a Schema.fbs Schema table at st.
+func checkSchemaTable(foot fb, st int) error {
+	schema, err := foot.table(st)
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	// Schema: 0 endianness (0 = little), 1 fields, 2 custom_metadata, 3 features.
+	// The reader would byte-swap a big-endian file in place, which a
+	// read-only memory map does not allow.
+	if p, err := schema(0); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	} else if p != 0 {
+		if e, err := foot.u16(p); err != nil || e != 0 {
+			return fmt.Errorf("big-endian Arrow files are not supported; write it on a little-endian machine")
+		}
+	}
+	count := 0
+	if p, err := schema(1); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	} else if p != 0 {
+		if err := foot.tables(p, maxFields, func(t int) error { return foot.field(t, 0, &count) }); err != nil {
+			return fmt.Errorf("schema fields: %w", err)
+		}
+	}
+	if p, err := schema(2); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	} else if err := foot.keyValues(p); err != nil {
+		return fmt.Errorf("schema metadata: %w", err)
+	}
+	if p, err := schema(3); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	} else if p != 0 {
+		if _, _, err := foot.vector(p, 8, 64); err != nil {
+			return fmt.Errorf("schema features: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkIPCStream validates every message header of an Arrow IPC stream of
+// the given size (the format of Hugging Face datasets files) before the
+// Arrow reader sees it.
+func checkIPCStream(read func(off, n int64) ([]byte, error), size int64) error {
+	pos := int64(0)
+	for msgs := 0; pos < size; msgs++ {
+		if size-pos < 4 {
+			return fmt.Errorf("truncated message at byte %d", pos)
+		}
+		head, err := read(pos, 4)
+		if err != nil {
+			return err
+		}
+		prefix := int64(4)
+		mlen := int64(int32(binary.LittleEndian.Uint32(head)))
+		if uint32(mlen) == 0xFFFFFFFF {
+			if size-pos < 8 {
+				return fmt.Errorf("truncated message at byte %d", pos)
+			}
+			if head, err = read(pos+4, 4); err != nil {
+				return err
+			}
+			prefix, mlen = 8, int64(int32(binary.LittleEndian.Uint32(head)))
+		}
+		if mlen == 0 {
+			return nil // end-of-stream marker
+		}
+		if mlen < 0 || mlen > maxMetaBytes || pos+prefix+mlen > size {
+			return fmt.Errorf("message at byte %d claims %d bytes of metadata; the file has %d left", pos, mlen, size-pos-prefix)
+		}
+		mb, err := read(pos+prefix, mlen)
+		if err != nil {
+			return err
+		}
+		b := fb(mb)
+		root, err := b.deref(0)
+		if err != nil {
+			return fmt.Errorf("message at byte %d: %w", pos, err)
+		}
+		msg, err := b.table(root)
+		if err != nil {
+			return fmt.Errorf("message at byte %d: %w", pos, err)
+		}
+		var body int64
+		if bl, err := msg(3); err != nil {
+			return err
+		} else if bl != 0 {
+			if bl+8 > len(b) {
+				return fmt.Errorf("message at byte %d: body length out of bounds", pos)
+			}
+			body = int64(binary.LittleEndian.Uint64(b[bl:]))
+		}
+		if body < 0 || pos+prefix+mlen+body > size || pos+prefix+mlen+body < pos {
+			return fmt.Errorf("message at byte %d: a body of %d bytes does not fit the file", pos, body)
+		}
+		ht, err := msg(1)
+		if err != nil || ht == 0 || ht >= len(b) {
+			return fmt.Errorf("message at byte %d has no header type", pos)
+		}
+		hp, err := msg(2)
+		if err != nil || hp == 0 {
+			return fmt.Errorf("message at byte %d has no header", pos)
+		}
+		switch b[ht] {
+		case 1: // Schema
+			if msgs != 0 {
+				return fmt.Errorf("a second schema at byte %d", pos)
+			}
+			st, err := b.deref(hp)
+			if err != nil {
+				return err
+			}
+			if err := checkSchemaTable(b, st); err != nil {
+				return err
+			}
+		case 3: // RecordBatch
+			if msgs == 0 {
+				return fmt.Errorf("stream does not start with a schema")
+			}
+			m := make([]byte, 0, 8+len(mb))
+			m = binary.LittleEndian.AppendUint32(m, 0xFFFFFFFF)
+			m = binary.LittleEndian.AppendUint32(m, uint32(len(mb)))
+			if err := checkMessage(append(m, mb...), body); err != nil {
+				return fmt.Errorf("record batch at byte %d: %w", pos, err)
+			}
+		default:
+			return fmt.Errorf("message at byte %d is of type %d; expected a schema or a record batch (dictionaries are not supported)", pos, b[ht])
+		}
+		pos += prefix + mlen + body
 	}
 	return nil
 }

@@ -1,0 +1,279 @@
+package features
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/jpeg" // register the JPEG decoder
+	_ "image/png"  // register the PNG decoder
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Pixels is a decoded image: Height rows of Width pixels of Channels bytes
+// (1 = grey, 3 = RGB), row-major, channels interleaved (HWC).
+type Pixels struct {
+	Width, Height, Channels int
+	Data                    []uint8
+}
+
+// Example is one image of a dataset. Sources that store encoded images
+// (folders, Hugging Face) fill Encoded and leave decoding to the caller, so
+// that it can run in parallel; sources of raw pixels (IDX, CIFAR) fill Pixels.
+type Example struct {
+	Encoded []byte
+	Pixels  *Pixels
+	// Label is the class index, or Unlabeled.
+	Label int32
+	// ID is the example's path or key in its source.
+	ID string
+	// Index is the example's position in the dataset, from 0.
+	Index int64
+}
+
+// Dataset is an iterator over the images of a source.
+type Dataset interface {
+	// Classes returns the class names; label i names Classes()[i].
+	Classes() []string
+	// Len returns the number of examples, or −1 where the source cannot
+	// tell without reading it all.
+	Len() int64
+	// Next returns the next example, or io.EOF after the last one. Errors
+	// name the file and the example at fault.
+	Next() (Example, error)
+	// Source describes what is read, for a feature file's dpfeat.source.
+	Source() string
+	Close() error
+}
+
+// DatasetOptions tunes OpenDataset.
+type DatasetOptions struct {
+	// Split selects a split where the source has several: "train" or
+	// "test" for IDX and CIFAR folders, a sub-folder or file-name part for
+	// Hugging Face folders. Empty means the source's only content, or
+	// "train" for IDX and CIFAR folders.
+	Split string
+	// Classes overrides the class names the source provides.
+	Classes []string
+}
+
+// OpenDataset opens an image dataset, recognising its format from the path:
+//   - a Hugging Face datasets Arrow file (*.arrow, IPC stream) or a folder of
+//     them;
+//   - IDX files (*-images-idx3-ubyte[.gz], with the labels file beside it),
+//     or a folder holding train-/t10k- pairs;
+//   - CIFAR-10/100 binary batches (*.bin), or a folder of them;
+//   - an image folder root/<class>/*.{png,jpg,jpeg}.
+func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset %s: %w", src, err)
+	}
+	var ds Dataset
+	if !st.IsDir() {
+		switch name := strings.ToLower(filepath.Base(src)); {
+		case strings.HasSuffix(name, ".arrow"):
+			ds, err = openHF([]string{src}, src)
+		case strings.Contains(name, "idx3-ubyte"):
+			ds, err = openIDX(src)
+		case strings.HasSuffix(name, ".bin"):
+			ds, err = openCIFAR([]string{src}, src)
+		default:
+			return nil, fmt.Errorf("open dataset %s: unknown format; expected a folder of class folders, a Hugging Face .arrow file, an IDX *-images-idx3-ubyte[.gz] file or CIFAR .bin batches", src)
+		}
+	} else {
+		ds, err = openDir(src, opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opt.Classes != nil {
+		if n := len(ds.Classes()); n != 0 && n != len(opt.Classes) {
+			ds.Close()
+			return nil, fmt.Errorf("open dataset %s: %d class names given, the dataset has %d classes", src, len(opt.Classes), n)
+		}
+		ds = renamed{ds, opt.Classes}
+	}
+	if ds.Len() == 0 {
+		ds.Close()
+		return nil, fmt.Errorf("open dataset %s: no examples", src)
+	}
+	return ds, nil
+}
+
+type renamed struct {
+	Dataset
+	classes []string
+}
+
+func (r renamed) Classes() []string { return r.classes }
+
+func openDir(dir string, opt DatasetOptions) (Dataset, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset %s: %w", dir, err)
+	}
+	var arrows, idx, bins []string
+	subdirs := map[string]bool{}
+	for _, e := range ents {
+		n := e.Name()
+		ln := strings.ToLower(n)
+		switch {
+		case e.IsDir():
+			subdirs[n] = true
+		case strings.HasSuffix(ln, ".arrow"):
+			arrows = append(arrows, filepath.Join(dir, n))
+		case strings.Contains(ln, "images-idx3-ubyte"):
+			idx = append(idx, filepath.Join(dir, n))
+		case strings.HasSuffix(ln, ".bin"):
+			bins = append(bins, filepath.Join(dir, n))
+		}
+	}
+	sort.Strings(arrows)
+	sort.Strings(idx)
+	sort.Strings(bins)
+	split := opt.Split
+	switch {
+	case len(idx) > 0:
+		if split == "" {
+			split = "train"
+		}
+		prefix := map[string]string{"train": "train-", "test": "t10k-"}[split]
+		if prefix == "" {
+			return nil, fmt.Errorf("open dataset %s: IDX folders have splits train and test, not %q", dir, split)
+		}
+		for _, p := range idx {
+			if strings.HasPrefix(strings.ToLower(filepath.Base(p)), prefix) {
+				return openIDX(p)
+			}
+		}
+		return nil, fmt.Errorf("open dataset %s: no %simages-idx3-ubyte[.gz] for split %q", dir, prefix, split)
+	case len(bins) > 0:
+		if split == "" {
+			split = "train"
+		}
+		var pick []string
+		for _, p := range bins {
+			b := strings.ToLower(filepath.Base(p))
+			isTest := strings.HasPrefix(b, "test")
+			if (split == "test") == isTest && (split == "test" || split == "train") {
+				pick = append(pick, p)
+			}
+		}
+		if len(pick) == 0 {
+			return nil, fmt.Errorf("open dataset %s: no CIFAR batches for split %q (train: data_batch_*.bin or train.bin; test: test_batch.bin or test.bin)", dir, split)
+		}
+		return openCIFAR(pick, dir)
+	case len(arrows) > 0 || (split != "" && subdirs[split] && hasArrow(filepath.Join(dir, split))):
+		if split != "" && subdirs[split] {
+			return openDir(filepath.Join(dir, split), DatasetOptions{})
+		}
+		if split != "" {
+			var pick []string
+			for _, p := range arrows {
+				b := filepath.Base(p)
+				if strings.Contains(b, "-"+split+".") || strings.Contains(b, "-"+split+"-") || strings.HasPrefix(b, split+"-") {
+					pick = append(pick, p)
+				}
+			}
+			if len(pick) == 0 {
+				return nil, fmt.Errorf("open dataset %s: no Arrow shard for split %q", dir, split)
+			}
+			arrows = pick
+		}
+		return openHF(arrows, dir)
+	}
+	return openImageFolder(dir)
+}
+
+func hasArrow(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.arrow"))
+	return len(m) > 0
+}
+
+// maxPixels refuses images whose header claims more than this many pixels
+// before decoding them (a decompression bomb would otherwise take the
+// machine's memory).
+const maxPixels = 100 << 20
+
+// DecodeImage returns the pixels of an example: its Pixels if the source
+// stored raw pixels, else its PNG or JPEG bytes decoded to grey (1 channel)
+// or RGB (3 channels; alpha is dropped).
+func DecodeImage(ex Example) (Pixels, error) {
+	if ex.Pixels != nil {
+		return *ex.Pixels, nil
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(ex.Encoded))
+	if err != nil {
+		return Pixels{}, fmt.Errorf("decode %s: not a PNG or JPEG image: %v", ex.ID, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return Pixels{}, fmt.Errorf("decode %s: %s image of %d×%d pixels; expected 1 to %d pixels", ex.ID, format, cfg.Width, cfg.Height, maxPixels)
+	}
+	img, _, err := image.Decode(bytes.NewReader(ex.Encoded))
+	if err != nil {
+		return Pixels{}, fmt.Errorf("decode %s: %s image does not decode: %v", ex.ID, format, err)
+	}
+	return toPixels(img), nil
+}
+
+func toPixels(img image.Image) Pixels {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	switch m := img.(type) {
+	case *image.Gray:
+		p := Pixels{Width: w, Height: h, Channels: 1, Data: make([]uint8, w*h)}
+		for y := 0; y < h; y++ {
+			copy(p.Data[y*w:(y+1)*w], m.Pix[(y)*m.Stride:(y)*m.Stride+w])
+		}
+		return p
+	case *image.Gray16:
+		p := Pixels{Width: w, Height: h, Channels: 1, Data: make([]uint8, w*h)}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				p.Data[y*w+x] = uint8(m.Gray16At(b.Min.X+x, b.Min.Y+y).Y >> 8)
+			}
+		}
+		return p
+	case *image.YCbCr:
+		p := Pixels{Width: w, Height: h, Channels: 3, Data: make([]uint8, w*h*3)}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				c := m.YCbCrAt(b.Min.X+x, b.Min.Y+y)
+				i := (y*w + x) * 3
+				p.Data[i], p.Data[i+1], p.Data[i+2] = color.YCbCrToRGB(c.Y, c.Cb, c.Cr)
+			}
+		}
+		return p
+	case *image.NRGBA:
+		return rgbFrom4(m.Pix, m.Stride, w, h)
+	case *image.RGBA:
+		if m.Opaque() {
+			return rgbFrom4(m.Pix, m.Stride, w, h)
+		}
+	}
+	p := Pixels{Width: w, Height: h, Channels: 3, Data: make([]uint8, w*h*3)}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			c := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+			i := (y*w + x) * 3
+			p.Data[i], p.Data[i+1], p.Data[i+2] = c.R, c.G, c.B
+		}
+	}
+	return p
+}
+
+// rgbFrom4 drops the alpha byte of 4-byte pixels.
+func rgbFrom4(pix []uint8, stride, w, h int) Pixels {
+	p := Pixels{Width: w, Height: h, Channels: 3, Data: make([]uint8, w*h*3)}
+	for y := 0; y < h; y++ {
+		row := pix[y*stride:]
+		for x := 0; x < w; x++ {
+			copy(p.Data[(y*w+x)*3:(y*w+x)*3+3], row[x*4:x*4+3])
+		}
+	}
+	return p
+}
