@@ -6,7 +6,7 @@ GO ?= go
 # library's path; later targets find it through ONNXRUNTIME_LIB.
 export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 
-.PHONY: all setup build test vet demo bench clean
+.PHONY: all setup build test vet fuzz-smoke fuzz demo bench clean
 
 all: build
 
@@ -22,6 +22,23 @@ vet:
 # The test command of the README and of .ci/run.
 test: setup vet
 	$(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# Every fuzz target for a few seconds (CI); `make fuzz FUZZTIME=10m` by hand.
+FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR
+FUZZTIME ?= 4s
+fuzz-smoke:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5x >/tmp/dpfeat-fuzz.log 2>&1 \
+			|| { cat /tmp/dpfeat-fuzz.log; exit 1; }; \
+	done
+
+# Longer fuzzing by hand: make fuzz LONG_FUZZTIME=1h
+LONG_FUZZTIME ?= 10m
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(LONG_FUZZTIME)
 
 # The main job end to end on the embedded default.
 demo: setup build

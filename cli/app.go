@@ -48,6 +48,9 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		Commands: []*ucli.Command{
+			inspectCommand(),
+			splitCommand(),
+			imbalanceCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

@@ -46,14 +46,36 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 		}
 	}
 	if !allowNonFinite {
-		for j, v := range b.Features {
-			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				i := j / b.Dim
-				return fmt.Errorf("row %d%s: feature %d is %v; expected finite values", b.Offset+int64(i), b.idSuffix(i), j%b.Dim, v)
-			}
+		if j := firstNonFinite(b.Features); j >= 0 {
+			i := j / b.Dim
+			return fmt.Errorf("row %d%s: feature %d is %v; expected finite values", b.Offset+int64(i), b.idSuffix(i), j%b.Dim, b.Features[j])
 		}
 	}
 	return nil
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in v, or −1.
+// A float32 is not finite exactly when its exponent bits are all ones; the
+// bits are OR-ed in blocks so the common all-finite case costs one compare
+// per block.
+func firstNonFinite(v []float32) int {
+	const exp = 0x7f800000
+	const block = 256
+	for start := 0; start < len(v); start += block {
+		end := min(start+block, len(v))
+		bad := false
+		for _, x := range v[start:end] {
+			bad = bad || math.Float32bits(x)&exp == exp
+		}
+		if bad {
+			for j := start; j < end; j++ {
+				if math.Float32bits(v[j])&exp == exp {
+					return j
+				}
+			}
+		}
+	}
+	return -1
 }
 
 func (b Batch) idSuffix(i int) string {

@@ -33,3 +33,55 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// drain reads a dataset to the end or the first error.
+func drain(ds Dataset) {
+	defer ds.Close()
+	for i := 0; i < 1<<16; i++ {
+		if _, err := ds.Next(); err != nil {
+			return
+		}
+	}
+}
+
+// FuzzIDX feeds arbitrary image and label files (raw or gzipped) to the IDX
+// reader.
+func FuzzIDX(f *testing.F) {
+	f.Add(idxBytes([]int{2, 2, 2}, make([]byte, 8)), idxBytes([]int{2}, []byte{1, 2}))
+	f.Add(gz(idxBytes([]int{1, 3, 3}, make([]byte, 9))), gz(idxBytes([]int{1}, []byte{9})))
+	f.Add(idxBytes([]int{5, 28, 28}, make([]byte, 100)), idxBytes([]int{5}, []byte{1}))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, img, lab []byte) {
+		p := filepath.Join(dir, "train-images-idx3-ubyte")
+		if err := os.WriteFile(p, img, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "train-labels-idx1-ubyte"), lab, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ds, err := OpenDataset(p, DatasetOptions{}); err == nil {
+			drain(ds)
+		}
+	})
+}
+
+// FuzzCIFAR feeds arbitrary batches to the CIFAR-10 and CIFAR-100 readers.
+func FuzzCIFAR(f *testing.F) {
+	f.Add(cifarRecord([]byte{3}, 1, 2, 3), false)
+	f.Add(cifarRecord([]byte{4, 99}, 1, 2, 3), true)
+	f.Add(make([]byte, 3073*2), false)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, hundred bool) {
+		name := "data_batch_1.bin"
+		if hundred {
+			name = "train.bin"
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ds, err := OpenDataset(p, DatasetOptions{}); err == nil {
+			drain(ds)
+		}
+	})
+}

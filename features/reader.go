@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -284,7 +285,9 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 		b.IDs = make([]string, n)
 		for i := range b.IDs {
 			if ids.IsValid(i) {
-				b.IDs[i] = ids.Value(i)
+				// Value points into the file's memory map; a Go string
+				// must outlive it.
+				b.IDs[i] = strings.Clone(ids.Value(i))
 			}
 		}
 	}
@@ -372,22 +375,27 @@ func (f *File) Close() error {
 	return err
 }
 
-// ReadAll opens path, loads it into Go memory (a copy, valid after the file
-// is closed) and closes it.
+// ReadAll opens path, copies the whole file into Go memory (valid after
+// the file is closed) and closes it. Memory: the features once, plus labels.
 func ReadAll(path string, opt ReadOptions) (*Matrix, error) {
-	opt.NoMmap = true
 	f, err := Open(path, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := f.Load()
+	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta,
+		Data: make([]float32, 0, int(f.rows)*f.dim), Labels: make([]int32, 0, f.rows)}
+	if f.withID {
+		m.IDs = make([]string, 0, f.rows)
+	}
+	err = f.Each(func(b Batch) error {
+		m.Data = append(m.Data, b.Features...)
+		m.Labels = append(m.Labels, b.Labels...)
+		m.IDs = append(m.IDs, b.IDs...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if f.NumBatches() == 1 {
-		m.Data = append([]float32(nil), m.Data...)
-		m.Labels = append([]int32(nil), m.Labels...)
 	}
 	return m, nil
 }

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+func splitCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "split",
+		Usage: "split a feature file into training and validation files, per class, from a seed",
+		UsageText: "dpfeat split --in FEATS.arrow --val-fraction F --train TRAIN.arrow --val VAL.arrow [--seed S] [--json]\n\n" +
+			"Example:\n   dpfeat split --in train.arrow --val-fraction 0.1 --train tr.arrow --val va.arrow --seed 1",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "in", Usage: "feature file to split (required)"},
+			&ucli.Float64Flag{Name: "val-fraction", Value: 0.1, Usage: "share of each class that goes to validation, in (0, 1)"},
+			&ucli.StringFlag{Name: "train", Usage: "output: training rows (required)"},
+			&ucli.StringFlag{Name: "val", Usage: "output: validation rows (required)"},
+			&ucli.Uint64Flag{Name: "seed", Usage: "seed of the split; the same seed gives the same split"},
+			jsonFlag(),
+		},
+		Action: func(c *ucli.Context) error {
+			in, err := requiredString(c, "in")
+			if err != nil {
+				return err
+			}
+			outs, err := outputs(c, in, "train", "val")
+			if err != nil {
+				return err
+			}
+			frac := c.Float64("val-fraction")
+			if !(frac > 0 && frac < 1) {
+				return userErrorf("--val-fraction must be in (0, 1), got %v", frac)
+			}
+			f, labels, err := openWithLabels(in)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			train, val, err := features.ValidationSplit(labels, len(f.Classes()), frac, c.Uint64("seed"))
+			if err != nil {
+				return userErrorf("%s: %v", in, err)
+			}
+			res := map[string]any{"in": in, "seed": c.Uint64("seed"), "val_fraction": frac}
+			for i, part := range []struct {
+				name string
+				rows []int
+			}{{"train", train}, {"validation", val}} {
+				meta := f.Metadata()
+				meta.Subset = &features.Derivation{Kind: "validation-split", From: describeFrom(f), Seed: c.Uint64("seed"), Part: part.name, Fraction: frac, Counts: countRows(labels, part.rows, len(f.Classes()))}
+				if err := features.CopyRows(f, part.rows, outs[i], meta); err != nil {
+					return err
+				}
+				res[part.name] = map[string]any{"path": outs[i], "rows": len(part.rows), "class_counts": meta.Subset.Counts}
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, res)
+			}
+			return printf(c.App.Writer, "%s: %d rows → %s (train, %d rows) and %s (validation, %d rows), seed %d\n",
+				in, len(labels), outs[0], len(train), outs[1], len(val), c.Uint64("seed"))
+		},
+	}
+}
+
+func imbalanceCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "imbalance",
+		Usage: "write a class-imbalanced subset of a feature file (Cui et al. 2019 / DPPL profiles)",
+		UsageText: "dpfeat imbalance --in FEATS.arrow --ratio IR --out OUT.arrow [--profile cui|dppl] [--max-per-class N] [--seed S] [--json]\n\n" +
+			"Class c keeps n_max·IR^(−c/(C−1)) rows (cui) or n_max·exp(−c·ln(IR)/C) rows (dppl, the DPPL code's\n" +
+			"variant); n_max defaults to the size of the smallest class.\n\n" +
+			"Example:\n   dpfeat imbalance --in train.arrow --ratio 100 --out train-lt.arrow --seed 1",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "in", Usage: "feature file (required)"},
+			&ucli.Float64Flag{Name: "ratio", Usage: "imbalance ratio IR ≥ 1: largest over smallest class (required)"},
+			&ucli.StringFlag{Name: "profile", Value: string(features.ProfileCui), Usage: "cui or dppl"},
+			&ucli.IntFlag{Name: "max-per-class", Usage: "n_max, the size of class 0 (default: the smallest class's size)"},
+			&ucli.StringFlag{Name: "out", Usage: "output feature file (required)"},
+			&ucli.Uint64Flag{Name: "seed", Usage: "seed of the row choice"},
+			jsonFlag(),
+		},
+		Action: func(c *ucli.Context) error {
+			in, err := requiredString(c, "in")
+			if err != nil {
+				return err
+			}
+			outs, err := outputs(c, in, "out")
+			if err != nil {
+				return err
+			}
+			if !c.IsSet("ratio") {
+				return userErrorf("--ratio is required")
+			}
+			ir := c.Float64("ratio")
+			if !(ir >= 1) {
+				return userErrorf("--ratio must be ≥ 1, got %v", ir)
+			}
+			profile := features.Profile(strings.ToLower(c.String("profile")))
+			if profile != features.ProfileCui && profile != features.ProfileDPPL {
+				return userErrorf("--profile must be cui or dppl, got %q", c.String("profile"))
+			}
+			if c.Int("max-per-class") < 0 {
+				return userErrorf("--max-per-class must be ≥ 1, got %d", c.Int("max-per-class"))
+			}
+			f, labels, err := openWithLabels(in)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			rows, counts, err := features.ImbalancedSubset(labels, len(f.Classes()), ir, profile, c.Int("max-per-class"), c.Uint64("seed"))
+			if err != nil {
+				return userErrorf("%s: %v", in, err)
+			}
+			meta := f.Metadata()
+			meta.Subset = &features.Derivation{Kind: "imbalanced", From: describeFrom(f), Seed: c.Uint64("seed"), ImbalanceRatio: ir, Profile: string(profile), Counts: counts}
+			if err := features.CopyRows(f, rows, outs[0], meta); err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"in": in, "out": outs[0], "rows": len(rows), "class_counts": counts, "imbalance_ratio": ir, "profile": profile, "seed": c.Uint64("seed")})
+			}
+			return printf(c.App.Writer, "%s: %d of %d rows → %s (IR %g, %s profile, seed %d); class counts %v\n",
+				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("seed"), counts)
+		},
+	}
+}
+
+func requiredString(c *ucli.Context, name string) (string, error) {
+	v := c.String(name)
+	if v == "" {
+		return "", userErrorf("--%s is required", name)
+	}
+	return v, nil
+}
+
+// outputs returns the named output paths, all required, distinct, and
+// different from the input.
+func outputs(c *ucli.Context, in string, names ...string) ([]string, error) {
+	seen := map[string]string{}
+	if abs, err := filepath.Abs(in); err == nil {
+		seen[abs] = "in"
+	}
+	var out []string
+	for _, n := range names {
+		p, err := requiredString(c, n)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, userErrorf("--%s %s: %v", n, p, err)
+		}
+		if other, ok := seen[abs]; ok {
+			return nil, userErrorf("--%s and --%s name the same file %s", n, other, p)
+		}
+		seen[abs] = n
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// openWithLabels opens a labelled feature file and reads its labels.
+func openWithLabels(path string) (*features.File, []int32, error) {
+	f, err := features.Open(path, features.ReadOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(f.Classes()) == 0 {
+		f.Close()
+		return nil, nil, userErrorf("%s has no class names (dpfeat.classes); it cannot be split by class", path)
+	}
+	labels := make([]int32, 0, f.Rows())
+	if err := f.Each(func(b features.Batch) error { labels = append(labels, b.Labels...); return nil }); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, labels, nil
+}
+
+func describeFrom(f *features.File) string {
+	if s := f.Metadata().Source; s != "" {
+		return f.Path() + " (" + s + ")"
+	}
+	return f.Path()
+}
+
+func countRows(labels []int32, rows []int, classes int) []int64 {
+	out := make([]int64, classes)
+	for _, r := range rows {
+		if l := labels[r]; l >= 0 && int(l) < classes {
+			out[l]++
+		}
+	}
+	return out
+}
