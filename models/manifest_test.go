@@ -1,0 +1,93 @@
+package models
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSharedManifestsLoad(t *testing.T) {
+	// Copies of ../shared/encoders/*.json, which must load as they are.
+	paths, _ := filepath.Glob("../testdata/encoders/*.json")
+	// The originals too, where ../shared is present (never required).
+	shared, _ := filepath.Glob("../../shared/encoders/*.json")
+	paths = append(paths, shared...)
+	if len(paths) < 2 {
+		t.Fatalf("found %d manifests", len(paths))
+	}
+	for _, p := range paths {
+		m, err := LoadManifest(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Input.Layout != "NCHW" || m.Input.Channels != 3 || m.Input.Height != 32 || m.Output.Dim == 0 || m.Input.Crop != "none" {
+			t.Errorf("%s: %+v", p, m)
+		}
+		if m.Input.Scale != 1.0/255 || m.Input.Mean[2] != 0.286 || m.Input.Std[0] != 0.353 || m.SHA256 == "" {
+			t.Errorf("%s: input %+v", p, m.Input)
+		}
+	}
+}
+
+func TestManifestErrors(t *testing.T) {
+	base := `{"name": "x", "input": {"layout": "NCHW", "channels": 3, "height": 8, "width": 8}, "output": {"pool": "none"}}`
+	cases := []struct {
+		json, want string
+	}{
+		{`{"name": "x", "inptu": {}}`, `unknown key "inptu"`},
+		{strings.Replace(base, `"width": 8`, `"width": 8, "mena": [0.5]`, 1), `unknown key "mena"`},
+		{strings.Replace(base, `"channels": 3`, `"channels": 4`, 1), "input.channels 4"},
+		{strings.Replace(base, `"NCHW"`, `"CHW"`, 1), `input.layout "CHW"`},
+		{strings.Replace(base, `"none"}`, `"max"}`, 1), `output.pool "max"`},
+		{strings.Replace(base, `"width": 8`, `"width": 8, "mean": [0.1, 0.2]`, 1), "need 3 values"},
+		{strings.Replace(base, `"width": 8`, `"width": 8, "std": [0, 1, 1]`, 1), "std must be positive"},
+		{strings.Replace(base, `"width": 8`, `"width": 8, "crop": "center", "crop_pct": 2`, 1), "input.crop_pct 2"},
+		{strings.Replace(base, `"width": 8`, `"width": "8"`, 1), `key "input.width": expected int`},
+		{`{"name": "x",`, "not valid JSON"},
+	}
+	for _, c := range cases {
+		_, err := ParseManifest([]byte(c.json))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.json, err, c.want)
+		}
+	}
+	m, err := ParseManifest([]byte(strings.Replace(base, `"width": 8`, `"width": 8, "crop": "center"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Input.ResizeSize != 9 || m.Input.CropPct != 0.875 || m.Input.Resize != "bilinear" {
+		t.Errorf("center-crop defaults: %+v", m.Input)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	for _, n := range PresetNames() {
+		m, err := Preset(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Input.Crop != "center" || m.Input.ResizeSize < m.Input.Height {
+			t.Errorf("%s: %+v", n, m.Input)
+		}
+	}
+	if m, _ := Preset("timm-vit-base-patch16-224"); m.Input.ResizeSize != 248 {
+		t.Errorf("timm crop_pct 0.9 of 224 should resize to 248, got %d", m.Input.ResizeSize)
+	}
+	if _, err := Preset("resnet-9000"); err == nil || !strings.Contains(err.Error(), "known:") {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+func TestCheckFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.onnx")
+	os.WriteFile(p, []byte("model bytes"), 0o644)
+	m := &Manifest{SHA256: strings.Repeat("0", 64)}
+	if _, err := m.CheckFile(p); err == nil || !strings.Contains(err.Error(), "wrong file or wrong manifest") {
+		t.Errorf("hash mismatch: %v", err)
+	}
+	m.SHA256 = ""
+	if sum, err := m.CheckFile(p); err != nil || len(sum) != 64 {
+		t.Errorf("no hash in manifest: %q %v", sum, err)
+	}
+}
