@@ -20,8 +20,9 @@ vet:
 	$(GO) vet ./...
 
 # The test command of the README and of .ci/run.
+# DPFEAT_REQUIRE_ORT makes tests fail, not skip, when ONNX Runtime is absent.
 test: setup vet
-	$(GO) test -count=1 ./...
+	DPFEAT_REQUIRE_ORT=1 $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 # Every fuzz target for a few seconds (CI); `make fuzz FUZZTIME=10m` by hand.

@@ -1,0 +1,407 @@
+//go:build cgo
+
+package encode
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/dpfeat/dpfeat/models"
+)
+
+var (
+	initMu  sync.Mutex
+	initLib string
+)
+
+// libraryCandidates lists where ONNX Runtime's library is looked for.
+func libraryCandidates(explicit string) []string {
+	if explicit != "" {
+		return []string{explicit}
+	}
+	if env := os.Getenv("ONNXRUNTIME_LIB"); env != "" {
+		return []string{env}
+	}
+	var c []string
+	if exe, err := os.Executable(); err == nil {
+		c = append(c, filepath.Join(filepath.Dir(exe), "..", ".deps", "onnxruntime", "libonnxruntime.so.1"))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			c = append(c, filepath.Join(dir, ".deps", "onnxruntime", "libonnxruntime.so.1"))
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return append(c, "/usr/lib/libonnxruntime.so.1", "/usr/local/lib/libonnxruntime.so.1")
+}
+
+// InitRuntime loads ONNX Runtime's shared library once per process.
+func InitRuntime(library string) error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if ort.IsInitialized() {
+		return nil
+	}
+	cands := libraryCandidates(library)
+	var tried []string
+	for _, p := range cands {
+		if _, err := os.Stat(p); err != nil {
+			tried = append(tried, p)
+			continue
+		}
+		ort.SetSharedLibraryPath(p)
+		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+			return fmt.Errorf("load ONNX Runtime from %s: %v", p, err)
+		}
+		initLib = p
+		return nil
+	}
+	return fmt.Errorf("ONNX Runtime's library was not found (tried %s); run scripts/setup.sh (or make setup), or set ONNXRUNTIME_LIB to a libonnxruntime.so.1",
+		strings.Join(tried, ", "))
+}
+
+// RuntimeLibrary returns the path ONNX Runtime was loaded from.
+func RuntimeLibrary() string {
+	initMu.Lock()
+	defer initMu.Unlock()
+	return initLib
+}
+
+// RuntimeVersion returns ONNX Runtime's version, once loaded.
+func RuntimeVersion() string {
+	if !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
+// Session runs an encoder on batches of preprocessed images. Run is safe
+// for concurrent use (ONNX Runtime sessions are).
+type Session struct {
+	s        *ort.DynamicAdvancedSession
+	m        *models.Manifest
+	in, out  ort.InputOutputInfo
+	dim      int
+	provider string
+	note     string
+	// outShape is the output's shape with the batch axis set to 1;
+	// known after open.
+	outShape []int64
+}
+
+// OpenSession loads an ONNX model, checks it against the manifest and
+// starts a session on the requested device.
+func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Session, error) {
+	if err := InitRuntime(opt.Library); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(modelPath); err != nil {
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	ins, outs, err := ort.GetInputOutputInfo(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: not a readable ONNX model: %v", modelPath, err)
+	}
+	s := &Session{m: m}
+	if s.in, err = pickIO(ins, m.Input.Name, "input", "input.name"); err != nil {
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	if s.out, err = pickIO(outs, m.Output.Name, "output", "output.name"); err != nil {
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	if err := s.checkInput(); err != nil {
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	if err := s.checkOutput(); err != nil {
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("ONNX Runtime session options: %v", err)
+	}
+	defer so.Destroy()
+	if opt.Threads > 0 {
+		if err := so.SetIntraOpNumThreads(opt.Threads); err != nil {
+			return nil, fmt.Errorf("--threads %d: %v", opt.Threads, err)
+		}
+		if err := so.SetInterOpNumThreads(1); err != nil {
+			return nil, fmt.Errorf("--threads: %v", err)
+		}
+	}
+	s.provider = "cpu"
+	if opt.Device.Kind == "cuda" || opt.Device.Kind == "auto" {
+		if err := appendCUDA(so, opt.Device.ID); err != nil {
+			if opt.Device.Kind == "cuda" {
+				return nil, fmt.Errorf("--device %s: the CUDA execution provider is not available: %v. The ONNX Runtime that scripts/setup.sh fetches (npm onnxruntime-node) is CPU-only; set ONNXRUNTIME_LIB to a GPU build (onnxruntime-gpu's libonnxruntime.so with libonnxruntime_providers_cuda.so, CUDA 12 and cuDNN 9 beside it), or use --device cpu", opt.Device, err)
+			}
+			s.note = fmt.Sprintf("--device auto: CUDA is not available (%v); running on the CPU", firstLine(err))
+		} else {
+			s.provider = fmt.Sprintf("cuda:%d", opt.Device.ID)
+		}
+	}
+	s.s, err = ort.NewDynamicAdvancedSession(modelPath, []string{s.in.Name}, []string{s.out.Name}, so)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: ONNX Runtime cannot load it: %v", modelPath, err)
+	}
+	if err := s.probe(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("model %s: %w", modelPath, err)
+	}
+	return s, nil
+}
+
+func appendCUDA(so *ort.SessionOptions, id int) error {
+	co, err := ort.NewCUDAProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer co.Destroy()
+	if err := co.Update(map[string]string{"device_id": fmt.Sprint(id)}); err != nil {
+		return err
+	}
+	return so.AppendExecutionProviderCUDA(co)
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func pickIO(list []ort.InputOutputInfo, name, what, key string) (ort.InputOutputInfo, error) {
+	var names []string
+	for _, io := range list {
+		names = append(names, fmt.Sprintf("%q %s", io.Name, io.Dimensions))
+		if name != "" && io.Name == name {
+			return io, nil
+		}
+	}
+	if name == "" {
+		if what == "output" && len(list) > 0 {
+			return list[0], nil
+		}
+		if len(list) == 1 {
+			return list[0], nil
+		}
+		return ort.InputOutputInfo{}, fmt.Errorf("it has %d %ss (%s); set %s in the manifest", len(list), what, strings.Join(names, ", "), key)
+	}
+	return ort.InputOutputInfo{}, fmt.Errorf("no %s named %q (the model's %ss: %s); fix %s in the manifest", what, name, what, strings.Join(names, ", "), key)
+}
+
+func (s *Session) checkInput() error {
+	in := s.m.Input
+	d := s.in.Dimensions
+	if s.in.OrtValueType != ort.ONNXTypeTensor {
+		return fmt.Errorf("input %q is not a tensor", s.in.Name)
+	}
+	want := map[string]ort.TensorElementDataType{"float32": ort.TensorElementDataTypeFloat, "float16": ort.TensorElementDataTypeFloat16}[in.DType]
+	if s.in.DataType != want {
+		return fmt.Errorf("input %q has element type %s; the manifest says %s (input.dtype)", s.in.Name, typeName(s.in.DataType), in.DType)
+	}
+	if len(d) != 4 {
+		return fmt.Errorf("input %q has shape %s (rank %d); the manifest describes rank-4 %s images", s.in.Name, d, len(d), in.Layout)
+	}
+	c, h, w := d[1], d[2], d[3]
+	if in.Layout == "NHWC" {
+		h, w, c = d[1], d[2], d[3]
+	}
+	for _, chk := range []struct {
+		name       string
+		model, man int64
+	}{{"channels", c, int64(in.Channels)}, {"height", h, int64(in.Height)}, {"width", w, int64(in.Width)}} {
+		if chk.model > 0 && chk.model != chk.man {
+			return fmt.Errorf("input %q has shape %s: %s %d, but the manifest says input.%s %d (layout %s)", s.in.Name, d, chk.name, chk.model, chk.name, chk.man, in.Layout)
+		}
+	}
+	return nil
+}
+
+func (s *Session) checkOutput() error {
+	d := s.out.Dimensions
+	if s.out.OrtValueType != ort.ONNXTypeTensor {
+		return fmt.Errorf("output %q is not a tensor", s.out.Name)
+	}
+	if s.out.DataType != ort.TensorElementDataTypeFloat && s.out.DataType != ort.TensorElementDataTypeFloat16 {
+		return fmt.Errorf("output %q has element type %s; expected float32 or float16", s.out.Name, typeName(s.out.DataType))
+	}
+	rank := map[string]int{models.PoolNone: 2, models.PoolCLS: 3, models.PoolMean: 3, models.PoolMeanPatch: 3, models.PoolGAP: 4}[s.m.Output.Pool]
+	if len(d) != rank {
+		return fmt.Errorf("output %q has shape %s (rank %d); output.pool %q needs rank %d", s.out.Name, d, len(d), s.m.Output.Pool, rank)
+	}
+	return nil
+}
+
+// probe learns the output's shape (dynamic axes included) by running one
+// zero image, and checks the feature dimension.
+func (s *Session) probe() error {
+	known := true
+	for _, d := range s.out.Dimensions[1:] {
+		known = known && d > 0
+	}
+	if known {
+		s.outShape = append([]int64{1}, s.out.Dimensions[1:]...)
+	} else if s.out.DataType == ort.TensorElementDataTypeFloat16 {
+		return fmt.Errorf("output %q is float16 with dynamic axes %s; dpfeat needs its non-batch axes fixed to preallocate it (re-export with static shapes but a dynamic batch)", s.out.Name, s.out.Dimensions)
+	}
+	x := make([]float32, NewPreprocessor(s.m.Input).Size())
+	shape, err := s.runRaw(x, 1, nil)
+	if err != nil {
+		return fmt.Errorf("a test run failed: %v", err)
+	}
+	s.outShape = shape
+	switch s.m.Output.Pool {
+	case models.PoolGAP:
+		s.dim = int(shape[1])
+	default:
+		s.dim = int(shape[len(shape)-1])
+	}
+	if s.m.Output.Pool == models.PoolMeanPatch && shape[1] < 2 {
+		return fmt.Errorf("output %q has %d token(s); mean_patch needs a CLS token and at least one patch", s.out.Name, shape[1])
+	}
+	if s.m.Output.Dim != 0 && s.m.Output.Dim != s.dim {
+		return fmt.Errorf("output %q gives %d features per image, but the manifest says output.dim %d", s.out.Name, s.dim, s.m.Output.Dim)
+	}
+	return nil
+}
+
+// Dim returns the feature dimension D.
+func (s *Session) Dim() int { return s.dim }
+
+// Provider returns where the session runs ("cpu" or "cuda:N").
+func (s *Session) Provider() string { return s.provider }
+
+// Note returns a remark about the device choice (a fallback), or "".
+func (s *Session) Note() string { return s.note }
+
+// Run computes the features of n images whose preprocessed tensors lie in x
+// (n·C·H·W floats, the manifest's layout) into out (n·D floats).
+func (s *Session) Run(x []float32, n int, out []float32) error {
+	if len(out) < n*s.dim {
+		return fmt.Errorf("encode: output buffer of %d floats for %d×%d features", len(out), n, s.dim)
+	}
+	_, err := s.runRaw(x, n, out)
+	return err
+}
+
+// runRaw runs the model and, when out is not nil, pools its output into
+// out. It returns the output's shape.
+func (s *Session) runRaw(x []float32, n int, out []float32) ([]int64, error) {
+	in := s.m.Input
+	size := in.Channels * in.Height * in.Width
+	if len(x) < n*size || n < 1 {
+		return nil, fmt.Errorf("encode: %d input floats for %d images of %d", len(x), n, size)
+	}
+	shape := ort.NewShape(int64(n), int64(in.Channels), int64(in.Height), int64(in.Width))
+	if in.Layout == "NHWC" {
+		shape = ort.NewShape(int64(n), int64(in.Height), int64(in.Width), int64(in.Channels))
+	}
+	var input ort.Value
+	var err error
+	if in.DType == "float16" {
+		h := make([]uint16, n*size)
+		for i, v := range x[:n*size] {
+			h[i] = f32ToF16(v)
+		}
+		input, err = ort.NewCustomDataTensor(shape, u16bytes(h), ort.TensorElementDataTypeFloat16)
+	} else {
+		input, err = ort.NewTensor(shape, x[:n*size])
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer input.Destroy()
+
+	// Preallocate the output when its shape is known: required for
+	// float16 (onnxruntime_go v1.36.0 mis-sizes auto-allocated float16
+	// outputs) and it saves an allocation for float32.
+	var output ort.Value
+	var raw32 []float32
+	var raw16 []uint16
+	if s.outShape != nil {
+		oshape := append([]int64{int64(n)}, s.outShape[1:]...)
+		count := int64(1)
+		for _, d := range oshape {
+			count *= d
+		}
+		if s.out.DataType == ort.TensorElementDataTypeFloat16 {
+			raw16 = make([]uint16, count)
+			output, err = ort.NewCustomDataTensor(ort.NewShape(oshape...), u16bytes(raw16), ort.TensorElementDataTypeFloat16)
+		} else {
+			raw32 = make([]float32, count)
+			output, err = ort.NewTensor(ort.NewShape(oshape...), raw32)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	outs := []ort.Value{output}
+	if err := s.s.Run([]ort.Value{input}, outs); err != nil {
+		if output != nil {
+			output.Destroy()
+		}
+		return nil, err
+	}
+	defer outs[0].Destroy()
+	oshape := []int64(outs[0].GetShape())
+	if out == nil {
+		return oshape, nil
+	}
+	vals := raw32
+	if raw16 != nil {
+		vals = make([]float32, len(raw16))
+		for i, h := range raw16 {
+			vals[i] = f16ToF32(h)
+		}
+	} else if vals == nil {
+		t, ok := outs[0].(*ort.Tensor[float32])
+		if !ok {
+			return nil, errors.New("encode: unexpected output tensor type")
+		}
+		vals = t.GetData()
+	}
+	pool(s.m.Output.Pool, vals, oshape, n, out[:n*s.dim])
+	return oshape, nil
+}
+
+func u16bytes(h []uint16) []byte {
+	if len(h) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&h[0])), 2*len(h))
+}
+
+// Close releases the session.
+func (s *Session) Close() error {
+	if s.s != nil {
+		err := s.s.Destroy()
+		s.s = nil
+		return err
+	}
+	return nil
+}
+
+// typeName names an element type the way manifests do.
+func typeName(t ort.TensorElementDataType) string {
+	switch t {
+	case ort.TensorElementDataTypeFloat:
+		return "float32"
+	case ort.TensorElementDataTypeFloat16:
+		return "float16"
+	case ort.TensorElementDataTypeDouble:
+		return "float64"
+	case ort.TensorElementDataTypeUint8:
+		return "uint8"
+	}
+	return strings.ToLower(strings.TrimPrefix(t.String(), "ONNX_TENSOR_ELEMENT_DATA_TYPE_"))
+}
