@@ -438,8 +438,25 @@ func checkSchemaTable(foot fb, st int) error {
 // the given size (the format of Hugging Face datasets files) before the
 // Arrow reader sees it.
 func checkIPCStream(read func(off, n int64) ([]byte, error), size int64) error {
+	return checkIPCStreamPrefix(read, size, -1)
+}
+
+// checkIPCStreamPrefix checks the schema and the first maxBatches record
+// batches of a stream (all of them when maxBatches < 0) and ignores what
+// follows: the torn tail of an interrupted write.
+func checkIPCStreamPrefix(read func(off, n int64) ([]byte, error), size int64, maxBatches int) error {
 	pos := int64(0)
-	for msgs := 0; pos < size; msgs++ {
+	batches := 0
+	for msgs := 0; ; msgs++ {
+		if maxBatches >= 0 && batches >= maxBatches && msgs > 0 {
+			return nil
+		}
+		if pos >= size {
+			if maxBatches > batches {
+				return fmt.Errorf("stream ends after %d record batches", batches)
+			}
+			return nil
+		}
 		if size-pos < 4 {
 			return fmt.Errorf("truncated message at byte %d", pos)
 		}
@@ -459,6 +476,9 @@ func checkIPCStream(read func(off, n int64) ([]byte, error), size int64) error {
 			prefix, mlen = 8, int64(int32(binary.LittleEndian.Uint32(head)))
 		}
 		if mlen == 0 {
+			if maxBatches > batches {
+				return fmt.Errorf("stream ends after %d record batches", batches)
+			}
 			return nil // end-of-stream marker
 		}
 		if mlen < 0 || mlen > maxMetaBytes || pos+prefix+mlen > size {
@@ -519,10 +539,10 @@ func checkIPCStream(read func(off, n int64) ([]byte, error), size int64) error {
 			if err := checkMessage(append(m, mb...), body); err != nil {
 				return fmt.Errorf("record batch at byte %d: %w", pos, err)
 			}
+			batches++
 		default:
 			return fmt.Errorf("message at byte %d is of type %d; expected a schema or a record batch (dictionaries are not supported)", pos, b[ht])
 		}
 		pos += prefix + mlen + body
 	}
-	return nil
 }

@@ -19,6 +19,11 @@ type WriterOptions struct {
 	WithID bool
 	// Allocator for Arrow buffers; nil means Go's allocator.
 	Allocator memory.Allocator
+	// Partial, when set, is the path rows are written to before Close
+	// renames it to the destination, instead of a hidden temporary file.
+	// A long job names it so that an interrupted run can be resumed from
+	// it (Suspend keeps it; see CopyPartial).
+	Partial string
 }
 
 // Writer appends record batches to a feature file. Nothing appears at the
@@ -47,7 +52,13 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("create %s: is a directory", path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	var f *os.File
+	var err error
+	if opt.Partial != "" {
+		f, err = os.OpenFile(opt.Partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	} else {
+		f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
@@ -178,6 +189,33 @@ func (w *Writer) Close() error {
 	}
 	syncDir(filepath.Dir(w.path))
 	return nil
+}
+
+// Sync makes every row written so far durable: after it returns, a crash
+// leaves them in the partial file (see WriterOptions.Partial).
+func (w *Writer) Sync() error {
+	if w.done {
+		return fmt.Errorf("sync %s: writer already closed", w.path)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", w.tmp, err)
+	}
+	return nil
+}
+
+// Suspend stops writing and keeps what was written in the partial file,
+// durable, for a later resume; the destination is untouched. Without a
+// named partial file it is the same as Abort.
+func (w *Writer) Suspend() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Abort discards everything written; the destination is untouched.

@@ -1,0 +1,452 @@
+package encode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+// Encoder is what the pipeline needs of a session; *Session implements it.
+type Encoder interface {
+	Dim() int
+	Run(x []float32, n int, out []float32) error
+}
+
+// ExtractOptions tunes Extract.
+type ExtractOptions struct {
+	// Batch is the number of images per encoder call (default 64).
+	Batch int
+	// Workers decode and preprocess in parallel with inference (default:
+	// one per core).
+	Workers int
+	// RecordRows is the number of rows per record batch in the file, and
+	// so the granularity of --resume (default 4096, at least Batch).
+	RecordRows int
+	// Limit stops after this many examples of the dataset (0: all).
+	Limit int64
+	// SkipBad skips (and counts) images that do not decode, instead of
+	// failing.
+	SkipBad bool
+	// Resume continues an interrupted extraction into the same output.
+	Resume bool
+	// Progress receives a progress bar (stderr); nil for none.
+	Progress io.Writer
+	// Meta is the feature file's metadata; Created is filled in (or kept
+	// from the interrupted run when resuming).
+	Meta features.Metadata
+	// Identity lists what must be equal for a run to resume another: the
+	// model's hash, the manifest, the dataset, the batch size, ….
+	Identity map[string]string
+}
+
+// ExtractResult reports an extraction.
+type ExtractResult struct {
+	Out      string `json:"out"`
+	Rows     int64  `json:"rows"`
+	Dim      int    `json:"dim"`
+	Examples int64  `json:"examples_read"`
+	Skipped  int64  `json:"skipped"`
+	// SkippedIDs lists the first skipped images.
+	SkippedIDs []string `json:"skipped_ids,omitempty"`
+	// Resumed counts the rows recovered from an interrupted run.
+	Resumed         int64   `json:"resumed_rows"`
+	Seconds         float64 `json:"seconds"`
+	ImagesPerSecond float64 `json:"images_per_second"`
+}
+
+// ErrInterrupted is returned when the context is cancelled (Ctrl-C).
+var ErrInterrupted = errors.New("interrupted")
+
+// resumeState is the sidecar OUT.partial.json: what the partial file holds.
+type resumeState struct {
+	Version    int               `json:"version"`
+	Identity   map[string]string `json:"identity"`
+	Created    string            `json:"created"`
+	Batches    int               `json:"record_batches"`
+	Rows       int64             `json:"rows"`
+	Examples   int64             `json:"examples_read"`
+	Skipped    int64             `json:"skipped"`
+	SkippedIDs []string          `json:"skipped_ids,omitempty"`
+}
+
+const maxSkippedIDs = 100
+
+// PartialPaths returns the partial file and its state file for an output.
+func PartialPaths(out string) (partial, state string) {
+	return out + ".partial", out + ".partial.json"
+}
+
+func loadState(path string) (*resumeState, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s resumeState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v); delete it and the partial file to start over", path, err)
+	}
+	return &s, nil
+}
+
+func (s *resumeState) save(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// job is a run of consecutive examples that become one encoder call.
+type job struct {
+	seq      int
+	examples []features.Example
+}
+
+// prepared is a job after decoding and preprocessing.
+type prepared struct {
+	seq      int
+	n        int // examples read
+	tensor   []float32
+	labels   []int32
+	ids      []string
+	skipped  []string
+	err      error
+	features []float32
+}
+
+// Extract runs the encoder over the dataset and writes a feature file to
+// out. Decoding and preprocessing run on Workers goroutines in parallel with
+// inference; queues are bounded, so memory does not grow with the dataset.
+// Rows are made durable one record batch at a time in OUT.partial (with
+// OUT.partial.json saying how far it got): an interrupted or failed run
+// leaves them there, and a run with Resume continues from them and produces
+// the same file as an uninterrupted run. The final name only ever holds a
+// complete file.
+func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Preprocessor, out string, opt ExtractOptions) (res ExtractResult, err error) {
+	start := time.Now()
+	if opt.Batch <= 0 {
+		opt.Batch = 64
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.RecordRows <= 0 {
+		opt.RecordRows = 4096
+	}
+	opt.RecordRows = max(opt.RecordRows, opt.Batch)
+	res.Out, res.Dim = out, enc.Dim()
+	partial, statePath := PartialPaths(out)
+
+	st := &resumeState{Version: 1, Identity: opt.Identity, Created: time.Now().UTC().Format(time.RFC3339)}
+	old := ""
+	if prev, lerr := loadState(statePath); lerr == nil {
+		if !opt.Resume {
+			return res, fmt.Errorf("%s holds %d rows of an interrupted extraction into %s: rerun with --resume to continue it, or delete %s and %s to start over", partial, prev.Rows, out, partial, statePath)
+		}
+		if diff := identityDiff(prev.Identity, opt.Identity); diff != "" {
+			return res, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or delete %s and %s to start over", partial, diff, partial, statePath)
+		}
+		st = prev
+		old = partial + ".old"
+		if _, serr := os.Stat(old); serr != nil {
+			// (If .old exists, an earlier resume stopped while copying: it
+			// is the intact source.)
+			if err := os.Rename(partial, old); err != nil {
+				return res, fmt.Errorf("resume %s: %w", partial, err)
+			}
+		}
+	} else if !errors.Is(lerr, os.ErrNotExist) {
+		return res, lerr
+	} else if _, serr := os.Stat(partial); serr == nil {
+		return res, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved, or another run is writing it); delete it to start over", partial, statePath)
+	}
+	opt.Meta.Created = st.Created
+
+	w, err := features.Create(out, enc.Dim(), opt.Meta, features.WriterOptions{WithID: true, Partial: partial})
+	if err != nil {
+		return res, err
+	}
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		// Keep what is durable for --resume; nothing durable: clean up.
+		if st.Batches > 0 {
+			w.Suspend()
+			err = fmt.Errorf("%w; %d rows are saved in %s — rerun with --resume to continue", err, st.Rows, partial)
+		} else {
+			w.Abort()
+			os.Remove(statePath)
+		}
+	}()
+	if old != "" {
+		rows, cerr := features.CopyPartial(old, st.Batches, w)
+		if cerr != nil {
+			return res, cerr
+		}
+		if err := w.Sync(); err != nil {
+			return res, err
+		}
+		os.Remove(old)
+		res.Resumed = rows
+		// Skip the examples already encoded.
+		for i := int64(0); i < st.Examples; i++ {
+			if _, err := ds.Next(); err != nil {
+				return res, fmt.Errorf("resume: cannot skip the %d examples already encoded: %w", st.Examples, err)
+			}
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan job, opt.Workers)
+	preparedCh := make(chan prepared, opt.Workers)
+	encoded := make(chan prepared, 2)
+	errc := make(chan error, 3)
+
+	// Reader: examples in order, grouped into encoder batches.
+	go func() {
+		defer close(jobs)
+		read := st.Examples
+		for seq := 0; ; seq++ {
+			var exs []features.Example
+			for len(exs) < opt.Batch && (opt.Limit <= 0 || read < opt.Limit) {
+				ex, err := ds.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				exs = append(exs, ex)
+				read++
+			}
+			if len(exs) == 0 {
+				return
+			}
+			select {
+			case jobs <- job{seq: seq, examples: exs}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	// Workers: decode and preprocess.
+	size := prep.Size()
+	var wg sync.WaitGroup
+	for i := 0; i < opt.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				p := prepared{seq: j.seq, n: len(j.examples), tensor: make([]float32, 0, len(j.examples)*size)}
+				for _, ex := range j.examples {
+					px, err := features.DecodeImage(ex)
+					if err == nil {
+						p.tensor = p.tensor[:len(p.tensor)+size]
+						err = prep.Apply(px, p.tensor[len(p.tensor)-size:])
+						if err != nil {
+							p.tensor = p.tensor[:len(p.tensor)-size]
+							err = fmt.Errorf("%s: %w", ex.ID, err)
+						}
+					}
+					if err != nil {
+						if !opt.SkipBad {
+							p.err = fmt.Errorf("%w (pass --skip-bad to skip such images and count them)", err)
+							break
+						}
+						p.skipped = append(p.skipped, ex.ID)
+						continue
+					}
+					p.labels = append(p.labels, ex.Label)
+					p.ids = append(p.ids, ex.ID)
+				}
+				select {
+				case preparedCh <- p:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(preparedCh) }()
+
+	// Encoder: in dataset order.
+	go func() {
+		defer close(encoded)
+		pending := map[int]prepared{}
+		next := 0
+		for p := range preparedCh {
+			pending[p.seq] = p
+			for {
+				q, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if q.err != nil {
+					errc <- q.err
+					return
+				}
+				rows := len(q.labels)
+				q.features = make([]float32, rows*enc.Dim())
+				if rows > 0 {
+					if err := enc.Run(q.tensor, rows, q.features); err != nil {
+						errc <- fmt.Errorf("encoder failed on the batch starting at example %d: %w", q.seq*opt.Batch, err)
+						return
+					}
+				}
+				q.tensor = nil
+				select {
+				case encoded <- q:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+
+	// Writer: record batches of RecordRows rows, each made durable and
+	// recorded in the state file.
+	total := ds.Len()
+	if total >= 0 && opt.Limit > 0 {
+		total = min(total, opt.Limit)
+	}
+	bar := newProgress(opt.Progress, total, st.Examples)
+	acc := features.Batch{Dim: enc.Dim()}
+	var accExamples, accSkipped int64
+	var accSkippedIDs []string
+	flush := func() error {
+		if acc.Rows() == 0 && accExamples == 0 {
+			return nil
+		}
+		if acc.Rows() > 0 {
+			if err := w.Write(acc); err != nil {
+				return err
+			}
+			if err := w.Sync(); err != nil {
+				return err
+			}
+			st.Batches++
+		}
+		st.Rows += int64(acc.Rows())
+		st.Examples += accExamples
+		st.Skipped += accSkipped
+		for _, id := range accSkippedIDs {
+			if len(st.SkippedIDs) < maxSkippedIDs {
+				st.SkippedIDs = append(st.SkippedIDs, id)
+			}
+		}
+		if err := st.save(statePath); err != nil {
+			return fmt.Errorf("save resume state %s: %w", statePath, err)
+		}
+		acc = features.Batch{Dim: enc.Dim()}
+		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
+		return nil
+	}
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			bar.finish()
+			return res, ErrInterrupted
+		case err := <-errc:
+			bar.finish()
+			return res, err
+		case q, ok := <-encoded:
+			if !ok {
+				running = false
+				break
+			}
+			acc.Features = append(acc.Features, q.features...)
+			acc.Labels = append(acc.Labels, q.labels...)
+			acc.IDs = append(acc.IDs, q.ids...)
+			accExamples += int64(q.n)
+			accSkipped += int64(len(q.skipped))
+			accSkippedIDs = append(accSkippedIDs, q.skipped...)
+			if acc.Rows() >= opt.RecordRows {
+				if err := flush(); err != nil {
+					bar.finish()
+					return res, err
+				}
+			}
+			bar.add(int64(q.n))
+		}
+	}
+	// The encoder may have stopped on an error after its last batch.
+	select {
+	case err := <-errc:
+		bar.finish()
+		return res, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		bar.finish()
+		return res, ErrInterrupted
+	}
+	if err := flush(); err != nil {
+		bar.finish()
+		return res, err
+	}
+	bar.finish()
+	if st.Rows == 0 {
+		return res, fmt.Errorf("no image of %s could be encoded (%d skipped)", ds.Source(), st.Skipped)
+	}
+	if err := w.Close(); err != nil {
+		return res, err
+	}
+	done = true
+	os.Remove(statePath)
+	res.Rows, res.Examples, res.Skipped, res.SkippedIDs = st.Rows, st.Examples, st.Skipped, st.SkippedIDs
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.ImagesPerSecond = float64(res.Examples-res.Resumed) / res.Seconds
+	}
+	return res, nil
+}
+
+// identityDiff names the keys on which two runs differ.
+func identityDiff(a, b map[string]string) string {
+	var diff []string
+	for k, v := range b {
+		if a[k] != v {
+			diff = append(diff, fmt.Sprintf("%s (%q then, %q now)", k, a[k], v))
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, ", ")
+}

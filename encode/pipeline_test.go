@@ -1,0 +1,203 @@
+package encode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+// memDataset is an in-memory dataset of n grey 6×5 images; image i has
+// label i%3, and the images listed in bad carry undecodable bytes.
+type memDataset struct {
+	n    int
+	next int
+	bad  map[int]bool
+}
+
+func (d *memDataset) Classes() []string { return []string{"a", "b", "c"} }
+func (d *memDataset) Len() int64        { return int64(d.n) }
+func (d *memDataset) Source() string    { return "memory" }
+func (d *memDataset) Close() error      { return nil }
+func (d *memDataset) Next() (features.Example, error) {
+	if d.next >= d.n {
+		return features.Example{}, io.EOF
+	}
+	i := d.next
+	d.next++
+	ex := features.Example{Label: int32(i % 3), ID: fmt.Sprintf("img%03d", i), Index: int64(i)}
+	if d.bad[i] {
+		ex.Encoded = []byte("not an image")
+		return ex, nil
+	}
+	px := &features.Pixels{Width: 6, Height: 5, Channels: 1, Data: make([]uint8, 30)}
+	for k := range px.Data {
+		px.Data[k] = uint8(i*7 + k*3)
+	}
+	ex.Pixels = px
+	return ex, nil
+}
+
+// sumEncoder maps an image to (sum, mean, first value) of its tensor; it
+// fails or cancels on the call numbered failAt (from 1) if set.
+type sumEncoder struct {
+	calls  atomic.Int32
+	failAt int32
+	cancel context.CancelFunc
+}
+
+func (e *sumEncoder) Dim() int { return 3 }
+func (e *sumEncoder) Run(x []float32, n int, out []float32) error {
+	if c := e.calls.Add(1); c == e.failAt {
+		if e.cancel != nil {
+			e.cancel()
+			return nil
+		}
+		return errors.New("simulated failure")
+	}
+	size := len(x) / n
+	for i := 0; i < n; i++ {
+		var s float32
+		for _, v := range x[i*size : (i+1)*size] {
+			s += v
+		}
+		out[i*3], out[i*3+1], out[i*3+2] = s, s/float32(size), x[i*size]
+	}
+	return nil
+}
+
+func testPrep(t *testing.T) *Preprocessor {
+	return NewPreprocessor(input(t, models.Input{Layout: "NCHW", Channels: 3, Height: 4, Width: 4}))
+}
+
+func extractOpts() ExtractOptions {
+	return ExtractOptions{Batch: 4, Workers: 3, RecordRows: 8, Meta: features.Metadata{Classes: []string{"a", "b", "c"}, Source: "memory"},
+		Identity: map[string]string{"model": "sum"}}
+}
+
+func TestExtractWritesEveryImageInOrder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.arrow")
+	prep := testPrep(t)
+	res, err := Extract(context.Background(), &memDataset{n: 37}, &sumEncoder{}, prep, out, extractOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 37 || res.Examples != 37 || res.Skipped != 0 {
+		t.Errorf("result %+v", res)
+	}
+	m, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each row equals the encoder applied to that image alone.
+	ds := &memDataset{n: 37}
+	for i := 0; i < 37; i++ {
+		ex, _ := ds.Next()
+		x := make([]float32, prep.Size())
+		if err := prep.Apply(*ex.Pixels, x); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, 3)
+		(&sumEncoder{}).Run(x, 1, want)
+		if got := m.Row(i); got[0] != want[0] || got[2] != want[2] || m.Labels[i] != int32(i%3) || m.IDs[i] != ex.ID {
+			t.Fatalf("row %d: %v %d %q, want %v %d %q", i, got, m.Labels[i], m.IDs[i], want, i%3, ex.ID)
+		}
+	}
+	partial, state := PartialPaths(out)
+	for _, p := range []string{partial, state} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+	// Limit stops early.
+	out2 := filepath.Join(t.TempDir(), "g.arrow")
+	opt := extractOpts()
+	opt.Limit = 10
+	if res, err := Extract(context.Background(), &memDataset{n: 37}, &sumEncoder{}, prep, out2, opt); err != nil || res.Rows != 10 {
+		t.Errorf("limit 10: %+v %v", res, err)
+	}
+}
+
+func TestExtractBadImages(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "f.arrow")
+	_, err := Extract(context.Background(), &memDataset{n: 20, bad: map[int]bool{13: true}}, &sumEncoder{}, testPrep(t), out, extractOpts())
+	if err == nil || !strings.Contains(err.Error(), "img013") || !strings.Contains(err.Error(), "--skip-bad") {
+		t.Fatalf("bad image without --skip-bad: %v", err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Error("a failed extraction wrote the output")
+	}
+	os.Remove(out + ".partial")
+	os.Remove(out + ".partial.json")
+	opt := extractOpts()
+	opt.SkipBad = true
+	res, err := Extract(context.Background(), &memDataset{n: 20, bad: map[int]bool{13: true, 2: true}}, &sumEncoder{}, testPrep(t), out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 18 || res.Skipped != 2 || len(res.SkippedIDs) != 2 || res.SkippedIDs[0] != "img002" {
+		t.Errorf("with --skip-bad: %+v", res)
+	}
+}
+
+func TestExtractResumeGivesTheSameFile(t *testing.T) {
+	dir := t.TempDir()
+	prep := testPrep(t)
+	whole := filepath.Join(dir, "whole.arrow")
+	if _, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, whole, extractOpts()); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"failure", "interrupt"} {
+		out := filepath.Join(dir, how+".arrow")
+		enc := &sumEncoder{failAt: 6}
+		ctx, cancel := context.WithCancel(context.Background())
+		if how == "interrupt" {
+			enc.cancel = cancel
+		}
+		_, err := Extract(ctx, &memDataset{n: 45}, enc, prep, out, extractOpts())
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "--resume") {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if how == "interrupt" && !errors.Is(err, ErrInterrupted) {
+			t.Errorf("interrupt: %v is not ErrInterrupted", err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("%s: the output exists after an interrupted run", how)
+		}
+		// Without --resume the partial file is not silently discarded.
+		if _, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, out, extractOpts()); err == nil || !strings.Contains(err.Error(), "rerun with --resume") {
+			t.Fatalf("%s: rerun without --resume: %v", how, err)
+		}
+		// A different model cannot resume it.
+		opt := extractOpts()
+		opt.Resume = true
+		opt.Identity = map[string]string{"model": "other"}
+		if _, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, out, opt); err == nil || !strings.Contains(err.Error(), "differs from the interrupted one in model") {
+			t.Fatalf("%s: resume with another model: %v", how, err)
+		}
+		opt.Identity = extractOpts().Identity
+		res, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, out, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Resumed == 0 || res.Rows != 45 {
+			t.Errorf("%s: resumed %d rows, total %d", how, res.Resumed, res.Rows)
+		}
+		a, _ := os.ReadFile(whole)
+		b, _ := os.ReadFile(out)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the resumed file differs from the uninterrupted one", how)
+		}
+	}
+}
