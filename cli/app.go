@@ -48,6 +48,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		Commands: []*ucli.Command{
+			extractCommand(),
 			inspectCommand(),
 			splitCommand(),
 			imbalanceCommand(),

@@ -50,4 +50,7 @@ type SessionOptions struct {
 	// Library is the path of libonnxruntime; empty means $ONNXRUNTIME_LIB
 	// or the copy scripts/setup.sh provides.
 	Library string
+	// Spin lets ONNX Runtime's threads busy-wait between operators. Off by
+	// default: during extraction the decode workers need those cycles.
+	Spin bool
 }

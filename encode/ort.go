@@ -137,6 +137,13 @@ func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Ses
 			return nil, fmt.Errorf("--threads: %v", err)
 		}
 	}
+	spin := "0"
+	if opt.Spin {
+		spin = "1"
+	}
+	if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", spin); err != nil {
+		return nil, fmt.Errorf("ONNX Runtime session options: %v", err)
+	}
 	s.provider = "cpu"
 	if opt.Device.Kind == "cuda" || opt.Device.Kind == "auto" {
 		if err := appendCUDA(so, opt.Device.ID); err != nil {

@@ -32,7 +32,9 @@ type ExtractOptions struct {
 	// RecordRows is the number of rows per record batch in the file, and
 	// so the granularity of --resume (default 4096, at least Batch).
 	RecordRows int
-	// Limit stops after this many examples of the dataset (0: all).
+	// Offset skips this many examples at the start of the dataset.
+	Offset int64
+	// Limit stops after this many examples (after Offset; 0: all).
 	Limit int64
 	// SkipBad skips (and counts) images that do not decode, instead of
 	// failing.
@@ -41,8 +43,8 @@ type ExtractOptions struct {
 	Resume bool
 	// Progress receives a progress bar (stderr); nil for none.
 	Progress io.Writer
-	// Meta is the feature file's metadata; Created is filled in (or kept
-	// from the interrupted run when resuming).
+	// Meta is the feature file's metadata; an empty Created is filled in
+	// with the start time, and a resumed run keeps the interrupted run's.
 	Meta features.Metadata
 	// Identity lists what must be equal for a run to resume another: the
 	// model's hash, the manifest, the dataset, the batch size, ….
@@ -163,7 +165,10 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	res.Out, res.Dim = out, enc.Dim()
 	partial, statePath := PartialPaths(out)
 
-	st := &resumeState{Version: 1, Identity: opt.Identity, Created: time.Now().UTC().Format(time.RFC3339)}
+	st := &resumeState{Version: 1, Identity: opt.Identity, Created: opt.Meta.Created}
+	if st.Created == "" {
+		st.Created = time.Now().UTC().Format(time.RFC3339)
+	}
 	old := ""
 	if prev, lerr := loadState(statePath); lerr == nil {
 		if !opt.Resume {
@@ -206,6 +211,14 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			os.Remove(statePath)
 		}
 	}()
+	for i := int64(0); i < opt.Offset; i++ {
+		if _, err := ds.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return res, fmt.Errorf("--offset %d: %s has only %d examples", opt.Offset, ds.Source(), i)
+			}
+			return res, err
+		}
+	}
 	if old != "" {
 		rows, cerr := features.CopyPartial(old, st.Batches, w)
 		if cerr != nil {
@@ -260,15 +273,22 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		}
 	}()
 
-	// Workers: decode and preprocess.
+	// Workers: decode and preprocess. Tensor buffers are recycled: the
+	// encoder hands each back once it has run.
 	size := prep.Size()
+	var tensors sync.Pool
 	var wg sync.WaitGroup
 	for i := 0; i < opt.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				p := prepared{seq: j.seq, n: len(j.examples), tensor: make([]float32, 0, len(j.examples)*size)}
+				buf, _ := tensors.Get().(*[]float32)
+				if buf == nil || cap(*buf) < len(j.examples)*size {
+					b := make([]float32, 0, opt.Batch*size)
+					buf = &b
+				}
+				p := prepared{seq: j.seq, n: len(j.examples), tensor: (*buf)[:0]}
 				for _, ex := range j.examples {
 					px, err := features.DecodeImage(ex)
 					if err == nil {
@@ -326,6 +346,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 						return
 					}
 				}
+				t := q.tensor
+				tensors.Put(&t)
 				q.tensor = nil
 				select {
 				case encoded <- q:
@@ -339,8 +361,11 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// Writer: record batches of RecordRows rows, each made durable and
 	// recorded in the state file.
 	total := ds.Len()
-	if total >= 0 && opt.Limit > 0 {
-		total = min(total, opt.Limit)
+	if total >= 0 {
+		total = max(0, total-opt.Offset)
+		if opt.Limit > 0 {
+			total = min(total, opt.Limit)
+		}
 	}
 	bar := newProgress(opt.Progress, total, st.Examples)
 	acc := features.Batch{Dim: enc.Dim()}

@@ -58,11 +58,12 @@ type sumEncoder struct {
 func (e *sumEncoder) Dim() int { return 3 }
 func (e *sumEncoder) Run(x []float32, n int, out []float32) error {
 	if c := e.calls.Add(1); c == e.failAt {
-		if e.cancel != nil {
-			e.cancel()
-			return nil
+		if e.cancel == nil {
+			return errors.New("simulated failure")
 		}
-		return errors.New("simulated failure")
+		// Ctrl-C arrives while this batch is being encoded; the batch
+		// itself completes.
+		e.cancel()
 	}
 	size := len(x) / n
 	for i := 0; i < n; i++ {
@@ -80,7 +81,9 @@ func testPrep(t *testing.T) *Preprocessor {
 }
 
 func extractOpts() ExtractOptions {
-	return ExtractOptions{Batch: 4, Workers: 3, RecordRows: 8, Meta: features.Metadata{Classes: []string{"a", "b", "c"}, Source: "memory"},
+	// A fixed creation time: runs started in different seconds must still
+	// give identical files.
+	return ExtractOptions{Batch: 4, Workers: 3, RecordRows: 8, Meta: features.Metadata{Classes: []string{"a", "b", "c"}, Source: "memory", Created: "2026-01-01T00:00:00Z"},
 		Identity: map[string]string{"model": "sum"}}
 }
 

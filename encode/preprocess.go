@@ -3,6 +3,7 @@ package encode
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
@@ -13,10 +14,40 @@ import (
 // per-channel normalisation, layout. It is safe for concurrent use.
 type Preprocessor struct {
 	in models.Input
+	// coefs caches resampling weights by (input size, output size): a
+	// dataset has few distinct image sizes.
+	coefs sync.Map // coefKey → []taps
+	bufs  sync.Pool
+}
+
+type coefKey struct{ in, out int }
+
+// scratch holds one image's working buffers, reused across images.
+type scratch struct {
+	planes [][]float32
+	tmp    []float32
+	plane  []float32
 }
 
 // NewPreprocessor returns the preprocessing of a (normalized) manifest input.
 func NewPreprocessor(in models.Input) *Preprocessor { return &Preprocessor{in: in} }
+
+func (p *Preprocessor) coefficients(in, out int) []taps {
+	k := coefKey{in, out}
+	if c, ok := p.coefs.Load(k); ok {
+		return c.([]taps)
+	}
+	c := coefficients(in, out, p.in.Resize)
+	p.coefs.Store(k, c)
+	return c
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
 
 // Size returns the number of floats of one image's tensor.
 func (p *Preprocessor) Size() int { return p.in.Channels * p.in.Height * p.in.Width }
@@ -31,10 +62,16 @@ func (p *Preprocessor) Apply(px features.Pixels, dst []float32) error {
 	if px.Width < 1 || px.Height < 1 || (px.Channels != 1 && px.Channels != 3) || len(px.Data) != px.Width*px.Height*px.Channels {
 		return fmt.Errorf("preprocess: image of %d×%d×%d with %d bytes; expected grey or RGB pixels", px.Width, px.Height, px.Channels, len(px.Data))
 	}
+	sc, _ := p.bufs.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	defer p.bufs.Put(sc)
 	// 1. Channels: grey → RGB by replication (after resizing, which is
-	// per channel and gives the same result); RGB → grey by the ITU-R
-	// 601-2 luma transform, as PIL's convert("L").
-	src := planes(px)
+	// per channel and gives the same result, so a grey image is resized
+	// once); RGB → grey by the ITU-R 601-2 luma transform, as PIL's
+	// convert("L").
+	src := sc.split(px)
 	if px.Channels == 3 && in.Channels == 1 {
 		src = [][]float32{luma(src)}
 	}
@@ -53,26 +90,34 @@ func (p *Preprocessor) Apply(px features.Pixels, dst []float32) error {
 	} else {
 		rw, rh = in.Width, in.Height
 	}
-	hx := coefficients(w, rw, in.Resize)
-	hy := coefficients(h, rh, in.Resize)
-	plane := make([]float32, in.Width*in.Height)
-	tmp := make([]float32, rw*h)
+	hx := p.coefficients(w, rw)
+	hy := p.coefficients(h, rh)
+	sc.plane = grow(sc.plane, in.Width*in.Height)
+	sc.tmp = grow(sc.tmp, rw*h)
+	plane := sc.plane
 	hw := in.Height * in.Width
+	done := -1
 	for c := 0; c < in.Channels; c++ {
-		s := src[min(c, len(src)-1)]
-		resampleRows(s, w, h, tmp, rw, hx)
-		resampleCols(tmp, rw, h, plane, rh, hy, cropX, cropY, in.Width, in.Height)
+		if sp := min(c, len(src)-1); sp != done {
+			resampleRows(src[sp], w, h, sc.tmp, rw, hx)
+			resampleCols(sc.tmp, rw, h, plane, rh, hy, cropX, cropY, in.Width, in.Height)
+			if in.RoundAfterResize {
+				for i, v := range plane {
+					plane[i] = float32(math.Round(float64(min(max(v, 0), 255))))
+				}
+			}
+			done = sp
+		}
 		scale := float32(in.Scale)
 		mean, std := float32(in.Mean[c]), float32(in.Std[c])
-		for i, v := range plane {
-			if in.RoundAfterResize {
-				v = float32(math.Round(float64(min(max(v, 0), 255))))
+		if in.Layout == "NCHW" {
+			out := dst[c*hw : (c+1)*hw]
+			for i, v := range plane {
+				out[i] = (v*scale - mean) / std
 			}
-			v = (v*scale - mean) / std
-			if in.Layout == "NCHW" {
-				dst[c*hw+i] = v
-			} else {
-				dst[i*in.Channels+c] = v
+		} else {
+			for i, v := range plane {
+				dst[i*in.Channels+c] = (v*scale - mean) / std
 			}
 		}
 	}
@@ -89,13 +134,24 @@ func shorterSide(w, h, s int) (int, int) {
 	return int(float64(s) * float64(w) / float64(h)), s
 }
 
-// planes splits interleaved pixels into float planes.
-func planes(px features.Pixels) [][]float32 {
+// split turns interleaved pixels into float planes in the scratch buffers.
+func (sc *scratch) split(px features.Pixels) [][]float32 {
 	n := px.Width * px.Height
-	out := make([][]float32, px.Channels)
+	for len(sc.planes) < px.Channels {
+		sc.planes = append(sc.planes, nil)
+	}
+	out := sc.planes[:px.Channels]
 	for c := range out {
-		out[c] = make([]float32, n)
-		for i := 0; i < n; i++ {
+		out[c] = grow(out[c], n)
+	}
+	if px.Channels == 1 {
+		for i, v := range px.Data[:n] {
+			out[0][i] = float32(v)
+		}
+		return out
+	}
+	for i := 0; i < n; i++ {
+		for c := range out {
 			out[c][i] = float32(px.Data[i*px.Channels+c])
 		}
 	}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+func extractCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "extract",
+		Usage: "run a frozen ONNX encoder over an image dataset and write a feature file",
+		UsageText: "dpfeat extract --model ENC.onnx [--manifest ENC.json | --preset NAME] --data SRC --out FEATS.arrow\n" +
+			"               [--split train|test] [--batch N] [--threads N] [--device cpu|cuda[:N]|auto] [--limit N]\n" +
+			"               [--resume] [--skip-bad] [--json]\n\n" +
+			"SRC is an image folder (root/<class>/*.png|jpg|jpeg), a Hugging Face datasets .arrow file or folder,\n" +
+			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
+			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
+			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "model", Usage: "the encoder, exported to ONNX (required)"},
+			&ucli.StringFlag{Name: "manifest", Usage: "the encoder's manifest (default: the .json beside the model)"},
+			&ucli.StringFlag{Name: "preset", Usage: "use a built-in manifest: " + strings.Join(models.PresetNames(), ", ")},
+			&ucli.StringFlag{Name: "data", Usage: "the image dataset (required)"},
+			&ucli.StringFlag{Name: "split", Usage: "which split of a dataset with several (train, test, …)"},
+			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
+			&ucli.IntFlag{Name: "batch", Value: 64, Usage: "images per encoder call"},
+			&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
+			&ucli.IntFlag{Name: "workers", Value: max(1, runtime.NumCPU()/4), Usage: "goroutines decoding and preprocessing images beside inference"},
+			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N, or auto (CUDA if available, else CPU)"},
+			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
+			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
+			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
+			&ucli.BoolFlag{Name: "skip-bad", Usage: "skip images that do not decode (they are counted and listed)"},
+			&ucli.BoolFlag{Name: "quiet", Usage: "no progress bar"},
+			jsonFlag(),
+		},
+		Action: extractAction,
+	}
+}
+
+// extractReport is the --json output of extract.
+type extractReport struct {
+	encode.ExtractResult
+	Model          string `json:"model"`
+	Encoder        string `json:"encoder"`
+	EncoderSHA256  string `json:"encoder_sha256"`
+	Source         string `json:"source"`
+	Classes        int    `json:"classes"`
+	Device         string `json:"device"`
+	Runtime        string `json:"onnxruntime"`
+	Batch          int    `json:"batch"`
+	Threads        int    `json:"threads"`
+	DeviceFallback string `json:"device_note,omitempty"`
+}
+
+func extractAction(c *ucli.Context) error {
+	modelPath, err := requiredString(c, "model")
+	if err != nil {
+		return err
+	}
+	data, err := requiredString(c, "data")
+	if err != nil {
+		return err
+	}
+	out, err := requiredString(c, "out")
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return userErrorf("--out %s is a directory; expected a file name", out)
+	}
+	for _, n := range []string{"batch", "threads", "workers"} {
+		if c.Int(n) < 1 {
+			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
+		}
+	}
+	for _, n := range []string{"limit", "offset"} {
+		if c.Int64(n) < 0 {
+			return userErrorf("--%s must be ≥ 0, got %d", n, c.Int64(n))
+		}
+	}
+	dev, err := encode.ParseDevice(c.String("device"))
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	m, err := loadManifest(c, modelPath)
+	if err != nil {
+		return err
+	}
+	sum, err := m.CheckFile(modelPath)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: c.String("split")})
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	sess, err := encode.OpenSession(modelPath, m, encode.SessionOptions{Threads: c.Int("threads"), Device: dev})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if sess.Note() != "" {
+		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
+	}
+	name := m.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(modelPath), filepath.Ext(modelPath))
+	}
+	source := ds.Source()
+	if s := c.String("split"); s != "" {
+		source += " (split " + s + ")"
+	}
+	if o, l := c.Int64("offset"), c.Int64("limit"); o > 0 || l > 0 {
+		source += fmt.Sprintf(" rows %d..", o)
+		if l > 0 {
+			source += strconv.FormatInt(o+l-1, 10)
+		}
+	}
+	manifestJSON, _ := json.Marshal(m)
+	absData, _ := filepath.Abs(data)
+	opt := encode.ExtractOptions{
+		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
+		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"),
+		Meta: features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source},
+		Identity: map[string]string{
+			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
+			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
+			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version,
+		},
+	}
+	if !c.Bool("quiet") && !c.Bool("json") {
+		opt.Progress = c.App.ErrWriter
+	}
+	res, err := encode.Extract(c.Context, ds, sess, encode.NewPreprocessor(m.Input), out, opt)
+	if err != nil {
+		if errors.Is(err, encode.ErrInterrupted) {
+			return userErrorf("extract: %v", err)
+		}
+		return err
+	}
+	rep := extractReport{ExtractResult: res, Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
+		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
+		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	msg := fmt.Sprintf("%s: %d rows × %d features from %s with %s on %s in %.1f s (%.0f images/s)",
+		out, res.Rows, res.Dim, source, name, sess.Provider(), res.Seconds, res.ImagesPerSecond)
+	if res.Resumed > 0 {
+		msg += fmt.Sprintf("; %d rows resumed from the interrupted run", res.Resumed)
+	}
+	if res.Skipped > 0 {
+		msg += fmt.Sprintf("; %d images skipped (do not decode): %s", res.Skipped, strings.Join(res.SkippedIDs, ", "))
+	}
+	return printf(c.App.Writer, "%s\n", msg)
+}
+
+// loadManifest resolves --manifest, --preset, or the manifest beside the
+// model.
+func loadManifest(c *ucli.Context, modelPath string) (*models.Manifest, error) {
+	switch {
+	case c.IsSet("manifest") && c.IsSet("preset"):
+		return nil, userErrorf("give --manifest or --preset, not both")
+	case c.IsSet("manifest"):
+		return models.LoadManifest(c.String("manifest"))
+	case c.IsSet("preset"):
+		m, err := models.Preset(c.String("preset"))
+		if err != nil {
+			return nil, userErrorf("--preset: %v", err)
+		}
+		return m, nil
+	}
+	m, _, err := models.ManifestFor(modelPath)
+	return m, err
+}
