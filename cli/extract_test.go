@@ -1,0 +1,112 @@
+//go:build cgo
+
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/features"
+)
+
+func needORT(t *testing.T) {
+	t.Helper()
+	if err := encode.InitRuntime(""); err != nil {
+		if os.Getenv("DPFEAT_REQUIRE_ORT") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// imageFolder writes n small PNGs per class.
+func imageFolder(t *testing.T, root string, classes []string, n int) {
+	for ci, c := range classes {
+		dir := filepath.Join(root, c)
+		os.MkdirAll(dir, 0o755)
+		for i := 0; i < n; i++ {
+			img := image.NewNRGBA(image.Rect(0, 0, 20+i, 18))
+			for y := 0; y < 18; y++ {
+				for x := 0; x < 20+i; x++ {
+					img.SetNRGBA(x, y, color.NRGBA{uint8(40 * ci), uint8(x * 9), uint8(y * 11), 255})
+				}
+			}
+			var b bytes.Buffer
+			png.Encode(&b, img)
+			os.WriteFile(filepath.Join(dir, string(rune('a'+i))+".png"), b.Bytes(), 0o644)
+		}
+	}
+}
+
+func TestExtractCommand(t *testing.T) {
+	needORT(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog"}, 5)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	out := filepath.Join(dir, "f.arrow")
+	code, stdout, errs := run(t, "extract", "--model", model, "--data", data, "--out", out, "--batch", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Rows          int64  `json:"rows"`
+		Dim           int    `json:"dim"`
+		EncoderSHA256 string `json:"encoder_sha256"`
+		Device        string `json:"device"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if rep.Rows != 10 || rep.Dim != 8 || rep.Device != "cpu" || len(rep.EncoderSHA256) != 64 {
+		t.Errorf("report %+v", rep)
+	}
+	m, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Meta.EncoderName != "tiny-cnn" || m.Meta.EncoderSHA256 != rep.EncoderSHA256 || len(m.Meta.Classes) != 2 || m.IDs[9] != "dog/e.png" || m.Labels[9] != 1 {
+		t.Errorf("file: %+v ids %v", m.Meta, m.IDs)
+	}
+
+	// Bad input: each a one-line error naming the culprit, exit 1.
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"name": "x", "input": {"layout": "NCHW", "channels": 3, "height": 16, "width": 16, "sclae": 1}, "output": {}}`), 0o644)
+	wrong := filepath.Join(dir, "wrong.json")
+	os.WriteFile(wrong, []byte(`{"name": "x", "input": {"name": "pixel_values", "layout": "NCHW", "channels": 3, "height": 24, "width": 24}, "output": {"name": "features"}}`), 0o644)
+	notOnnx := filepath.Join(dir, "junk.onnx")
+	os.WriteFile(notOnnx, []byte("junk"), 0o644)
+	os.WriteFile(filepath.Join(dir, "junk.json"), []byte(`{"name": "junk", "input": {"layout": "NCHW", "channels": 3, "height": 16, "width": 16}, "output": {}}`), 0o644)
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(empty, 0o755)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"extract", "--model", filepath.Join(dir, "none.onnx"), "--data", data, "--out", out + "2"}, "none.json"},
+		{[]string{"extract", "--model", model, "--manifest", bad, "--data", data, "--out", out + "2"}, `unknown key "sclae"`},
+		{[]string{"extract", "--model", model, "--manifest", wrong, "--data", data, "--out", out + "2"}, "height 16, but the manifest says input.height 24"},
+		{[]string{"extract", "--model", notOnnx, "--data", data, "--out", out + "2"}, "not a readable ONNX model"},
+		{[]string{"extract", "--model", model, "--data", empty, "--out", out + "2"}, "no class folders"},
+		{[]string{"extract", "--model", model, "--data", data, "--out", out + "2", "--device", "gpu"}, `--device "gpu"`},
+		{[]string{"extract", "--model", model, "--data", data}, "--out is required"},
+		{[]string{"extract", "--model", model, "--data", data, "--out", out + "2", "--batch", "0"}, "--batch must be at least 1"},
+	}
+	for _, c := range cases {
+		code, _, errs := run(t, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q; want 1 and one line with %q", c.args[len(c.args)-2:], code, errs, c.want)
+		}
+		if _, err := os.Stat(out + "2"); !os.IsNotExist(err) {
+			t.Errorf("%v: wrote an output", c.args)
+		}
+	}
+}
