@@ -1,0 +1,380 @@
+package models
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+// Classifier is a trained head on encoder features: a linear one-vs-all
+// model (scores W·x + b) or, for the prototype methods, class prototypes
+// (scores: negative distance). It is stored as a safetensors file: tensors
+// plus a JSON header, loadable without dpfeat (safetensors.numpy.load_file in
+// Python, for instance), with the preprocessing, class names, encoder hash
+// and the full privacy statement in the header's metadata.
+type Classifier struct {
+	// Kind is "linear" or "prototypes".
+	Kind    string
+	Classes []string
+	Dim     int
+	// Weight holds Classes×Dim values, row-major (linear), or the class
+	// prototypes (prototypes; Classes×K×Dim with K = PerClass).
+	Weight []float32
+	// Bias holds one value per class (linear).
+	Bias []float32
+	// PerClass is the number of prototypes per class (prototypes).
+	PerClass int
+	// Distance is "euclidean" or "cosine" (prototypes).
+	Distance string
+	Prep     Preprocessing
+	// EncoderSHA256 and EncoderName identify the features' encoder.
+	EncoderSHA256 string
+	EncoderName   string
+	Method        string
+	// Hyperparameters are the method's settings; Defaulted names those the
+	// user did not set.
+	Hyperparameters map[string]any
+	Defaulted       []string
+	Guarantee       accounting.Guarantee
+	TrainRows       int64
+	// TrainCounts are the training file's class counts, as published by the
+	// training file (not private); used to find the minority classes.
+	TrainCounts []int64
+	Version     string
+	Created     string
+}
+
+// Preprocessing is what is applied to a feature vector before scoring, in
+// this order: subtract Center (if any), scale to unit L2 norm (if
+// Normalize), multiply by Scale (if not 0), clip to L2 norm Clip (if not
+// 0).
+type Preprocessing struct {
+	Center    []float32 `json:"-"`
+	Normalize bool      `json:"normalize"`
+	Scale     float64   `json:"scale,omitempty"`
+	Clip      float64   `json:"clip,omitempty"`
+}
+
+// Apply preprocesses x in place (float64 work vector).
+func (p Preprocessing) Apply(x []float64) {
+	if p.Center != nil {
+		for i := range x {
+			x[i] -= float64(p.Center[i])
+		}
+	}
+	if p.Normalize {
+		if n := norm(x); n > 0 {
+			for i := range x {
+				x[i] /= n
+			}
+		}
+	}
+	if p.Scale != 0 {
+		for i := range x {
+			x[i] *= p.Scale
+		}
+	}
+	if p.Clip > 0 {
+		if n := norm(x); n > p.Clip {
+			f := p.Clip / n
+			for i := range x {
+				x[i] *= f
+			}
+		}
+	}
+}
+
+func norm(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+// Scores computes the class scores of one feature vector into out (len
+// Classes); x is preprocessed first (x is modified).
+func (c *Classifier) Scores(x []float64, out []float64) {
+	c.Prep.Apply(x)
+	m, d := len(c.Classes), c.Dim
+	switch c.Kind {
+	case "prototypes":
+		k := max(1, c.PerClass)
+		xn := norm(x)
+		for j := 0; j < m; j++ {
+			var total float64
+			for p := 0; p < k; p++ {
+				w := c.Weight[(j*k+p)*d : (j*k+p+1)*d]
+				if c.Distance == "cosine" {
+					var dot, wn float64
+					for i, v := range w {
+						dot += float64(v) * x[i]
+						wn += float64(v) * float64(v)
+					}
+					if xn > 0 && wn > 0 {
+						total += 1 - dot/(xn*math.Sqrt(wn))
+					} else {
+						total += 1
+					}
+				} else {
+					var s float64
+					for i, v := range w {
+						e := float64(v) - x[i]
+						s += e * e
+					}
+					total += math.Sqrt(s)
+				}
+			}
+			out[j] = -total / float64(k)
+		}
+	default:
+		for j := 0; j < m; j++ {
+			s := float64(c.Bias[j])
+			for i, w := range c.Weight[j*d : (j+1)*d] {
+				s += float64(w) * x[i]
+			}
+			out[j] = s
+		}
+	}
+}
+
+// Validate checks shapes and that every number is finite: a NaN model is
+// never written or used.
+func (c *Classifier) Validate() error {
+	m := len(c.Classes)
+	if m < 2 || c.Dim < 1 {
+		return fmt.Errorf("classifier has %d classes and dimension %d; expected at least 2 classes", m, c.Dim)
+	}
+	want := m * c.Dim
+	switch c.Kind {
+	case "linear":
+		if len(c.Bias) != m {
+			return fmt.Errorf("classifier has %d biases for %d classes", len(c.Bias), m)
+		}
+	case "prototypes":
+		want *= max(1, c.PerClass)
+	default:
+		return fmt.Errorf("unknown classifier kind %q", c.Kind)
+	}
+	if len(c.Weight) != want {
+		return fmt.Errorf("classifier has %d weights; expected %d", len(c.Weight), want)
+	}
+	if c.Prep.Center != nil && len(c.Prep.Center) != c.Dim {
+		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), c.Dim)
+	}
+	for _, s := range [][]float32{c.Weight, c.Bias, c.Prep.Center} {
+		for i, v := range s {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("classifier parameter %d is %v: refusing a non-finite model", i, v)
+			}
+		}
+	}
+	return nil
+}
+
+type tensorInfo struct {
+	DType       string  `json:"dtype"`
+	Shape       []int64 `json:"shape"`
+	DataOffsets [2]int  `json:"data_offsets"`
+}
+
+// Save writes the classifier as a safetensors file (atomically: a temporary
+// file renamed into place).
+func (c *Classifier) Save(path string) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	type tensor struct {
+		name  string
+		shape []int64
+		data  []float32
+	}
+	m, d := int64(len(c.Classes)), int64(c.Dim)
+	var ts []tensor
+	if c.Kind == "linear" {
+		ts = append(ts, tensor{"weight", []int64{m, d}, c.Weight}, tensor{"bias", []int64{m}, c.Bias})
+	} else {
+		ts = append(ts, tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
+	}
+	if c.Prep.Center != nil {
+		ts = append(ts, tensor{"center", []int64{d}, c.Prep.Center})
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
+	header := map[string]any{}
+	var body bytes.Buffer
+	for _, t := range ts {
+		start := body.Len()
+		binary.Write(&body, binary.LittleEndian, t.data)
+		header[t.name] = tensorInfo{DType: "F32", Shape: t.shape, DataOffsets: [2]int{start, body.Len()}}
+	}
+	meta, err := c.metadata()
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	header["__metadata__"] = meta
+	hb, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	for len(hb)%8 != 0 { // align the data, as the reference writer does
+		hb = append(hb, ' ')
+	}
+	var out bytes.Buffer
+	binary.Write(&out, binary.LittleEndian, uint64(len(hb)))
+	out.Write(hb)
+	out.Write(body.Bytes())
+	return writeAtomic(path, out.Bytes())
+}
+
+func (c *Classifier) metadata() (map[string]string, error) {
+	js := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	g, err := json.Marshal(c.Guarantee)
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]string{
+		"format": "dpfeat.classifier.v1", "kind": c.Kind, "classes": js(c.Classes), "dim": fmt.Sprint(c.Dim),
+		"preprocessing": js(c.Prep), "encoder.sha256": c.EncoderSHA256, "encoder.name": c.EncoderName,
+		"method": c.Method, "hyperparameters": js(c.Hyperparameters), "defaulted": js(c.Defaulted),
+		"privacy": string(g), "train_rows": fmt.Sprint(c.TrainRows), "train_counts": js(c.TrainCounts),
+		"dpfeat.version": c.Version, "created": c.Created,
+	}
+	if c.Kind == "prototypes" {
+		md["per_class"] = fmt.Sprint(max(1, c.PerClass))
+		md["distance"] = c.Distance
+	}
+	return md, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadClassifier reads a classifier file written by Save.
+func LoadClassifier(path string) (*Classifier, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read classifier %s: %w", path, err)
+	}
+	c, err := parseClassifier(b)
+	if err != nil {
+		return nil, fmt.Errorf("read classifier %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func parseClassifier(b []byte) (*Classifier, error) {
+	if len(b) < 8 {
+		return nil, fmt.Errorf("too short for a safetensors file")
+	}
+	hl := binary.LittleEndian.Uint64(b)
+	if hl > uint64(len(b)-8) || hl > 100<<20 {
+		return nil, fmt.Errorf("not a safetensors file (header length %d in a %d-byte file)", hl, len(b))
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+hl], &raw); err != nil {
+		return nil, fmt.Errorf("not a safetensors file: %v", err)
+	}
+	body := b[8+hl:]
+	var md map[string]string
+	if err := json.Unmarshal(raw["__metadata__"], &md); err != nil || md["format"] != "dpfeat.classifier.v1" {
+		return nil, fmt.Errorf("not a dpfeat classifier (no dpfeat.classifier.v1 metadata)")
+	}
+	c := &Classifier{Kind: md["kind"], EncoderSHA256: md["encoder.sha256"], EncoderName: md["encoder.name"],
+		Method: md["method"], Version: md["dpfeat.version"], Created: md["created"], Distance: md["distance"]}
+	fields := []struct {
+		key string
+		dst any
+	}{{"classes", &c.Classes}, {"preprocessing", &c.Prep}, {"hyperparameters", &c.Hyperparameters},
+		{"defaulted", &c.Defaulted}, {"privacy", &c.Guarantee}, {"train_counts", &c.TrainCounts}}
+	for _, f := range fields {
+		if v, ok := md[f.key]; ok && v != "" {
+			if err := json.Unmarshal([]byte(v), f.dst); err != nil {
+				return nil, fmt.Errorf("metadata %q: %v", f.key, err)
+			}
+		}
+	}
+	fmt.Sscan(md["dim"], &c.Dim)
+	fmt.Sscan(md["train_rows"], &c.TrainRows)
+	fmt.Sscan(md["per_class"], &c.PerClass)
+	tensor := func(name string) ([]float32, error) {
+		r, ok := raw[name]
+		if !ok {
+			return nil, nil
+		}
+		var ti tensorInfo
+		if err := json.Unmarshal(r, &ti); err != nil {
+			return nil, fmt.Errorf("tensor %s: %v", name, err)
+		}
+		if ti.DType != "F32" {
+			return nil, fmt.Errorf("tensor %s has dtype %s; expected F32", name, ti.DType)
+		}
+		s, e := ti.DataOffsets[0], ti.DataOffsets[1]
+		if s < 0 || e < s || e > len(body) || (e-s)%4 != 0 {
+			return nil, fmt.Errorf("tensor %s: data offsets [%d, %d) outside the %d-byte body", name, s, e, len(body))
+		}
+		n := int64(1)
+		for _, d := range ti.Shape {
+			n *= d
+		}
+		if n != int64((e-s)/4) {
+			return nil, fmt.Errorf("tensor %s: shape %v does not match %d bytes", name, ti.Shape, e-s)
+		}
+		out := make([]float32, (e-s)/4)
+		binary.Read(bytes.NewReader(body[s:e]), binary.LittleEndian, out)
+		return out, nil
+	}
+	var err error
+	name := "weight"
+	if c.Kind == "prototypes" {
+		name = "prototypes"
+	}
+	if c.Weight, err = tensor(name); err != nil {
+		return nil, err
+	}
+	if c.Bias, err = tensor("bias"); err != nil {
+		return nil, err
+	}
+	if c.Prep.Center, err = tensor("center"); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Describe returns a one-line summary of the classifier.
+func (c *Classifier) Describe() string {
+	return fmt.Sprintf("%s classifier (%s) over %d classes, D = %d; %s", c.Kind, c.Method, len(c.Classes), c.Dim,
+		strings.TrimSpace(c.Guarantee.String()))
+}

@@ -1,0 +1,47 @@
+package solvers
+
+import "math"
+
+// clipRows clips every row of d to L2 norm c, in a copy.
+func clipRows(d *Data, c float64) *Data {
+	out := &Data{X: make([]float64, len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M}
+	copy(out.X, d.X)
+	for i := 0; i < d.N; i++ {
+		applyPrep(out.Row(i), Preprocessing{Clip: c})
+	}
+	return out
+}
+
+// withBias returns the features u = [clip_C(x), C]/√2 of the logistic
+// methods: a constant coordinate carries the bias, and ‖u‖ ≤ C, so every
+// sensitivity below is stated in terms of C alone.
+func withBias(d *Data, c float64) *Data {
+	dd := d.D + 1
+	out := &Data{X: make([]float64, d.N*dd), Y: d.Y, N: d.N, D: dd, M: d.M}
+	s := 1 / math.Sqrt2
+	for i := 0; i < d.N; i++ {
+		row := append([]float64(nil), d.Row(i)...)
+		applyPrep(row, Preprocessing{Clip: c})
+		o := out.X[i*dd : (i+1)*dd]
+		for j, v := range row {
+			o[j] = v * s
+		}
+		o[d.D] = c * s
+	}
+	return out
+}
+
+// fromBias converts θ (M×(D+1), over withBias features) to the weights and
+// biases over clipped features: score = θ[:D]·x/√2 + θ[D]·C/√2.
+func fromBias(theta []float64, m, d int, c float64) (w, b []float64) {
+	s := 1 / math.Sqrt2
+	w = make([]float64, m*d)
+	b = make([]float64, m)
+	for j := 0; j < m; j++ {
+		for k := 0; k < d; k++ {
+			w[j*d+k] = theta[j*(d+1)+k] * s
+		}
+		b[j] = theta[j*(d+1)+d] * c * s
+	}
+	return w, b
+}

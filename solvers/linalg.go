@@ -1,0 +1,163 @@
+package solvers
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// syrk adds alpha·XᵀX of the rows×d row-major block x to the d×d matrix c
+// (both triangles are filled).
+func syrk(c []float64, d int, x []float64, rows int, alpha float64) {
+	if rows == 0 {
+		return
+	}
+	a := blas64.General{Rows: rows, Cols: d, Stride: d, Data: x[:rows*d]}
+	cs := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: c}
+	blas64.Syrk(blas.Trans, alpha, a, 1, cs)
+	for i := 0; i < d; i++ {
+		for j := i + 1; j < d; j++ {
+			c[j*d+i] = c[i*d+j]
+		}
+	}
+}
+
+// symAdd adds b (scaled) to a, both d×d.
+func symAdd(a []float64, s float64, b []float64) {
+	for i, v := range b {
+		a[i] += s * v
+	}
+}
+
+func addDiag(a []float64, d int, v float64) {
+	for i := 0; i < d; i++ {
+		a[i*d+i] += v
+	}
+}
+
+// psdProject replaces the symmetric d×d matrix a by its projection on the
+// positive semidefinite cone: negative eigenvalues are set to 0. The DP-LS
+// authors' code does this to noisy Gram matrices before solving.
+func psdProject(a []float64, d int) error {
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(d, append([]float64(nil), a...)), true) {
+		return fmt.Errorf("eigendecomposition of a %d×%d noisy matrix did not converge", d, d)
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	neg := false
+	for _, v := range vals {
+		if v < 0 {
+			neg = true
+			break
+		}
+	}
+	if !neg {
+		return nil
+	}
+	for i := range a {
+		a[i] = 0
+	}
+	for k, lam := range vals {
+		if lam <= 0 {
+			continue
+		}
+		for i := 0; i < d; i++ {
+			vi := lam * vecs.At(i, k)
+			if vi == 0 {
+				continue
+			}
+			for j := 0; j < d; j++ {
+				a[i*d+j] += vi * vecs.At(j, k)
+			}
+		}
+	}
+	return nil
+}
+
+// spdSolver solves a·x = b for a symmetric d×d matrix: by Cholesky when a
+// is positive definite, else by an eigendecomposition that treats
+// eigenvalues below a tolerance as that tolerance (a documented, bounded
+// regularisation, never a NaN).
+type spdSolver struct {
+	d    int
+	chol *mat.Cholesky
+	eig  *mat.EigenSym
+	vals []float64
+	vecs *mat.Dense
+}
+
+func factor(a []float64, d int) (*spdSolver, error) {
+	s := &spdSolver{d: d}
+	sym := mat.NewSymDense(d, append([]float64(nil), a...))
+	var ch mat.Cholesky
+	if ch.Factorize(sym) {
+		if c := ch.Cond(); c < 1e14 && !math.IsInf(c, 0) {
+			s.chol = &ch
+			return s, nil
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, true) {
+		return nil, fmt.Errorf("the %d×%d system could not be factorised", d, d)
+	}
+	s.vals = eig.Values(nil)
+	top := 0.0
+	for _, v := range s.vals {
+		top = math.Max(top, math.Abs(v))
+	}
+	if top == 0 {
+		return nil, fmt.Errorf("the %d×%d system is zero; raise lambda", d, d)
+	}
+	floor := top * 1e-10
+	for i, v := range s.vals {
+		if v < floor {
+			s.vals[i] = floor
+		}
+	}
+	s.vecs = &mat.Dense{}
+	eig.VectorsTo(s.vecs)
+	return s, nil
+}
+
+// solve returns a⁻¹·b.
+func (s *spdSolver) solve(b []float64) ([]float64, error) {
+	x := mat.NewVecDense(s.d, nil)
+	if s.chol != nil {
+		if err := s.chol.SolveVecTo(x, mat.NewVecDense(s.d, append([]float64(nil), b...))); err != nil {
+			return nil, err
+		}
+		return x.RawVector().Data, nil
+	}
+	// x = V diag(1/λ) Vᵀ b
+	tmp := make([]float64, s.d)
+	for k := 0; k < s.d; k++ {
+		var dot float64
+		for i := 0; i < s.d; i++ {
+			dot += s.vecs.At(i, k) * b[i]
+		}
+		tmp[k] = dot / s.vals[k]
+	}
+	out := make([]float64, s.d)
+	for i := 0; i < s.d; i++ {
+		var v float64
+		for k := 0; k < s.d; k++ {
+			v += s.vecs.At(i, k) * tmp[k]
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// solveSPD solves a·x = b once.
+func solveSPD(a []float64, d int, b []float64) ([]float64, error) {
+	s, err := factor(a, d)
+	if err != nil {
+		return nil, err
+	}
+	return s.solve(b)
+}

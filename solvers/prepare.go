@@ -1,0 +1,79 @@
+package solvers
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+// Prepare turns a feature matrix into solver data: each row is scaled to
+// unit L2 norm if normalize (a per-example map that costs no privacy; the
+// default, which makes every clipping norm scale-free). Rows are grouped by
+// class (stable within a class), so that per-class statistics are
+// contiguous blocks.
+func Prepare(m *features.Matrix, classes int, normalize bool) (*Data, error) {
+	if m.Rows == 0 {
+		return nil, fmt.Errorf("no rows")
+	}
+	order := make([]int, m.Rows)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Labels[order[a]] < m.Labels[order[b]] })
+	d := &Data{X: make([]float64, m.Rows*m.Dim), Y: make([]int32, m.Rows), N: m.Rows, D: m.Dim, M: classes}
+	for k, i := range order {
+		d.Y[k] = m.Labels[i]
+		row := d.X[k*m.Dim : (k+1)*m.Dim]
+		for j, v := range m.Row(i) {
+			row[j] = float64(v)
+		}
+		applyPrep(row, Preprocessing{Normalize: normalize})
+	}
+	return d, nil
+}
+
+func applyPrep(row []float64, prep Preprocessing) {
+	if prep.Normalize {
+		if n := l2(row); n > 0 {
+			for j := range row {
+				row[j] /= n
+			}
+		}
+	}
+	if prep.Clip > 0 {
+		if n := l2(row); n > prep.Clip {
+			f := prep.Clip / n
+			for j := range row {
+				row[j] *= f
+			}
+		}
+	}
+}
+
+// classStarts returns, for labels sorted by class, the first row of each
+// class and N at the end.
+func classStarts(d *Data) []int {
+	starts := make([]int, d.M+1)
+	for c := 0; c <= d.M; c++ {
+		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
+	}
+	return starts
+}
+
+func l2(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+func sigmoid(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
+}

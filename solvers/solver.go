@@ -1,0 +1,275 @@
+package solvers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+// Data is a training set in the form the solvers use: N rows of D float64
+// features (already preprocessed: see Prepare), labels 0..M−1.
+type Data struct {
+	X       []float64
+	Y       []int32
+	N, D, M int
+}
+
+// Row returns row i of X.
+func (d *Data) Row(i int) []float64 { return d.X[i*d.D : (i+1)*d.D] }
+
+// Options are a fit's privacy target, noise source and hyperparameters.
+type Options struct {
+	// Epsilon and Delta are the target; Epsilon = +Inf asks for a
+	// non-private reference method.
+	Epsilon, Delta float64
+	// Sigma, when > 0, fixes the noise multiplier instead of calibrating
+	// it; the guarantee is then computed for it at Delta.
+	Sigma float64
+	// Accountant calibrates and reports (auto: exact GDP for these
+	// full-batch methods, RDP for Poisson-sampled DP-SGD); Conversion is
+	// for zCDP.
+	Accountant accounting.Accountant
+	Conversion accounting.Conversion
+	// Noise is the randomness; accounting.SecureNoise unless the user
+	// seeded it.
+	Noise accounting.Noise
+	// Params are the hyperparameters the user set, by name (see each
+	// method's documentation); the others are defaulted.
+	Params map[string]float64
+	// Optimizer is dpsgd's optimizer: sgd, momentum, adam or lamb.
+	Optimizer string
+	// Observe, when set, sees every noise release: its name, the standard
+	// deviation used, and the noise values added. Tests use it to check
+	// that the noise has the calibrated scale.
+	Observe func(release string, std float64, noise []float64)
+	// Progress, when set, receives one line per iteration.
+	Progress func(format string, args ...any)
+}
+
+// Result is a fitted linear one-vs-all model with its guarantee.
+type Result struct {
+	// W holds M×Dim weights, row-major; B the M biases. Dim is the
+	// dimension of the preprocessed features (see Prepare).
+	W, B []float64
+	// Prep is the feature preprocessing the model expects.
+	Prep Preprocessing
+	// Guarantee is the privacy statement (AccountantNone for references).
+	Guarantee accounting.Guarantee
+	// NoiseMultiplier is z: each release's noise std is z times its
+	// sensitivity.
+	NoiseMultiplier float64
+	// Hyperparameters are all settings used; Defaulted lists those the user
+	// did not set.
+	Hyperparameters map[string]any
+	Defaulted       []string
+}
+
+// Preprocessing of features before a solver sees them: unit L2 norm
+// (Normalize, the default: a per-example map, free of privacy cost), then
+// clipping to L2 norm Clip.
+type Preprocessing struct {
+	Normalize bool
+	Clip      float64
+}
+
+// Method is one solver.
+type Method struct {
+	Name string
+	// Private is false for the ε = ∞ references.
+	Private bool
+	// Summary is a line for help texts.
+	Summary string
+	fit     func(ctx context.Context, d *Data, o *Options) (*Result, error)
+}
+
+var methods = map[string]Method{}
+
+func register(m Method) { methods[m.Name] = m }
+
+// Methods lists the registered methods in name order.
+func Methods() []Method {
+	var out []Method
+	for _, m := range methods {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup returns a method by name.
+func Lookup(name string) (Method, error) {
+	m, ok := methods[strings.ToLower(name)]
+	if !ok {
+		var names []string
+		for _, m := range Methods() {
+			names = append(names, m.Name)
+		}
+		return Method{}, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(names, ", "))
+	}
+	return m, nil
+}
+
+// Fit runs a method. Private methods need a finite ε > 0 and δ ∈ (0, 1) (or
+// a fixed Sigma); references need ε = +Inf.
+func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) {
+	m, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if m.Private {
+		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
+			return nil, fmt.Errorf("%s is private: give a finite --epsilon (the non-private references are ls, newton, logreg)", m.Name)
+		}
+		if o.Sigma == 0 && !(o.Epsilon > 0) {
+			return nil, fmt.Errorf("ε must be positive, got %v", o.Epsilon)
+		}
+		if !(o.Delta > 0 && o.Delta < 1) {
+			return nil, fmt.Errorf("δ must be in (0, 1), got %v", o.Delta)
+		}
+		if o.Noise == nil {
+			o.Noise = accounting.SecureNoise()
+		}
+	} else if !math.IsInf(o.Epsilon, 1) {
+		return nil, fmt.Errorf("%s is a non-private reference: it needs --epsilon inf", m.Name)
+	}
+	if o.Accountant == "" {
+		o.Accountant = accounting.AccountantAuto
+	}
+	if o.Params == nil {
+		o.Params = map[string]float64{}
+	}
+	res, err := m.fit(ctx, d, &o)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range append(append([]float64(nil), res.W...), res.B...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s produced a non-finite model (the system is too ill-conditioned for these hyperparameters; raise lambda)", m.Name)
+		}
+	}
+	if o.Noise != nil && o.Noise.Seeded() {
+		res.Guarantee.Seeded = true
+		res.Guarantee.Note = accounting.SeededNote
+	}
+	return res, nil
+}
+
+func (d *Data) check() error {
+	switch {
+	case d.N < 1:
+		return fmt.Errorf("no training rows")
+	case d.M < 2:
+		return fmt.Errorf("%d class(es); a classifier needs at least 2", d.M)
+	case len(d.X) != d.N*d.D || len(d.Y) != d.N:
+		return fmt.Errorf("data shape: %d values and %d labels for %d×%d", len(d.X), len(d.Y), d.N, d.D)
+	}
+	counts := make([]int, d.M)
+	for i, y := range d.Y {
+		if y < 0 || int(y) >= d.M {
+			return fmt.Errorf("row %d: label %d out of range 0..%d (unlabeled rows cannot train a classifier)", i, y, d.M-1)
+		}
+		counts[y]++
+	}
+	for j, c := range counts {
+		if c == 0 {
+			return fmt.Errorf("class %d has no training examples", j)
+		}
+	}
+	return nil
+}
+
+// params reads hyperparameters, recording which were defaulted.
+type params struct {
+	set       map[string]float64
+	used      map[string]any
+	defaulted []string
+}
+
+func newParams(o *Options) *params {
+	return &params{set: o.Params, used: map[string]any{}}
+}
+
+// get returns the user's value for name, or def (recorded as defaulted).
+func (p *params) get(name string, def float64) float64 {
+	if v, ok := p.set[name]; ok {
+		p.used[name] = v
+		return v
+	}
+	p.used[name] = def
+	p.defaulted = append(p.defaulted, name)
+	return def
+}
+
+// positive is get for parameters that must be > 0.
+func (p *params) positive(name string, def float64) (float64, error) {
+	v := p.get(name, def)
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("hyperparameter %s must be a positive number, got %v", name, v)
+	}
+	return v, nil
+}
+
+// count is get for positive integers.
+func (p *params) count(name string, def int) (int, error) {
+	v := p.get(name, float64(def))
+	if v < 1 || v != math.Trunc(v) || v > 1e7 {
+		return 0, fmt.Errorf("hyperparameter %s must be a positive whole number, got %v", name, v)
+	}
+	p.used[name] = int(v)
+	return int(v), nil
+}
+
+func (p *params) finish(r *Result) {
+	r.Hyperparameters = p.used
+	sort.Strings(p.defaulted)
+	r.Defaulted = p.defaulted
+}
+
+// calibrate returns the noise multiplier z for the method's releases: the
+// user's Sigma, or the smallest z meeting (ε, δ); and the guarantee.
+func calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
+	opt := accounting.Options{Conversion: o.Conversion}
+	if o.Sigma > 0 {
+		g, err := accounting.Account(build(o.Sigma), o.Delta, o.Accountant, opt)
+		return o.Sigma, g, err
+	}
+	return accounting.Calibrate(o.Epsilon, o.Delta, o.Accountant, opt, build)
+}
+
+// gaussian returns noise of the given std for one release (and shows it to
+// Observe).
+func (o *Options) gaussian(release string, n int, std float64) []float64 {
+	v := make([]float64, n)
+	if o.Noise != nil && std > 0 {
+		accounting.AddGaussian(o.Noise, v, std)
+	}
+	if o.Observe != nil {
+		o.Observe(release, std, v)
+	}
+	return v
+}
+
+// symmetric returns a d×d symmetric noise matrix (upper triangle i.i.d.).
+func (o *Options) symmetric(release string, d int, std float64) []float64 {
+	v := make([]float64, d*d)
+	if o.Noise != nil && std > 0 {
+		accounting.AddSymmetricGaussian(o.Noise, v, d, std)
+	}
+	if o.Observe != nil {
+		o.Observe(release, std, v)
+	}
+	return v
+}
+
+func (o *Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(format, args...)
+	}
+}
