@@ -50,6 +50,9 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 		Commands: []*ucli.Command{
 			extractCommand(),
 			inspectCommand(),
+			fitCommand(),
+			evalCommand(),
+			predictCommand(),
 			splitCommand(),
 			imbalanceCommand(),
 			privacyCommand(),

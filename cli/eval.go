@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+func evalCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "eval",
+		Usage: "accuracy, balanced and minority-class accuracy, and per-class accuracy of a classifier on a feature file",
+		UsageText: "dpfeat eval --classifier CLF --test FEATS.arrow [--force] [--json]\n\n" +
+			"Minority classes are the 25% of classes with the fewest training examples (the training\n" +
+			"file's counts, stored in the classifier); minority accuracy is the accuracy over their test examples.\n\n" +
+			"Example:\n   dpfeat eval --classifier clf.safetensors --test test.arrow",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
+			&ucli.StringFlag{Name: "test", Usage: "labelled feature file (required)"},
+			&ucli.BoolFlag{Name: "force", Usage: "evaluate even if the test features come from another encoder"},
+			jsonFlag(),
+		},
+		Action: evalAction,
+	}
+}
+
+type classAccuracy struct {
+	Class    string  `json:"class"`
+	Rows     int64   `json:"rows"`
+	Accuracy float64 `json:"accuracy"`
+	Minority bool    `json:"minority"`
+}
+
+type evalReport struct {
+	Accuracy         float64         `json:"accuracy"`
+	BalancedAccuracy float64         `json:"balanced_accuracy"`
+	MinorityAccuracy float64         `json:"minority_accuracy"`
+	PerClass         []classAccuracy `json:"per_class"`
+	Rows             int64           `json:"rows"`
+	Unlabeled        int64           `json:"unlabeled_rows_skipped"`
+	Classifier       string          `json:"classifier"`
+	Method           string          `json:"method"`
+	Privacy          string          `json:"privacy"`
+}
+
+// loadPair opens a classifier and a feature file and checks they belong
+// together.
+func loadPair(c *ucli.Context, clfPath, featPath string) (*models.Classifier, *features.Matrix, error) {
+	clf, err := models.LoadClassifier(clfPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := features.ReadAll(featPath, features.ReadOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Dim != clf.Dim {
+		return nil, nil, userErrorf("%s has %d features per row; %s expects %d", featPath, m.Dim, clfPath, clf.Dim)
+	}
+	if clf.EncoderSHA256 != "" && m.Meta.EncoderSHA256 != "" && clf.EncoderSHA256 != m.Meta.EncoderSHA256 && !c.Bool("force") {
+		return nil, nil, userErrorf("%s was extracted with encoder %s (%s…) but %s was trained on features of %s (%s…); pass --force to compare anyway",
+			featPath, m.Meta.EncoderName, short(m.Meta.EncoderSHA256), clfPath, clf.EncoderName, short(clf.EncoderSHA256))
+	}
+	if len(m.Meta.Classes) > 0 && strings.Join(m.Meta.Classes, "\x00") != strings.Join(clf.Classes, "\x00") {
+		return nil, nil, userErrorf("%s has classes %v; %s was trained on %v", featPath, m.Meta.Classes, clfPath, clf.Classes)
+	}
+	return clf, m, nil
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// predictAll scores every row; it returns the predicted classes and scores.
+func predictAll(clf *models.Classifier, m *features.Matrix) ([]int32, []float32) {
+	k := len(clf.Classes)
+	pred := make([]int32, m.Rows)
+	scores := make([]float32, m.Rows*k)
+	x := make([]float64, m.Dim)
+	s := make([]float64, k)
+	for i := 0; i < m.Rows; i++ {
+		for j, v := range m.Row(i) {
+			x[j] = float64(v)
+		}
+		clf.Scores(x, s)
+		best := 0
+		for j, v := range s {
+			scores[i*k+j] = float32(v)
+			if v > s[best] {
+				best = j
+			}
+		}
+		pred[i] = int32(best)
+	}
+	return pred, scores
+}
+
+// minorityClasses are the ceil(25%) of classes with the fewest training
+// rows (ties broken by class index).
+func minorityClasses(counts []int64, k int) map[int]bool {
+	idx := make([]int, k)
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(counts) == k {
+		sort.SliceStable(idx, func(a, b int) bool { return counts[idx[a]] < counts[idx[b]] })
+	}
+	out := map[int]bool{}
+	for _, i := range idx[:int(math.Ceil(0.25*float64(k)))] {
+		out[i] = true
+	}
+	return out
+}
+
+func evalAction(c *ucli.Context) error {
+	clfPath, err := requiredString(c, "classifier")
+	if err != nil {
+		return err
+	}
+	testPath, err := requiredString(c, "test")
+	if err != nil {
+		return err
+	}
+	clf, m, err := loadPair(c, clfPath, testPath)
+	if err != nil {
+		return err
+	}
+	pred, _ := predictAll(clf, m)
+	k := len(clf.Classes)
+	rows := make([]int64, k)
+	right := make([]int64, k)
+	rep := evalReport{Classifier: clfPath, Method: clf.Method, Privacy: clf.Guarantee.String()}
+	for i, y := range m.Labels {
+		if y < 0 {
+			rep.Unlabeled++
+			continue
+		}
+		rows[y]++
+		if pred[i] == y {
+			right[y]++
+		}
+	}
+	minority := minorityClasses(clf.TrainCounts, k)
+	var total, correct, minRows, minRight int64
+	var balSum float64
+	present := 0
+	for j := 0; j < k; j++ {
+		ca := classAccuracy{Class: clf.Classes[j], Rows: rows[j], Minority: minority[j]}
+		if rows[j] > 0 {
+			ca.Accuracy = float64(right[j]) / float64(rows[j])
+			balSum += ca.Accuracy
+			present++
+		}
+		total += rows[j]
+		correct += right[j]
+		if minority[j] {
+			minRows += rows[j]
+			minRight += right[j]
+		}
+		rep.PerClass = append(rep.PerClass, ca)
+	}
+	if total == 0 {
+		return userErrorf("%s has no labelled rows to evaluate on", testPath)
+	}
+	rep.Rows = total
+	rep.Accuracy = float64(correct) / float64(total)
+	rep.BalancedAccuracy = balSum / float64(present)
+	if minRows > 0 {
+		rep.MinorityAccuracy = float64(minRight) / float64(minRows)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s (%d rows): accuracy %.4f, balanced %.4f, minority classes %.4f\n", clfPath, testPath, total, rep.Accuracy, rep.BalancedAccuracy, rep.MinorityAccuracy)
+	fmt.Fprintf(&b, "classifier: %s, %s\n", clf.Method, rep.Privacy)
+	for _, ca := range rep.PerClass {
+		mark := ""
+		if ca.Minority {
+			mark = " (minority)"
+		}
+		fmt.Fprintf(&b, "  %-20s %6d rows  %.4f%s\n", ca.Class, ca.Rows, ca.Accuracy, mark)
+	}
+	return printf(c.App.Writer, "%s", b.String())
+}

@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// paramFlags are hyperparameter flags; each sets the solver parameter of
+// the same name with dashes as underscores.
+var paramFlags = []struct{ name, usage string }{
+	{"clip", "L2 clipping norm C of features (dpls, dpnewton) or gradients (dpsgd)"},
+	{"clip-cov", "dpfc: clipping norm C_G of the covariance features"},
+	{"clip-grad", "dpfc: clipping norm C_g of per-example gradients"},
+	{"lambda", "ridge regulariser λ"},
+	{"alpha", "dpls: weight α of the negative-class term"},
+	{"lr", "learning rate η"},
+	{"steps", "iterations T"},
+	{"batch", "dpsgd: expected Poisson batch size (0: full batch)"},
+	{"weight-decay", "dpsgd: weight decay"},
+	{"bias-init", "initial bias (dpfc, dpsgd: −10)"},
+	{"psd", "dpls: 1 to project noisy matrices on the PSD cone, 0 not to"},
+}
+
+func fitCommand() *ucli.Command {
+	var names []string
+	for _, m := range solvers.Methods() {
+		names = append(names, fmt.Sprintf("%s (%s)", m.Name, m.Summary))
+	}
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "method", Usage: "the solver (required): " + strings.Join(names, "; ")},
+		&ucli.StringFlag{Name: "train", Usage: "training feature file (required)"},
+		&ucli.StringFlag{Name: "epsilon", Usage: "privacy budget ε > 0, or inf for the non-private references (required)"},
+		&ucli.Float64Flag{Name: "delta", Usage: "δ in (0, 1), well below 1/n (required for private methods)"},
+		&ucli.StringFlag{Name: "out", Usage: "classifier file to write (required)"},
+		&ucli.Float64Flag{Name: "sigma", Usage: "experts: fix the noise multiplier instead of calibrating it to ε; ε is then reported"},
+		&ucli.StringFlag{Name: "accountant", Value: "auto", Usage: "auto (exact GDP for full batch, RDP for Poisson-sampled), gdp, zcdp (the papers' accounting), rdp"},
+		&ucli.StringFlag{Name: "conversion", Value: "cks", Usage: "zCDP → (ε, δ): cks or simple"},
+		&ucli.StringFlag{Name: "optimizer", Value: "adam", Usage: "dpsgd: sgd, momentum, adam or lamb"},
+		&ucli.StringFlag{Name: "seed", Usage: "seed the noise (for reproduction only: the result is then not private)"},
+		&ucli.BoolFlag{Name: "no-normalize", Usage: "do not scale features to unit norm first (then --clip matters)"},
+		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
+		jsonFlag(),
+	}
+	for _, p := range paramFlags {
+		flags = append(flags, &ucli.Float64Flag{Name: p.name, Usage: p.usage, DefaultText: "chosen by the method"})
+	}
+	return &ucli.Command{
+		Name:  "fit",
+		Usage: "train a classifier on a feature file with differential privacy",
+		UsageText: "dpfeat fit --method M --train FEATS.arrow --epsilon E --delta D --out CLF [--seed S] [hyperparameters…] [--json]\n\n" +
+			"Hyperparameters left unset get documented defaults (see the method's docs); the output says which.\n\n" +
+			"Example:\n   dpfeat fit --method dpfc --train private.arrow --epsilon 1 --delta 1e-5 --out clf.safetensors",
+		Flags:  flags,
+		Action: fitAction,
+	}
+}
+
+// fitReport is fit's --json output (SPEC: method, epsilon, delta, rho,
+// accountant, noise, hyperparameters, train_rows, classes, dim, seconds).
+type fitReport struct {
+	Method          string               `json:"method"`
+	Epsilon         accounting.Float     `json:"epsilon"`
+	Delta           float64              `json:"delta"`
+	Rho             *float64             `json:"rho,omitempty"`
+	Mu              *float64             `json:"mu,omitempty"`
+	Accountant      string               `json:"accountant"`
+	Noise           map[string]any       `json:"noise"`
+	Hyperparameters map[string]any       `json:"hyperparameters"`
+	Defaulted       []string             `json:"defaulted"`
+	TrainRows       int                  `json:"train_rows"`
+	Classes         int                  `json:"classes"`
+	Dim             int                  `json:"dim"`
+	Seconds         float64              `json:"seconds"`
+	Out             string               `json:"out"`
+	Seeded          bool                 `json:"seeded"`
+	Guarantee       accounting.Guarantee `json:"guarantee"`
+}
+
+func fitAction(c *ucli.Context) error {
+	start := time.Now()
+	method, err := requiredString(c, "method")
+	if err != nil {
+		return err
+	}
+	m, err := solvers.Lookup(method)
+	if err != nil {
+		return userErrorf("--method: %v", err)
+	}
+	train, err := requiredString(c, "train")
+	if err != nil {
+		return err
+	}
+	out, err := requiredString(c, "out")
+	if err != nil {
+		return err
+	}
+	epsStr, err := requiredString(c, "epsilon")
+	if err != nil {
+		return err
+	}
+	eps, err := strconv.ParseFloat(epsStr, 64)
+	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
+		return userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
+	}
+	o := solvers.Options{Epsilon: eps, Sigma: c.Float64("sigma"), Optimizer: c.String("optimizer"), Params: map[string]float64{}}
+	if o.Sigma < 0 || math.IsNaN(o.Sigma) {
+		return userErrorf("--sigma must be positive, got %v", o.Sigma)
+	}
+	if o.Accountant, err = accounting.ParseAccountant(c.String("accountant")); err != nil {
+		return userErrorf("--accountant: %v", stripInvalid(err))
+	}
+	o.Conversion = accounting.Conversion(c.String("conversion"))
+	if o.Conversion != accounting.ConversionCKS && o.Conversion != accounting.ConversionSimple {
+		return userErrorf("--conversion must be cks or simple, got %q", o.Conversion)
+	}
+	for _, p := range paramFlags {
+		if c.IsSet(p.name) {
+			o.Params[strings.ReplaceAll(p.name, "-", "_")] = c.Float64(p.name)
+		}
+	}
+	for _, kv := range c.StringSlice("param") {
+		k, v, ok := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil {
+			return userErrorf("--param %q: expected name=number", kv)
+		}
+		o.Params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
+	}
+	if m.Private {
+		if !c.IsSet("delta") {
+			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
+		}
+		o.Delta = c.Float64("delta")
+		if !(o.Delta > 0 && o.Delta < 1) {
+			return userErrorf("--delta must be in (0, 1), got %v", o.Delta)
+		}
+		if math.IsInf(eps, 1) && o.Sigma == 0 {
+			return userErrorf("--epsilon inf asks for no privacy; %s is private (the references are ls, newton, logreg)", m.Name)
+		}
+	} else if !math.IsInf(eps, 1) {
+		return userErrorf("%s is a non-private reference; run it with --epsilon inf", m.Name)
+	}
+	if s := c.String("seed"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return userErrorf("--seed must be a non-negative whole number, got %q", s)
+		}
+		o.Noise = accounting.SeededNoise(seed)
+		if m.Private {
+			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
+		}
+	}
+	mat, err := features.ReadAll(train, features.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	classes := mat.Meta.Classes
+	if len(classes) < 2 {
+		return userErrorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", train, len(classes))
+	}
+	if m.Private && o.Delta >= 1/float64(mat.Rows) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.\n", o.Delta, 1/float64(mat.Rows))
+	}
+	data, err := solvers.Prepare(mat, len(classes), !c.Bool("no-normalize"))
+	if err != nil {
+		return userErrorf("%s: %v", train, err)
+	}
+	if data.D > data.N {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", data.D, data.N)
+	}
+	counts := make([]int64, len(classes))
+	for _, y := range mat.Labels {
+		if y >= 0 {
+			counts[y]++
+		}
+	}
+	res, err := solvers.Fit(c.Context, m.Name, data, o)
+	if err != nil {
+		return userErrorf("fit %s on %s: %v", m.Name, train, err)
+	}
+	if c.Bool("no-normalize") {
+		res.Prep.Normalize = false
+	}
+	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: mat.Dim, Weight: f32(res.W), Bias: f32(res.B),
+		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Clip: res.Prep.Clip},
+		EncoderSHA256: mat.Meta.EncoderSHA256, EncoderName: mat.Meta.EncoderName, Method: m.Name,
+		Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee,
+		TrainRows: int64(mat.Rows), TrainCounts: counts, Version: Version, Created: time.Now().UTC().Format(time.RFC3339)}
+	if err := clf.Save(out); err != nil {
+		return err
+	}
+	g := res.Guarantee
+	rep := fitReport{Method: m.Name, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
+		Noise: map[string]any{"multiplier": res.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Hyperparameters,
+		Defaulted: res.Defaulted, TrainRows: mat.Rows, Classes: len(classes), Dim: mat.Dim, Seconds: time.Since(start).Seconds(),
+		Out: out, Seeded: g.Seeded, Guarantee: g}
+	if rep.Defaulted == nil {
+		rep.Defaulted = []string{}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return printFit(c, rep)
+}
+
+func printFit(c *ucli.Context, r fitReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s on %d rows × %d features, %d classes, in %.2f s\n", r.Out, r.Method, r.TrainRows, r.Dim, r.Classes, r.Seconds)
+	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
+	if r.Guarantee.Accountant != accounting.AccountantNone {
+		fmt.Fprintf(&b, "noise multiplier: %.6g (each release's noise std = multiplier × its L2 sensitivity)\n", r.Noise["multiplier"])
+	}
+	keys := make([]string, 0, len(r.Hyperparameters))
+	for k := range r.Hyperparameters {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	def := map[string]bool{}
+	for _, k := range r.Defaulted {
+		def[k] = true
+	}
+	var parts []string
+	for _, k := range keys {
+		s := fmt.Sprintf("%s=%v", k, r.Hyperparameters[k])
+		if def[k] {
+			s += " (default)"
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintf(&b, "hyperparameters: %s\n", strings.Join(parts, ", "))
+	return printf(c.App.Writer, "%s", b.String())
+}
+
+func f32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
