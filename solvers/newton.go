@@ -26,6 +26,12 @@ const betaH = 0.25
 //	H̃ = (1/n)Σ ℓ''(θⱼ·uᵢ) uᵢuᵢᵀ + N(0, (z√M·β_H C²/n)²) + λI (Lines 6, 8; PSD-projected)
 //	θⱼ ← θⱼ − η H̃⁻¹ g̃                                         (Line 9)
 //
+// The step is the Newton step of the regularised objective
+// (1/n)Σℓ + (λ/2)‖θⱼ‖²: λθⱼ, a data-independent term, is added to the noisy
+// gradient as λI is to the noisy Hessian, so that more steps converge to
+// the regularised optimum (the paper's Line 7 leaves it out; from θ = 0, with
+// the default T = 1, both agree).
+//
 // Each gradient (sensitivity C, since |ℓ'| ≤ 1) and each Hessian (β_H C²)
 // gets noise z√M times its sensitivity: 2M releases per step of multiplier
 // z√M, so μ² = 2T/z² by exact GDP composition (the paper's T/z²-zCDP).
@@ -118,7 +124,7 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 				symAdd(H, 1, o.symmetric("hessian", D, z*sm*betaH*C*C))
 			}
 			for k := range grad {
-				grad[k] /= n
+				grad[k] = grad[k]/n + lambda*theta[j*D+k]
 			}
 			for k := range H {
 				H[k] /= n
