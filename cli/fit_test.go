@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+// blobFile writes a labelled feature file of Gaussian clusters.
+func blobFile(t *testing.T, path string, n, d int, classes []string, sha string, seed uint64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 3))
+	cr := rand.New(rand.NewPCG(99, 3)) // the same centres in every file
+	m := len(classes)
+	centers := make([]float32, m*d)
+	for i := range centers {
+		centers[i] = float32(cr.NormFloat64())
+	}
+	b := features.Batch{Dim: d, Features: make([]float32, n*d), Labels: make([]int32, n)}
+	for i := 0; i < n; i++ {
+		j := i % m
+		b.Labels[i] = int32(j)
+		for k := 0; k < d; k++ {
+			b.Features[i*d+k] = centers[j*d+k] + float32(0.7*r.NormFloat64())
+		}
+	}
+	if err := features.WriteFile(path, features.Metadata{Classes: classes, EncoderSHA256: sha, EncoderName: "enc"}, features.WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFitEvalPredict(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c", "d"}
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 800, 10, classes, "sha-1", 1)
+	blobFile(t, test, 400, 10, classes, "sha-1", 2)
+	for _, m := range []struct {
+		method, eps string
+	}{{"dpfc", "1"}, {"dpls", "0.5"}, {"dpnewton", "2"}, {"dpsgd", "4"}, {"ls", "inf"}, {"newton", "inf"}} {
+		clf := filepath.Join(dir, m.method+".safetensors")
+		code, out, errs := run(t, "fit", "--method", m.method, "--train", train, "--epsilon", m.eps, "--delta", "1e-5", "--out", clf, "--json")
+		if code != 0 {
+			t.Fatalf("fit %s: exit %d: %s", m.method, code, errs)
+		}
+		var rep fitReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("fit %s --json: %v\n%s", m.method, err, out)
+		}
+		if rep.Method != m.method || rep.TrainRows != 800 || rep.Classes != 4 || rep.Dim != 10 || len(rep.Defaulted) == 0 {
+			t.Errorf("fit %s: %+v", m.method, rep)
+		}
+		code, out, errs = run(t, "eval", "--classifier", clf, "--test", test, "--json")
+		if code != 0 {
+			t.Fatalf("eval %s: exit %d: %s", m.method, code, errs)
+		}
+		var ev evalReport
+		json.Unmarshal([]byte(out), &ev)
+		if ev.Rows != 400 || ev.Accuracy < 0.8 || len(ev.PerClass) != 4 || ev.BalancedAccuracy <= 0 {
+			t.Errorf("eval %s: %+v", m.method, ev)
+		}
+	}
+	pred := filepath.Join(dir, "pred.arrow")
+	code, _, errs := run(t, "predict", "--classifier", filepath.Join(dir, "dpfc.safetensors"), "--features", test, "--out", pred)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errs)
+	}
+	// A seeded fit says it is for reproduction only.
+	code, out, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "s.safetensors"), "--seed", "7")
+	if code != 0 || !strings.Contains(errs, "reproduction only") || !strings.Contains(out, "reproduction only") {
+		t.Errorf("seeded fit: exit %d, %q / %q", code, out, errs)
+	}
+
+	other := filepath.Join(dir, "other.arrow")
+	blobFile(t, other, 50, 10, classes, "sha-2", 3)
+	wide := filepath.Join(dir, "wide.arrow")
+	blobFile(t, wide, 50, 12, classes, "sha-1", 3)
+	clf := filepath.Join(dir, "dpfc.safetensors")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "0", "--delta", "1e-5", "--out", clf}, "--epsilon must be a positive"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--out", clf}, "--delta is required"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1", "--out", clf}, "--delta must be in (0, 1)"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "inf", "--delta", "1e-5", "--out", clf}, "dpfc is private"},
+		{[]string{"fit", "--method", "ls", "--train", train, "--epsilon", "1", "--out", clf}, "run it with --epsilon inf"},
+		{[]string{"fit", "--method", "svm", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf}, "unknown method"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf, "--lr", "-2"}, "lr must be a positive"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf, "--param", "lr"}, `--param "lr"`},
+		{[]string{"eval", "--classifier", clf, "--test", other}, "pass --force"},
+		{[]string{"eval", "--classifier", clf, "--test", wide}, "has 12 features per row"},
+		{[]string{"eval", "--classifier", train, "--test", test}, "not a safetensors file"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want 1 and %q", c.args[:2], code, errs, c.want)
+		}
+	}
+	if code, _, errs := run(t, "eval", "--classifier", clf, "--test", other, "--force"); code != 0 {
+		t.Errorf("eval --force: exit %d: %s", code, errs)
+	}
+	// δ ≥ 1/n warns loudly but fits.
+	code, _, errs = run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "0.01", "--out", filepath.Join(dir, "w.safetensors"))
+	if code != 0 || !strings.Contains(errs, "WARNING") {
+		t.Errorf("δ ≥ 1/n: exit %d, %q", code, errs)
+	}
+}
