@@ -149,6 +149,52 @@ func TestNewtonConvergesToTheLogisticOptimum(t *testing.T) {
 	}
 }
 
+// TestLogRegIsStationary checks the softmax reference at its solution: the
+// gradient of (1/n)Σ −log softmax + (λ/2)‖θ‖², computed naively, vanishes.
+func TestLogRegIsStationary(t *testing.T) {
+	d := blobs(300, 5, 3, 8)
+	lambda := 1e-2
+	res, err := Fit(context.Background(), "logreg", d, Options{Epsilon: math.Inf(1), Params: map[string]float64{"lambda": lambda}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := withBias(d, 1)
+	theta := make([]float64, d.M*u.D)
+	for j := 0; j < d.M; j++ {
+		for k := 0; k < d.D; k++ {
+			theta[j*u.D+k] = res.W[j*d.D+k] * math.Sqrt2
+		}
+		theta[j*u.D+d.D] = res.B[j] * math.Sqrt2
+	}
+	g := make([]float64, len(theta))
+	for i := 0; i < u.N; i++ {
+		row := u.Row(i)
+		z := make([]float64, d.M)
+		var s float64
+		for j := range z {
+			for k, v := range row {
+				z[j] += theta[j*u.D+k] * v
+			}
+			s += math.Exp(z[j])
+		}
+		for j := range z {
+			p := math.Exp(z[j]) / s
+			if int(u.Y[i]) == j {
+				p--
+			}
+			for k, v := range row {
+				g[j*u.D+k] += p * v / float64(u.N)
+			}
+		}
+	}
+	for i := range g {
+		g[i] += lambda * theta[i]
+	}
+	if n := l2(g); n > 1e-5 {
+		t.Errorf("logreg: gradient norm %.3g at the solution", n)
+	}
+}
+
 func TestClippedGradientMatchesNaive(t *testing.T) {
 	d := blobs(50, 4, 3, 3)
 	u := withBias(d, 1)
