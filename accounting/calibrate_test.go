@@ -191,8 +191,14 @@ func TestBadInput(t *testing.T) {
 		{"q NaN", func() error { _, err := Account(gauss(nan, 1), 1e-5, AccountantRDP, Options{}); return err }()},
 		{"steps < 1", func() error { _, err := Account(gauss(0.1, 0), 1e-5, AccountantRDP, Options{}); return err }()},
 		{"order ≤ 1", func() error { _, _, err := RDPEpsilon([]float64{1}, []float64{0.1}, 1e-5); return err }()},
-		{"target ε ≤ 0", func() error { _, _, err := Calibrate(0, 1e-5, AccountantGDP, Options{}, GaussianReleases("r", 1)); return err }()},
-		{"target ε NaN", func() error { _, _, err := Calibrate(nan, 1e-5, AccountantGDP, Options{}, GaussianReleases("r", 1)); return err }()},
+		{"target ε ≤ 0", func() error {
+			_, _, err := Calibrate(0, 1e-5, AccountantGDP, Options{}, GaussianReleases("r", 1))
+			return err
+		}()},
+		{"target ε NaN", func() error {
+			_, _, err := Calibrate(nan, 1e-5, AccountantGDP, Options{}, GaussianReleases("r", 1))
+			return err
+		}()},
 		{"GDP of subsampled", func() error { _, err := Account(gauss(0.1, 1), 1e-5, AccountantGDP, Options{}); return err }()},
 		{"zCDP of subsampled", func() error { _, err := Account(gauss(0.1, 1), 1e-5, AccountantZCDP, Options{}); return err }()},
 		{"unknown accountant", func() error { _, err := ParseAccountant("moments"); return err }()},

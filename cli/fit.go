@@ -249,4 +249,3 @@ func f32(x []float64) []float32 {
 	}
 	return out
 }
-

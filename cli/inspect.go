@@ -87,4 +87,3 @@ func printSummary(w io.Writer, path string, s features.Summary) error {
 	}
 	return printf(w, "%s", b.String())
 }
-

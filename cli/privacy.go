@@ -212,12 +212,46 @@ func result(query, src string, v float64, r releaseSpec, g accounting.Guarantee)
 	return res
 }
 
-func privacyEpsilon(c *ucli.Context) error {
-	src, err := source(c)
-	if err != nil {
+// released parses the release description shared by epsilon and delta:
+// --sigma with --steps/--sampling-rate, or a total --rho or --mu.
+type released struct {
+	src   string
+	v     float64
+	r     releaseSpec
+	mechs []accounting.Mechanism
+	acc   accounting.Accountant
+}
+
+func parseReleased(c *ucli.Context) (released, error) {
+	var x released
+	var err error
+	if x.src, err = source(c); err != nil {
+		return x, err
+	}
+	if x.r, err = parseRelease(c); err != nil {
+		return x, err
+	}
+	if x.v, err = positiveFlag(c, x.src); err != nil {
+		return x, err
+	}
+	x.mechs, x.acc, err = mechanisms(x.src, x.v, x.r)
+	return x, err
+}
+
+// emit prints a privacy result: JSON, or a headline and how it was
+// obtained.
+func emit(c *ucli.Context, res privacyResult, headline string) error {
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, res)
+	}
+	if err := printf(c.App.Writer, "%s", headline); err != nil {
 		return err
 	}
-	r, err := parseRelease(c)
+	return describe(c.App.Writer, res)
+}
+
+func privacyEpsilon(c *ucli.Context) error {
+	x, err := parseReleased(c)
 	if err != nil {
 		return err
 	}
@@ -225,27 +259,12 @@ func privacyEpsilon(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := positiveFlag(c, src)
-	if err != nil {
-		return err
-	}
-	mechs, acc, err := mechanisms(src, v, r)
-	if err != nil {
-		return err
-	}
-	g, err := accounting.Account(mechs, delta, acc, r.opt)
+	g, err := accounting.Account(x.mechs, delta, x.acc, x.r.opt)
 	if err != nil {
 		return accountingError(err)
 	}
-	res := result("epsilon", src, v, r, g)
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, res)
-	}
-	w := c.App.Writer
-	if err := printf(w, "ε = %s at δ = %g\n", accounting.FormatEpsilon(float64(res.Epsilon)), res.Delta); err != nil {
-		return err
-	}
-	return describe(w, res)
+	res := result("epsilon", x.src, x.v, x.r, g)
+	return emit(c, res, fmt.Sprintf("ε = %s at δ = %g\n", accounting.FormatEpsilon(float64(res.Epsilon)), res.Delta))
 }
 
 func privacySigma(c *ucli.Context) error {
@@ -266,26 +285,12 @@ func privacySigma(c *ucli.Context) error {
 		return accountingError(err)
 	}
 	res := privacyResult{Query: "sigma", NoiseMultiplier: &z, Steps: r.steps, SamplingRate: r.q, Guarantee: g}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, res)
-	}
-	w := c.App.Writer
-	if err := printf(w, "σ = %s (noise standard deviation = σ × L2 sensitivity), the smallest σ with ε ≤ %g at δ = %g\n",
-		formatUp(z), eps, delta); err != nil {
-		return err
-	}
-	if err := printf(w, "ε = %s at δ = %g\n", accounting.FormatEpsilon(float64(g.Epsilon)), g.Delta); err != nil {
-		return err
-	}
-	return describe(w, res)
+	return emit(c, res, fmt.Sprintf("σ = %s (noise standard deviation = σ × L2 sensitivity), the smallest σ with ε ≤ %g at δ = %g\nε = %s at δ = %g\n",
+		formatUp(z), eps, delta, accounting.FormatEpsilon(float64(g.Epsilon)), g.Delta))
 }
 
 func privacyDelta(c *ucli.Context) error {
-	src, err := source(c)
-	if err != nil {
-		return err
-	}
-	r, err := parseRelease(c)
+	x, err := parseReleased(c)
 	if err != nil {
 		return err
 	}
@@ -293,28 +298,13 @@ func privacyDelta(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := positiveFlag(c, src)
-	if err != nil {
-		return err
-	}
-	mechs, acc, err := mechanisms(src, v, r)
-	if err != nil {
-		return err
-	}
-	g, err := accounting.Delta(mechs, eps, acc, r.opt)
+	g, err := accounting.Delta(x.mechs, eps, x.acc, x.r.opt)
 	if err != nil {
 		return accountingError(err)
 	}
-	res := result("delta", src, v, r, g)
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, res)
-	}
-	w := c.App.Writer
+	res := result("delta", x.src, x.v, x.r, g)
 	// δ is printed rounded up: never below the computed one.
-	if err := printf(w, "δ = %s at ε = %g\n", formatUp(res.Delta), eps); err != nil {
-		return err
-	}
-	return describe(w, res)
+	return emit(c, res, fmt.Sprintf("δ = %s at ε = %g\n", formatUp(res.Delta), eps))
 }
 
 // describe prints how a privacy result was obtained, for people.

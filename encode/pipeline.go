@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 )
 
 // Encoder is what the pipeline needs of a session; *Session implements it.
@@ -105,23 +106,7 @@ func (s *resumeState) save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteBytes(path, b)
 }
 
 // job is a run of consecutive examples that become one encoder call.

@@ -142,7 +142,11 @@ func TestSessionRejectsMismatches(t *testing.T) {
 		want        string
 	}{
 		{"wrong size", "tiny-cnn", func(m *models.Manifest) { m.Input.Height = 32 }, "height 16, but the manifest says input.height 32"},
-		{"wrong channels", "tiny-cnn", func(m *models.Manifest) { m.Input.Channels = 1; m.Input.Mean = []float64{0}; m.Input.Std = []float64{1} }, "channels 3, but the manifest says input.channels 1"},
+		{"wrong channels", "tiny-cnn", func(m *models.Manifest) {
+			m.Input.Channels = 1
+			m.Input.Mean = []float64{0}
+			m.Input.Std = []float64{1}
+		}, "channels 3, but the manifest says input.channels 1"},
 		{"wrong input name", "tiny-cnn", func(m *models.Manifest) { m.Input.Name = "image" }, `no input named "image"`},
 		{"wrong output name", "tiny-cnn", func(m *models.Manifest) { m.Output.Name = "logits" }, `no output named "logits"`},
 		{"wrong pooling rank", "tiny-cnn", func(m *models.Manifest) { m.Output.Pool = "cls" }, `output.pool "cls" needs rank 3`},

@@ -2,13 +2,14 @@ package features
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 )
 
 // Predictions are a classifier's outputs for a feature file, written by
@@ -70,29 +71,14 @@ func WritePredictions(path string, p Predictions) error {
 	s := arrow.NewSchema(fields, &md)
 	rec := array.NewRecordBatch(s, cols, int64(n))
 	defer rec.Release()
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(s))
-	if err == nil {
-		err = w.Write(rec)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(f io.Writer) error {
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(s))
+		if err != nil {
+			return err
+		}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+		return w.Close()
+	})
 }

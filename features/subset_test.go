@@ -108,7 +108,7 @@ func TestSubsetsAndSplits(t *testing.T) {
 		t.Fatalf("copied %d rows, subset %+v", m.Rows, m.Meta.Subset)
 	}
 	last := val[len(val)-1]
-	if m.Labels[299] != labels[last] || m.Row(299)[3] != b2.Row(last-1500)[3] || m.IDs[299] != b2.IDs[last-1500] {
+	if m.Labels[299] != labels[last] || m.Row(299)[3] != b2.Row(last - 1500)[3] || m.IDs[299] != b2.IDs[last-1500] {
 		t.Error("copied rows differ from the source")
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 )
 
 // Classifier is a trained head on encoder features: a linear one-vs-all
@@ -231,7 +231,7 @@ func (c *Classifier) Save(path string) error {
 	binary.Write(&out, binary.LittleEndian, uint64(len(hb)))
 	out.Write(hb)
 	out.Write(body.Bytes())
-	return writeAtomic(path, out.Bytes())
+	return atomicfile.WriteBytes(path, out.Bytes())
 }
 
 func (c *Classifier) metadata() (map[string]string, error) {
@@ -255,28 +255,6 @@ func (c *Classifier) metadata() (map[string]string, error) {
 		md["distance"] = c.Distance
 	}
 	return md, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // LoadClassifier reads a classifier file written by Save.

@@ -31,19 +31,19 @@ import (
 )
 
 type result struct {
-	Model              string  `json:"model"`
-	Images             int64   `json:"images"`
-	Batch              int     `json:"batch"`
-	Threads            int     `json:"threads"`
-	Workers            int     `json:"workers"`
-	EndToEndPerSecond  float64 `json:"end_to_end_images_per_second"`
-	BareRunPerSecond   float64 `json:"bare_run_images_per_second"`
-	Ratio              float64 `json:"ratio"`
-	TensorsChecked     int     `json:"tensors_checked,omitempty"`
-	MaxAbsDiffVsTorch  float64 `json:"max_abs_diff_vs_torch_tensors,omitempty"`
-	Spin               bool    `json:"ort_spinning"`
-	Runtime            string  `json:"onnxruntime"`
-	CPUs               int     `json:"cpus"`
+	Model             string  `json:"model"`
+	Images            int64   `json:"images"`
+	Batch             int     `json:"batch"`
+	Threads           int     `json:"threads"`
+	Workers           int     `json:"workers"`
+	EndToEndPerSecond float64 `json:"end_to_end_images_per_second"`
+	BareRunPerSecond  float64 `json:"bare_run_images_per_second"`
+	Ratio             float64 `json:"ratio"`
+	TensorsChecked    int     `json:"tensors_checked,omitempty"`
+	MaxAbsDiffVsTorch float64 `json:"max_abs_diff_vs_torch_tensors,omitempty"`
+	Spin              bool    `json:"ort_spinning"`
+	Runtime           string  `json:"onnxruntime"`
+	CPUs              int     `json:"cpus"`
 }
 
 func main() {
