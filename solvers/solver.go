@@ -154,6 +154,15 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 			return nil, fmt.Errorf("%s produced a non-finite model (the system is too ill-conditioned for these hyperparameters; raise lambda)", m.Name)
 		}
 	}
+	if m.Private {
+		// The noisy sums are divided by n and some default hyperparameters
+		// scale with n: the guarantee treats the number of training rows as
+		// public, as the papers do, and says so. The feature dimension and
+		// the class list come from the file's schema and are public too.
+		res.Guarantee.Public = append(res.Guarantee.Public,
+			fmt.Sprintf("the number of training rows (n = %d), used to normalise noisy sums and to scale default hyperparameters", d.N),
+			"the feature dimension and the list of class names")
+	}
 	if o.Noise != nil && o.Noise.Seeded() {
 		res.Guarantee.Seeded = true
 		res.Guarantee.Note = accounting.SeededNote
