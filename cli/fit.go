@@ -220,6 +220,9 @@ func printFit(c *ucli.Context, r fitReport) error {
 	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
 	if r.Guarantee.Accountant != accounting.AccountantNone {
 		fmt.Fprintf(&b, "noise multiplier: %.6g (each release's noise std = multiplier × its L2 sensitivity)\n", r.Noise["multiplier"])
+		if len(r.Guarantee.Public) > 0 {
+			fmt.Fprintf(&b, "treated as public: %s\n", strings.Join(r.Guarantee.Public, "; "))
+		}
 	}
 	keys := make([]string, 0, len(r.Hyperparameters))
 	for k := range r.Hyperparameters {
