@@ -21,9 +21,10 @@ vet:
 
 # The test command of the README and of .ci/run.
 # DPFEAT_REQUIRE_ORT makes tests fail, not skip, when ONNX Runtime is absent.
+# The fuzz smoke runs first so that go test's summary closes the output.
 test: setup vet
-	DPFEAT_REQUIRE_ORT=1 $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz-smoke
+	DPFEAT_REQUIRE_ORT=1 $(GO) test -count=1 ./...
 
 # Every fuzz target for a few seconds (CI); `make fuzz FUZZTIME=10m` by hand.
 FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR
