@@ -14,6 +14,9 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
+
+	// The prototype methods register with solvers.
+	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
 // paramFlags are hyperparameter flags; each sets the solver parameter of
@@ -30,6 +33,11 @@ var paramFlags = []struct{ name, usage string }{
 	{"weight-decay", "dpsgd: weight decay"},
 	{"bias-init", "initial bias (dpfc, dpsgd: −10)"},
 	{"psd", "dpls: 1 to project noisy matrices on the PSD cone, 0 not to"},
+	{"k-pool", "dpplmean/protomean: average-pool the features by this kernel size"},
+	{"d-min", "dpplpublic(k): lower clip of the similarity 1 + cos, in [0, 2)"},
+	{"d-max", "dpplpublic(k): upper clip of the similarity 1 + cos, in (0, 2]"},
+	{"k", "dpplpublick: prototypes per class"},
+	{"count-noise", "dpplmean with euclidean distance: noise multiplier of the counts relative to the sums'"},
 }
 
 func fitCommand() *ucli.Command {
@@ -50,6 +58,10 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "seed", Usage: "seed the noise (for reproduction only: the result is then not private)"},
 		&ucli.BoolFlag{Name: "no-normalize", Usage: "do not scale features to unit norm first (then --clip matters)"},
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
+		&ucli.StringFlag{Name: "public", Usage: "dpplpublic(k): public feature file to choose prototypes from (labels not needed)"},
+		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
+		&ucli.BoolFlag{Name: "public-counts", Usage: "dpplmean (euclidean): divide by the true class counts, treating them as public (recorded in the guarantee)"},
+		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
 		jsonFlag(),
 	}
 	for _, p := range paramFlags {
@@ -137,7 +149,13 @@ func fitAction(c *ucli.Context) error {
 		}
 		o.Params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
 	}
-	if m.Private {
+	o.Distance = c.String("distance")
+	o.PublicCounts = c.Bool("public-counts")
+	if m.Pure {
+		if c.IsSet("delta") {
+			o.Delta = c.Float64("delta")
+		}
+	} else if m.Private {
 		if !c.IsSet("delta") {
 			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
 		}
@@ -185,6 +203,22 @@ func fitAction(c *ucli.Context) error {
 			counts[y]++
 		}
 	}
+	if pub := c.String("public"); pub != "" {
+		pm, err := features.ReadAll(pub, features.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		if pm.Dim != mat.Dim {
+			return userErrorf("--public %s has %d features per row; %s has %d", pub, pm.Dim, train, mat.Dim)
+		}
+		if pm.Meta.EncoderSHA256 != mat.Meta.EncoderSHA256 && !c.Bool("force") {
+			return userErrorf("--public %s comes from encoder %s (%s…), %s from %s (%s…); pass --force to use it anyway",
+				pub, pm.Meta.EncoderName, short(pm.Meta.EncoderSHA256), train, mat.Meta.EncoderName, short(mat.Meta.EncoderSHA256))
+		}
+		if o.Public, err = solvers.Prepare(pm, 0, !c.Bool("no-normalize")); err != nil {
+			return userErrorf("--public %s: %v", pub, err)
+		}
+	}
 	res, err := solvers.Fit(c.Context, m.Name, data, o)
 	if err != nil {
 		return userErrorf("fit %s on %s: %v", m.Name, train, err)
@@ -193,10 +227,13 @@ func fitAction(c *ucli.Context) error {
 		res.Prep.Normalize = false
 	}
 	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: mat.Dim, Weight: f32(res.W), Bias: f32(res.B),
-		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Clip: res.Prep.Clip},
+		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Clip: res.Prep.Clip},
 		EncoderSHA256: mat.Meta.EncoderSHA256, EncoderName: mat.Meta.EncoderName, Method: m.Name,
 		Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee,
 		TrainRows: int64(mat.Rows), TrainCounts: counts, Version: Version, Created: time.Now().UTC().Format(time.RFC3339)}
+	if res.Prototypes != nil {
+		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", f32(res.Prototypes), nil, res.PerClass, res.Distance
+	}
 	if err := clf.Save(out); err != nil {
 		return err
 	}
@@ -219,7 +256,9 @@ func printFit(c *ucli.Context, r fitReport) error {
 	fmt.Fprintf(&b, "%s: %s on %d rows × %d features, %d classes, in %.2f s\n", r.Out, r.Method, r.TrainRows, r.Dim, r.Classes, r.Seconds)
 	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
 	if r.Guarantee.Accountant != accounting.AccountantNone {
-		fmt.Fprintf(&b, "noise multiplier: %.6g (each release's noise std = multiplier × its L2 sensitivity)\n", r.Noise["multiplier"])
+		if z, _ := r.Noise["multiplier"].(float64); z > 0 {
+			fmt.Fprintf(&b, "noise multiplier: %.6g (each release's noise std = multiplier × its L2 sensitivity)\n", z)
+		}
 		if len(r.Guarantee.Public) > 0 {
 			fmt.Fprintf(&b, "treated as public: %s\n", strings.Join(r.Guarantee.Public, "; "))
 		}

@@ -54,17 +54,28 @@ type Classifier struct {
 
 // Preprocessing is what is applied to a feature vector before scoring, in
 // this order: subtract Center (if any), scale to unit L2 norm (if
-// Normalize), multiply by Scale (if not 0), clip to L2 norm Clip (if not
-// 0).
+// Normalize), average-pool groups of Pool consecutive features (if Pool >
+// 1; DPPL-Mean's k_pool), multiply by Scale (if not 0), clip to L2 norm Clip
+// (if not 0).
 type Preprocessing struct {
 	Center    []float32 `json:"-"`
 	Normalize bool      `json:"normalize"`
+	Pool      int       `json:"pool,omitempty"`
 	Scale     float64   `json:"scale,omitempty"`
 	Clip      float64   `json:"clip,omitempty"`
 }
 
-// Apply preprocesses x in place (float64 work vector).
-func (p Preprocessing) Apply(x []float64) {
+// PooledDim returns the dimension after pooling a d-dimensional vector.
+func (p Preprocessing) PooledDim(d int) int {
+	if p.Pool > 1 {
+		return (d + p.Pool - 1) / p.Pool
+	}
+	return d
+}
+
+// Apply preprocesses x (modifying it) and returns the result, which is
+// shorter than x when pooling.
+func (p Preprocessing) Apply(x []float64) []float64 {
 	if p.Center != nil {
 		for i := range x {
 			x[i] -= float64(p.Center[i])
@@ -76,6 +87,18 @@ func (p Preprocessing) Apply(x []float64) {
 				x[i] /= n
 			}
 		}
+	}
+	if p.Pool > 1 {
+		out := x[:p.PooledDim(len(x))]
+		for g := range out {
+			lo, hi := g*p.Pool, min((g+1)*p.Pool, len(x))
+			var s float64
+			for _, v := range x[lo:hi] {
+				s += v
+			}
+			out[g] = s / float64(hi-lo)
+		}
+		x = out
 	}
 	if p.Scale != 0 {
 		for i := range x {
@@ -90,6 +113,7 @@ func (p Preprocessing) Apply(x []float64) {
 			}
 		}
 	}
+	return x
 }
 
 func norm(x []float64) float64 {
@@ -103,8 +127,8 @@ func norm(x []float64) float64 {
 // Scores computes the class scores of one feature vector into out (len
 // Classes); x is preprocessed first (x is modified).
 func (c *Classifier) Scores(x []float64, out []float64) {
-	c.Prep.Apply(x)
-	m, d := len(c.Classes), c.Dim
+	x = c.Prep.Apply(x)
+	m, d := len(c.Classes), len(x)
 	switch c.Kind {
 	case "prototypes":
 		k := max(1, c.PerClass)
@@ -153,7 +177,7 @@ func (c *Classifier) Validate() error {
 	if m < 2 || c.Dim < 1 {
 		return fmt.Errorf("classifier has %d classes and dimension %d; expected at least 2 classes", m, c.Dim)
 	}
-	want := m * c.Dim
+	want := m * c.Prep.PooledDim(c.Dim)
 	switch c.Kind {
 	case "linear":
 		if len(c.Bias) != m {
@@ -197,7 +221,7 @@ func (c *Classifier) Save(path string) error {
 		shape []int64
 		data  []float32
 	}
-	m, d := int64(len(c.Classes)), int64(c.Dim)
+	m, d := int64(len(c.Classes)), int64(c.Prep.PooledDim(c.Dim))
 	var ts []tensor
 	if c.Kind == "linear" {
 		ts = append(ts, tensor{"weight", []int64{m, d}, c.Weight}, tensor{"bias", []int64{m}, c.Bias})
@@ -205,7 +229,7 @@ func (c *Classifier) Save(path string) error {
 		ts = append(ts, tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
 	}
 	if c.Prep.Center != nil {
-		ts = append(ts, tensor{"center", []int64{d}, c.Prep.Center})
+		ts = append(ts, tensor{"center", []int64{int64(c.Dim)}, c.Prep.Center})
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
 	header := map[string]any{}

@@ -1,5 +1,24 @@
 // Package prototypes implements the DP prototypes of Wahdany, Jagielski,
 // Dziedzić & Boenisch, "Differentially Private Prototypes for Imbalanced
-// Transfer Learning": DPPL-Mean, DPPL-Public and DPPL-PublicK, and the
-// nearest-prototype classifier they produce.
+// Transfer Learning" (AAAI 2025): one (or K) private prototypes per class in
+// the encoder's embedding space, and nearest-prototype classification.
+//
+//   - dpplmean: the Gaussian-mechanism sum of each class's features (clipped
+//     to r, optionally average-pooled by k_pool), Sec. 4.1 / eq. (1); the
+//     classes are disjoint, so one release of all sums has sensitivity r.
+//     With cosine distance (the default) the prototype is the noisy sum's
+//     direction and no class count is needed; with euclidean distance the
+//     counts are released too (noisily, by default), or taken as public
+//     with --public-counts, which the guarantee then says.
+//   - dpplpublic: for each class the exponential mechanism picks one public
+//     point (Alg. 1) with utility u = Σ clip(1 + cos(x, p), d_min, d_max) −
+//     d_min, monotone with sensitivity d_max − d_min, so the exponent is
+//     ε·u/Δu (App. D.1, Thm. 3); parallel over classes: ε-DP.
+//   - dpplpublick: K public prototypes per class by the joint exponential
+//     mechanism for unordered top-K (Gillenwater et al. 2022, App. C.3):
+//     ε-DP with exponent ε·(u_y − u_K)/(2Δu).
+//   - protomean: the non-private class means (ε = ∞).
+//
+// The methods register with package solvers, so `dpfeat fit` runs them and
+// writes classifier files of kind "prototypes".
 package prototypes

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register(Method{Name: "dpfc", Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", fit: fitFC})
+	Register(Method{Name: "dpfc", Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Run: fitFC})
 }
 
 // fitFC is DP-FC (Mehta et al. 2023, Alg. 3): one noisy release of the
@@ -36,24 +36,24 @@ func init() {
 // al. 2022: all sigmoid outputs start near 0, so the first step is driven by
 // the positive examples).
 func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
-	p := newParams(o)
-	cg, err := p.positive("clip_cov", 1)
+	p := NewParams(o)
+	cg, err := p.Positive("clip_cov", 1)
 	if err != nil {
 		return nil, err
 	}
-	cgrad, err := p.positive("clip_grad", 1)
+	cgrad, err := p.Positive("clip_grad", 1)
 	if err != nil {
 		return nil, err
 	}
-	T, err := p.count("steps", 10)
+	T, err := p.Count("steps", 10)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.positive("lr", 8)
+	lr, err := p.Positive("lr", 8)
 	if err != nil {
 		return nil, err
 	}
-	biasInit := p.get("bias_init", -10)
+	biasInit := p.Get("bias_init", -10)
 	u := withBias(d, cg)
 	D, M, n := u.D, u.M, float64(u.N)
 	build := func(z float64) []accounting.Mechanism {
@@ -62,20 +62,20 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 			{Name: "noisy clipped gradient sum", Kind: accounting.KindGaussian, Sensitivity: cgrad, NoiseStd: z * cgrad, Count: T},
 		}
 	}
-	z, g, err := calibrate(o, build)
+	z, g, err := Calibrate(o, build)
 	if err != nil {
 		return nil, err
 	}
 	cov := make([]float64, D*D)
 	syrk(cov, D, u.X, u.N, 1)
-	symAdd(cov, 1, o.symmetric("covariance", D, z*cg*cg))
+	symAdd(cov, 1, o.Symmetric("covariance", D, z*cg*cg))
 	for i := range cov {
 		cov[i] /= n
 	}
 	if err := psdProject(cov, D); err != nil {
 		return nil, err
 	}
-	lambda, err := p.positive("lambda", 2*math.Sqrt(float64(D))*z*cg*cg/n+1e-4*cg*cg/float64(D))
+	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*cg*cg/n+1e-4*cg*cg/float64(D))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		scores(u, theta, zbuf)
 		residuals(u, zbuf)
 		gsum := clippedGradientSum(u, zbuf, cgrad, nil)
-		noise := o.gaussian("gradient", M*D, z*cgrad)
+		noise := o.Gaussian("gradient", M*D, z*cgrad)
 		for j := 0; j < M; j++ {
 			row := make([]float64, D)
 			for k := range row {
@@ -114,6 +114,7 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	}
 	res := &Result{Prep: Preprocessing{Normalize: true, Clip: cg}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, d.D, cg)
-	p.finish(res)
+	publicN(res, d.N)
+	p.Finish(res)
 	return res, nil
 }

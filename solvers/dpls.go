@@ -8,10 +8,10 @@ import (
 )
 
 func init() {
-	register(Method{Name: "dpls", Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
-		fit: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, true) }})
-	register(Method{Name: "ls", Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
-		fit: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, false) }})
+	Register(Method{Name: "dpls", Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
+		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, true) }})
+	Register(Method{Name: "ls", Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
+		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, false) }})
 }
 
 // fitLS is DP-LS (Mehta, Krichene, Thakurta, Kurakin, Cutkosky 2023,
@@ -36,19 +36,19 @@ func init() {
 // eigenvalue for conditioning), psd (default 1: project noisy matrices on
 // the PSD cone, as the authors' code does).
 func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, error) {
-	p := newParams(o)
+	p := NewParams(o)
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.positive("clip", 1); err != nil {
+		if C, err = p.Positive("clip", 1); err != nil {
 			return nil, err
 		}
 	}
-	alpha, err := p.positive("alpha", 1/float64(d.M))
+	alpha, err := p.Positive("alpha", 1/float64(d.M))
 	if err != nil {
 		return nil, err
 	}
-	psd := p.get("psd", 1) != 0 && private
+	psd := p.Get("psd", 1) != 0 && private
 	const k = 1.0
 	x := d
 	if private {
@@ -85,15 +85,15 @@ func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, err
 			}
 		}
 		var g accounting.Guarantee
-		if z, g, err = calibrate(o, build); err != nil {
+		if z, g, err = Calibrate(o, build); err != nil {
 			return nil, err
 		}
 		res.Guarantee, res.NoiseMultiplier = g, z
 		res.Prep.Clip = C
-		symAdd(G, 1, o.symmetric("G", D, z*C*C))
+		symAdd(G, 1, o.Symmetric("G", D, z*C*C))
 		for j := 0; j < M; j++ {
-			symAdd(A[j], 1, o.symmetric("A", D, z*math.Sqrt(k)*C*C))
-			for c, v := range o.gaussian("b", D, z*math.Sqrt(k)*C) {
+			symAdd(A[j], 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
+			for c, v := range o.Gaussian("b", D, z*math.Sqrt(k)*C) {
 				b[j][c] += v
 			}
 		}
@@ -111,7 +111,7 @@ func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, err
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
 	floor := 1e-4 * (float64(d.N)/float64(M) + alpha*float64(d.N)) / float64(D)
-	lambda, err := p.positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor)
+	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,10 @@ func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, err
 		}
 		copy(res.W[j*D:], theta)
 	}
-	p.used["k"] = int(k)
-	p.finish(res)
+	p.Record("k", int(k))
+	if private {
+		publicN(res, d.N)
+	}
+	p.Finish(res)
 	return res, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(Method{Name: "dpsgd", Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", fit: fitSGD})
+	Register(Method{Name: "dpsgd", Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
 }
 
 // fitSGD is the generalized first-order DP algorithm (Mehta et al. 2023,
@@ -41,12 +41,12 @@ func init() {
 // (0), bias_init (−10). The full-batch Adam defaults were chosen on
 // Fashion-MNIST's public half (train rows 0–29999), never on private data.
 func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
-	p := newParams(o)
+	p := NewParams(o)
 	opt := strings.ToLower(o.Optimizer)
 	if opt == "" {
 		opt = "adam"
 	}
-	p.used["optimizer"] = opt
+	p.Record("optimizer", opt)
 	defLR := 0.2
 	switch opt {
 	case "sgd", "momentum":
@@ -55,11 +55,11 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("unknown optimizer %q (want sgd, momentum, adam or lamb)", o.Optimizer)
 	}
-	C, err := p.positive("clip", 1)
+	C, err := p.Positive("clip", 1)
 	if err != nil {
 		return nil, err
 	}
-	batch := p.get("batch", 0)
+	batch := p.Get("batch", 0)
 	if batch < 0 || batch != math.Trunc(batch) || batch >= float64(d.N) {
 		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", d.N, batch)
 	}
@@ -69,19 +69,19 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		q = batch / float64(d.N)
 		defSteps = int(math.Ceil(10 / q))
 	}
-	T, err := p.count("steps", defSteps)
+	T, err := p.Count("steps", defSteps)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.positive("lr", defLR)
+	lr, err := p.Positive("lr", defLR)
 	if err != nil {
 		return nil, err
 	}
-	wd := p.get("weight_decay", 0)
+	wd := p.Get("weight_decay", 0)
 	if wd < 0 {
 		return nil, fmt.Errorf("hyperparameter weight_decay must be ≥ 0, got %v", wd)
 	}
-	biasInit := p.get("bias_init", -10)
+	biasInit := p.Get("bias_init", -10)
 	u := withBias(d, 1)
 	D, M := u.D, u.M
 	build := func(z float64) []accounting.Mechanism {
@@ -92,7 +92,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		}
 		return []accounting.Mechanism{m}
 	}
-	z, g, err := calibrate(o, build)
+	z, g, err := Calibrate(o, build)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		scores(u, theta, zbuf)
 		residuals(u, zbuf)
 		grad := clippedGradientSum(u, zbuf, C, rows)
-		noise := o.gaussian("gradient", len(grad), z*C)
+		noise := o.Gaussian("gradient", len(grad), z*C)
 		for i := range grad {
 			grad[i] = (grad[i]+noise[i])/denom + wd*theta[i]
 		}
@@ -128,8 +128,9 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	}
 	res := &Result{Prep: Preprocessing{Normalize: true, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, d.D, 1)
-	p.used["sampling_rate"] = q
-	p.finish(res)
+	publicN(res, d.N)
+	p.Record("sampling_rate", q)
+	p.Finish(res)
 	return res, nil
 }
 

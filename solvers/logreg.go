@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(Method{Name: "logreg", Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", fit: fitLogReg})
+	Register(Method{Name: "logreg", Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
 }
 
 // fitLogReg is the non-private reference of softmax (multinomial) logistic
@@ -21,12 +21,12 @@ func init() {
 // logistic methods. Hyperparameters: lambda (1e-4), steps (500: the
 // iteration cap).
 func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
-	p := newParams(o)
-	lambda, err := p.positive("lambda", 1e-4)
+	p := NewParams(o)
+	lambda, err := p.Positive("lambda", 1e-4)
 	if err != nil {
 		return nil, err
 	}
-	maxIter, err := p.count("steps", 500)
+	maxIter, err := p.Count("steps", 500)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	res := &Result{Prep: Preprocessing{Normalize: true}}
 	res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	res.W, res.B = fromBias(result.X, M, d.D, 1)
-	p.used["iterations"] = result.Stats.MajorIterations
-	p.finish(res)
+	p.Record("iterations", result.Stats.MajorIterations)
+	p.Finish(res)
 	return res, nil
 }

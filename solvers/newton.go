@@ -9,10 +9,10 @@ import (
 )
 
 func init() {
-	register(Method{Name: "dpnewton", Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
-		fit: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, true) }})
-	register(Method{Name: "newton", Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
-		fit: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, false) }})
+	Register(Method{Name: "dpnewton", Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
+		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, true) }})
+	Register(Method{Name: "newton", Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
+		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, false) }})
 }
 
 // βH bounds the sigmoid cross-entropy's second derivative: σ(z)(1−σ(z)) ≤ ¼.
@@ -40,11 +40,11 @@ const betaH = 0.25
 // the Newton step), lambda (the Hessian noise's expected spectral norm
 // 2√D·z√M·β_H C²/n, plus 1e-4·β_H C²/D), bias_init (0, as the paper).
 func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result, error) {
-	p := newParams(o)
+	p := NewParams(o)
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.positive("clip", 1); err != nil {
+		if C, err = p.Positive("clip", 1); err != nil {
 			return nil, err
 		}
 	}
@@ -52,15 +52,15 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 	if !private {
 		defSteps = 10
 	}
-	T, err := p.count("steps", defSteps)
+	T, err := p.Count("steps", defSteps)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.positive("lr", 1)
+	lr, err := p.Positive("lr", 1)
 	if err != nil {
 		return nil, err
 	}
-	biasInit := p.get("bias_init", 0)
+	biasInit := p.Get("bias_init", 0)
 	u := withBias(d, C)
 	D, M, n := u.D, u.M, float64(u.N)
 	sm := math.Sqrt(float64(M))
@@ -74,7 +74,7 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 			}
 		}
 		var g accounting.Guarantee
-		if z, g, err = calibrate(o, build); err != nil {
+		if z, g, err = Calibrate(o, build); err != nil {
 			return nil, err
 		}
 		res.Guarantee, res.NoiseMultiplier = g, z
@@ -82,7 +82,7 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 	} else {
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
-	lambda, err := p.positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D))
+	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D))
 	if err != nil {
 		return nil, err
 	}
@@ -118,10 +118,10 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 			}
 			syrk(H, D, weighted, u.N, 1)
 			if private {
-				for k, v := range o.gaussian("gradient", D, z*sm*C) {
+				for k, v := range o.Gaussian("gradient", D, z*sm*C) {
 					grad[k] += v
 				}
-				symAdd(H, 1, o.symmetric("hessian", D, z*sm*betaH*C*C))
+				symAdd(H, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
 			}
 			for k := range grad {
 				grad[k] = grad[k]/n + lambda*theta[j*D+k]
@@ -146,6 +146,9 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 		o.progress("newton step %d/%d", t+1, T)
 	}
 	res.W, res.B = fromBias(theta, M, d.D, C)
-	p.finish(res)
+	if private {
+		publicN(res, d.N)
+	}
+	p.Finish(res)
 	return res, nil
 }

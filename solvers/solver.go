@@ -48,6 +48,14 @@ type Options struct {
 	Observe func(release string, std float64, noise []float64)
 	// Progress, when set, receives one line per iteration.
 	Progress func(format string, args ...any)
+	// Public is unlabeled public data (prepared like the training data),
+	// for the methods that select public prototypes.
+	Public *Data
+	// Distance is the prototype methods' distance: cosine or euclidean.
+	Distance string
+	// PublicCounts lets DPPL-Mean divide by the true class counts, an
+	// assumption the guarantee then records.
+	PublicCounts bool
 }
 
 // Result is a fitted linear one-vs-all model with its guarantee.
@@ -66,13 +74,21 @@ type Result struct {
 	// did not set.
 	Hyperparameters map[string]any
 	Defaulted       []string
+	// Prototypes, for the prototype methods instead of W and B: M×K
+	// prototypes of dimension Dim (after Prep's pooling), PerClass = K,
+	// compared by Distance.
+	Prototypes []float64
+	PerClass   int
+	Distance   string
 }
 
 // Preprocessing of features before a solver sees them: unit L2 norm
-// (Normalize, the default: a per-example map, free of privacy cost), then
-// clipping to L2 norm Clip.
+// (Normalize, the default: a per-example map, free of privacy cost),
+// average pooling of Pool consecutive features (prototypes), then clipping
+// to L2 norm Clip.
 type Preprocessing struct {
 	Normalize bool
+	Pool      int
 	Clip      float64
 }
 
@@ -81,14 +97,19 @@ type Method struct {
 	Name string
 	// Private is false for the ε = ∞ references.
 	Private bool
+	// Pure marks pure ε-DP methods (the exponential mechanism): δ is not
+	// needed.
+	Pure bool
 	// Summary is a line for help texts.
 	Summary string
-	fit     func(ctx context.Context, d *Data, o *Options) (*Result, error)
+	Run     func(ctx context.Context, d *Data, o *Options) (*Result, error)
 }
 
 var methods = map[string]Method{}
 
-func register(m Method) { methods[m.Name] = m }
+// Register adds a method; packages with further methods (prototypes)
+// register theirs from init.
+func Register(m Method) { methods[m.Name] = m }
 
 // Methods lists the registered methods in name order.
 func Methods() []Method {
@@ -130,7 +151,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 		if o.Sigma == 0 && !(o.Epsilon > 0) {
 			return nil, fmt.Errorf("ε must be positive, got %v", o.Epsilon)
 		}
-		if !(o.Delta > 0 && o.Delta < 1) {
+		if !m.Pure && !(o.Delta > 0 && o.Delta < 1) {
 			return nil, fmt.Errorf("δ must be in (0, 1), got %v", o.Delta)
 		}
 		if o.Noise == nil {
@@ -145,23 +166,19 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if o.Params == nil {
 		o.Params = map[string]float64{}
 	}
-	res, err := m.fit(ctx, d, &o)
+	res, err := m.Run(ctx, d, &o)
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range append(append([]float64(nil), res.W...), res.B...) {
+	for _, v := range append(append(append([]float64(nil), res.W...), res.B...), res.Prototypes...) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%s produced a non-finite model (the system is too ill-conditioned for these hyperparameters; raise lambda)", m.Name)
 		}
 	}
 	if m.Private {
-		// The noisy sums are divided by n and some default hyperparameters
-		// scale with n: the guarantee treats the number of training rows as
-		// public, as the papers do, and says so. The feature dimension and
-		// the class list come from the file's schema and are public too.
-		res.Guarantee.Public = append(res.Guarantee.Public,
-			fmt.Sprintf("the number of training rows (n = %d), used to normalise noisy sums and to scale default hyperparameters", d.N),
-			"the feature dimension and the list of class names")
+		// The feature dimension and the class list come from the file's
+		// schema.
+		res.Guarantee.Public = append(res.Guarantee.Public, "the feature dimension and the list of class names")
 	}
 	if o.Noise != nil && o.Noise.Seeded() {
 		res.Guarantee.Seeded = true
@@ -194,19 +211,19 @@ func (d *Data) check() error {
 	return nil
 }
 
-// params reads hyperparameters, recording which were defaulted.
-type params struct {
+// Params reads hyperparameters, recording which were defaulted.
+type Params struct {
 	set       map[string]float64
 	used      map[string]any
 	defaulted []string
 }
 
-func newParams(o *Options) *params {
-	return &params{set: o.Params, used: map[string]any{}}
+func NewParams(o *Options) *Params {
+	return &Params{set: o.Params, used: map[string]any{}}
 }
 
 // get returns the user's value for name, or def (recorded as defaulted).
-func (p *params) get(name string, def float64) float64 {
+func (p *Params) Get(name string, def float64) float64 {
 	if v, ok := p.set[name]; ok {
 		p.used[name] = v
 		return v
@@ -217,8 +234,8 @@ func (p *params) get(name string, def float64) float64 {
 }
 
 // positive is get for parameters that must be > 0.
-func (p *params) positive(name string, def float64) (float64, error) {
-	v := p.get(name, def)
+func (p *Params) Positive(name string, def float64) (float64, error) {
+	v := p.Get(name, def)
 	if !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("hyperparameter %s must be a positive number, got %v", name, v)
 	}
@@ -226,8 +243,8 @@ func (p *params) positive(name string, def float64) (float64, error) {
 }
 
 // count is get for positive integers.
-func (p *params) count(name string, def int) (int, error) {
-	v := p.get(name, float64(def))
+func (p *Params) Count(name string, def int) (int, error) {
+	v := p.Get(name, float64(def))
 	if v < 1 || v != math.Trunc(v) || v > 1e7 {
 		return 0, fmt.Errorf("hyperparameter %s must be a positive whole number, got %v", name, v)
 	}
@@ -235,7 +252,12 @@ func (p *params) count(name string, def int) (int, error) {
 	return int(v), nil
 }
 
-func (p *params) finish(r *Result) {
+// Record notes a setting that is not a user-settable hyperparameter (the
+// optimizer, derived quantities) in the result's hyperparameters.
+func (p *Params) Record(name string, v any) { p.used[name] = v }
+
+// Finish stores the settings in the result.
+func (p *Params) Finish(r *Result) {
 	r.Hyperparameters = p.used
 	sort.Strings(p.defaulted)
 	r.Defaulted = p.defaulted
@@ -243,7 +265,7 @@ func (p *params) finish(r *Result) {
 
 // calibrate returns the noise multiplier z for the method's releases: the
 // user's Sigma, or the smallest z meeting (ε, δ); and the guarantee.
-func calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
+func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
 	opt := accounting.Options{Conversion: o.Conversion}
 	if o.Sigma > 0 {
 		g, err := accounting.Account(build(o.Sigma), o.Delta, o.Accountant, opt)
@@ -254,7 +276,7 @@ func calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 
 // gaussian returns noise of the given std for one release (and shows it to
 // Observe).
-func (o *Options) gaussian(release string, n int, std float64) []float64 {
+func (o *Options) Gaussian(release string, n int, std float64) []float64 {
 	v := make([]float64, n)
 	if o.Noise != nil && std > 0 {
 		accounting.AddGaussian(o.Noise, v, std)
@@ -266,7 +288,7 @@ func (o *Options) gaussian(release string, n int, std float64) []float64 {
 }
 
 // symmetric returns a d×d symmetric noise matrix (upper triangle i.i.d.).
-func (o *Options) symmetric(release string, d int, std float64) []float64 {
+func (o *Options) Symmetric(release string, d int, std float64) []float64 {
 	v := make([]float64, d*d)
 	if o.Noise != nil && std > 0 {
 		accounting.AddSymmetricGaussian(o.Noise, v, d, std)
@@ -281,4 +303,12 @@ func (o *Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(format, args...)
 	}
+}
+
+// publicN records in the guarantee that the method uses the number of
+// training rows: noisy sums are divided by n and default hyperparameters
+// scale with it, so n is treated as public, as the papers do.
+func publicN(res *Result, n int) {
+	res.Guarantee.Public = append(res.Guarantee.Public,
+		fmt.Sprintf("the number of training rows (n = %d), used to normalise noisy sums and to scale default hyperparameters", n))
 }

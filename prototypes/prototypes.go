@@ -1,0 +1,357 @@
+package prototypes
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+func init() {
+	solvers.Register(solvers.Method{Name: "dpplmean", Private: true,
+		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
+		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitMean(ctx, d, o, true) }})
+	solvers.Register(solvers.Method{Name: "protomean", Private: false,
+		Summary: "non-private class-mean prototypes",
+		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitMean(ctx, d, o, false) }})
+	solvers.Register(solvers.Method{Name: "dpplpublic", Private: true, Pure: true,
+		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
+		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitPublic(ctx, d, o, false) }})
+	solvers.Register(solvers.Method{Name: "dpplpublick", Private: true, Pure: true,
+		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
+		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitPublic(ctx, d, o, true) }})
+}
+
+func distance(o *solvers.Options) (string, error) {
+	switch o.Distance {
+	case "", "cosine":
+		return "cosine", nil
+	case "euclidean":
+		return "euclidean", nil
+	}
+	return "", fmt.Errorf("distance %q: expected cosine or euclidean", o.Distance)
+}
+
+// pool averages groups of k consecutive features of every row (the
+// classifier applies the same map at prediction).
+func pool(d *solvers.Data, k int) *solvers.Data {
+	if k <= 1 {
+		return d
+	}
+	dd := (d.D + k - 1) / k
+	out := &solvers.Data{X: make([]float64, d.N*dd), Y: d.Y, N: d.N, D: dd, M: d.M}
+	for i := 0; i < d.N; i++ {
+		row := d.Row(i)
+		for g := 0; g < dd; g++ {
+			lo, hi := g*k, min((g+1)*k, d.D)
+			var s float64
+			for _, v := range row[lo:hi] {
+				s += v
+			}
+			out.X[i*dd+g] = s / float64(hi-lo)
+		}
+	}
+	return out
+}
+
+func clip(row []float64, r float64) {
+	var s float64
+	for _, v := range row {
+		s += v * v
+	}
+	if n := math.Sqrt(s); n > r {
+		for i := range row {
+			row[i] *= r / n
+		}
+	}
+}
+
+// fitMean is DPPL-Mean (Sec. 4.1) and, without noise, the class-mean
+// reference. Features (unit-normalised) are average-pooled by k_pool (1)
+// and clipped to r (1). The class sums are released with the Gaussian
+// mechanism: one example changes one class's sum by at most r, so all sums
+// together have L2 sensitivity r and get noise z·r in every coordinate (the
+// paper's parallel composition over classes). The paper then divides by the
+// true class count, which treats counts as public; dpfeat does not do that
+// silently:
+//   - cosine distance (default): the prototype is the noisy sum, whose
+//     direction is all that cosine distance sees; no count is used;
+//   - euclidean distance: the counts are released too, with noise
+//     count_noise × z (count_noise 10: the counts, in the hundreds or
+//     thousands, need little precision, and take 1% of μ²), or, with
+//     --public-counts, the true counts are used and the guarantee lists
+//     "class counts" as public.
+func fitMean(ctx context.Context, d *solvers.Data, o *solvers.Options, private bool) (*solvers.Result, error) {
+	p := solvers.NewParams(o)
+	dist, err := distance(o)
+	if err != nil {
+		return nil, err
+	}
+	p.Record("distance", dist)
+	kpool, err := p.Count("k_pool", 1)
+	if err != nil {
+		return nil, err
+	}
+	r := 1.0
+	if private {
+		if r, err = p.Positive("clip", 1); err != nil {
+			return nil, err
+		}
+	}
+	countNoise := 10.0
+	needCounts := dist == "euclidean" && private && !o.PublicCounts
+	if needCounts {
+		if countNoise, err = p.Positive("count_noise", 10); err != nil {
+			return nil, err
+		}
+	}
+	x := pool(d, kpool)
+	D, M := x.D, x.M
+	sums := make([]float64, M*D)
+	counts := make([]float64, M)
+	row := make([]float64, D)
+	for i := 0; i < x.N; i++ {
+		copy(row, x.Row(i))
+		if private {
+			clip(row, r)
+		}
+		c := int(x.Y[i])
+		counts[c]++
+		for k, v := range row {
+			sums[c*D+k] += v
+		}
+	}
+	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true, Pool: kpool}, PerClass: 1, Distance: dist}
+	if private {
+		res.Prep.Clip = r
+		build := func(z float64) []accounting.Mechanism {
+			m := []accounting.Mechanism{{Name: "noisy class sums (one release, classes disjoint)", Kind: accounting.KindGaussian,
+				Sensitivity: r, NoiseStd: z * r, Count: 1, Parallel: M}}
+			if needCounts {
+				m = append(m, accounting.Mechanism{Name: "noisy class counts", Kind: accounting.KindGaussian,
+					Sensitivity: 1, NoiseStd: z * countNoise, Count: 1, Parallel: M})
+			}
+			return m
+		}
+		z, g, err := solvers.Calibrate(o, build)
+		if err != nil {
+			return nil, err
+		}
+		res.Guarantee, res.NoiseMultiplier = g, z
+		for k, v := range o.Gaussian("sums", M*D, z*r) {
+			sums[k] += v
+		}
+		if needCounts {
+			for k, v := range o.Gaussian("counts", M, z*countNoise) {
+				counts[k] += v
+			}
+		}
+		if dist == "euclidean" && o.PublicCounts {
+			res.Guarantee.Public = append(res.Guarantee.Public, "class counts (--public-counts: DPPL-Mean divides the noisy sums by the true counts)")
+		}
+	} else {
+		res.Guarantee = accounting.NonPrivate("non-private reference: exact class means")
+	}
+	res.Prototypes = make([]float64, M*D)
+	for c := 0; c < M; c++ {
+		div := 1.0
+		if dist == "euclidean" || !private {
+			div = math.Max(counts[c], 1)
+		}
+		for k := 0; k < D; k++ {
+			res.Prototypes[c*D+k] = sums[c*D+k] / div
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.Finish(res)
+	return res, nil
+}
+
+// utilities returns, for one class's (unit-norm) private rows X_c and every
+// public row, u(p) = Σ_{x∈X_c} clip(1 + x·p, dmin, dmax) − dmin. Without
+// clipping (dmin = 0, dmax = 2, the defaults) the sum is linear,
+// n_c + (Σx)·p; otherwise the similarities are computed in blocks of public
+// rows with one matrix product each.
+func utilities(xc []float64, nc int, pub *solvers.Data, dmin, dmax float64) []float64 {
+	D := pub.D
+	u := make([]float64, pub.N)
+	if dmin <= 0 && dmax >= 2 {
+		s := make([]float64, D)
+		for i := 0; i < nc; i++ {
+			for k, v := range xc[i*D : (i+1)*D] {
+				s[k] += v
+			}
+		}
+		for j := 0; j < pub.N; j++ {
+			var dot float64
+			for k, v := range pub.Row(j) {
+				dot += s[k] * v
+			}
+			u[j] = float64(nc) + dot - float64(nc)*dmin
+		}
+		return u
+	}
+	const block = 2048
+	sim := make([]float64, nc*block)
+	for start := 0; start < pub.N; start += block {
+		b := min(block, pub.N-start)
+		a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
+		pb := blas64.General{Rows: b, Cols: D, Stride: D, Data: pub.X[start*D : (start+b)*D]}
+		c := blas64.General{Rows: nc, Cols: b, Stride: b, Data: sim[:nc*b]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, pb, 0, c)
+		for j := 0; j < b; j++ {
+			var s float64
+			for i := 0; i < nc; i++ {
+				s += math.Min(math.Max(1+sim[i*b+j], dmin), dmax) - dmin
+			}
+			u[start+j] = s
+		}
+	}
+	return u
+}
+
+// fitPublic is DPPL-Public (Alg. 1) and, with topK, DPPL-PublicK.
+func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bool) (*solvers.Result, error) {
+	if o.Public == nil || o.Public.N == 0 {
+		return nil, fmt.Errorf("this method selects prototypes from public data: pass --public PUB.arrow (labels are not needed)")
+	}
+	if o.Public.D != d.D {
+		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.D, d.D)
+	}
+	if o.Sigma > 0 {
+		return nil, fmt.Errorf("the exponential mechanism has no noise multiplier: give --epsilon instead of --sigma")
+	}
+	if math.IsInf(o.Epsilon, 1) || !(o.Epsilon > 0) {
+		return nil, fmt.Errorf("ε must be a positive finite number, got %v", o.Epsilon)
+	}
+	p := solvers.NewParams(o)
+	dmin := p.Get("d_min", 0)
+	dmax := p.Get("d_max", 2)
+	if !(dmin >= 0 && dmax <= 2 && dmin < dmax) {
+		return nil, fmt.Errorf("need 0 ≤ d_min < d_max ≤ 2, got d_min %v, d_max %v", dmin, dmax)
+	}
+	K := 1
+	var err error
+	if topK {
+		if K, err = p.Count("k", 3); err != nil {
+			return nil, err
+		}
+		if K > o.Public.N {
+			return nil, fmt.Errorf("k = %d prototypes per class from %d public rows", K, o.Public.N)
+		}
+	}
+	delta := 0.0
+	eps := o.Epsilon
+	mech := accounting.Mechanism{Name: "exponential mechanism choosing a public prototype, per class (classes disjoint)",
+		Kind: accounting.KindExponential, Epsilon: eps, Count: 1, Parallel: d.M}
+	if topK {
+		mech.Name = fmt.Sprintf("joint exponential mechanism choosing %d public prototypes, per class (classes disjoint)", K)
+	}
+	acc := o.Accountant
+	if acc == accounting.AccountantAuto || acc == "" {
+		acc = accounting.AccountantPure
+	}
+	if acc != accounting.AccountantPure {
+		// zCDP/RDP restatements need a δ to convert at.
+		if !(o.Delta > 0 && o.Delta < 1) {
+			return nil, fmt.Errorf("--accountant %s restates the pure guarantee at a δ: give --delta in (0, 1)", acc)
+		}
+		delta = o.Delta
+	}
+	g, err := accounting.Account([]accounting.Mechanism{mech}, delta, acc, accounting.Options{Conversion: o.Conversion})
+	if err != nil {
+		return nil, err
+	}
+	D, M := d.D, d.M
+	du := dmax - dmin
+	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}
+	res.Guarantee.Public = append(res.Guarantee.Public, "the public feature file the prototypes are chosen from")
+	res.Prototypes = make([]float64, M*K*D)
+	starts := make([]int, M+1)
+	for c := 0; c <= M; c++ {
+		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
+	}
+	var chosen [][]int
+	for c := 0; c < M; c++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		nc := starts[c+1] - starts[c]
+		u := utilities(d.X[starts[c]*D:starts[c+1]*D], nc, o.Public, dmin, dmax)
+		var picks []int
+		if topK {
+			picks = sampleTopK(o.Noise, u, K, eps, du)
+		} else {
+			logw := make([]float64, len(u))
+			for j, v := range u {
+				logw[j] = eps * v / du
+			}
+			picks = []int{accounting.SampleExponential(o.Noise, logw)}
+		}
+		for k, j := range picks {
+			copy(res.Prototypes[(c*K+k)*D:(c*K+k+1)*D], o.Public.Row(j))
+		}
+		chosen = append(chosen, picks)
+		if o.Progress != nil {
+			o.Progress("%s: class %d/%d", map[bool]string{false: "dpplpublic", true: "dpplpublick"}[topK], c+1, M)
+		}
+	}
+	p.Record("public_rows", o.Public.N)
+	p.Record("chosen_public_rows", chosen)
+	p.Finish(res)
+	return res, nil
+}
+
+// sampleTopK is the joint exponential mechanism for an unordered top-K set
+// (Gillenwater et al. 2022, as adapted in Wahdany et al. 2025, App. C.3).
+// With utilities sorted in decreasing order u_(1) ≥ … ≥ u_(N), the utility
+// of a set is U = u_min(set) − u_(K) (sensitivity Δu, but not monotone,
+// hence the factor 2). The sets whose worst member has rank y number
+// C(y−1, K−1), so the mechanism samples y ∈ {K, …, N} with log-weight
+// log C(y−1, K−1) + ε(u_(y) − u_(K))/(2Δu) (Gumbel-max, log space), keeps
+// that member and draws the other K−1 uniformly from the y−1 better-ranked
+// points.
+func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64) []int {
+	order := make([]int, len(u))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return u[order[a]] > u[order[b]] })
+	uK := u[order[K-1]]
+	logw := make([]float64, len(u))
+	for i := range logw {
+		logw[i] = math.Inf(-1)
+	}
+	for y := K; y <= len(u); y++ { // 1-based rank
+		logw[y-1] = logBinom(y-1, K-1) + eps*(u[order[y-1]]-uK)/(2*du)
+	}
+	y := accounting.SampleExponential(n, logw) + 1
+	picks := []int{order[y-1]}
+	// K−1 of the y−1 better-ranked, uniformly without replacement
+	// (partial Fisher–Yates with the same secure generator).
+	better := append([]int(nil), order[:y-1]...)
+	for k := 0; k < K-1; k++ {
+		j := k + int(n.Float64()*float64(len(better)-k))
+		if j >= len(better) {
+			j = len(better) - 1
+		}
+		better[k], better[j] = better[j], better[k]
+		picks = append(picks, better[k])
+	}
+	return picks
+}
+
+func logBinom(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}

@@ -1,0 +1,230 @@
+package prototypes
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+type zeroNoise struct{}
+
+func (zeroNoise) NormFloat64() float64    { return 0 }
+func (zeroNoise) Float64() float64        { return 0.5 }
+func (zeroNoise) Seeded() bool            { return true }
+func (zeroNoise) Split() accounting.Noise { return zeroNoise{} }
+
+func blobs(n, d, m int, seed uint64) *solvers.Data {
+	r := rand.New(rand.NewPCG(seed, 1))
+	centers := make([]float64, m*d)
+	for i := range centers {
+		centers[i] = r.NormFloat64()
+	}
+	x := &solvers.Data{X: make([]float64, n*d), Y: make([]int32, n), N: n, D: d, M: m}
+	for i := 0; i < n; i++ {
+		j := i * m / n
+		x.Y[i] = int32(j)
+		row := x.Row(i)
+		var s float64
+		for k := range row {
+			row[k] = centers[j*d+k] + 0.5*r.NormFloat64()
+			s += row[k] * row[k]
+		}
+		for k := range row {
+			row[k] /= math.Sqrt(s)
+		}
+	}
+	return x
+}
+
+func TestMeanNoiseOffIsTheClassMean(t *testing.T) {
+	d := blobs(90, 4, 3, 1)
+	for _, o := range []solvers.Options{
+		{Sigma: 1, Delta: 1e-5, Noise: zeroNoise{}, Distance: "euclidean", PublicCounts: true},
+		{Epsilon: math.Inf(1), Distance: "euclidean"},
+	} {
+		method := "dpplmean"
+		if math.IsInf(o.Epsilon, 1) {
+			method = "protomean"
+		}
+		res, err := solvers.Fit(context.Background(), method, d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := 0; c < 3; c++ {
+			for k := 0; k < 4; k++ {
+				var s float64
+				for i := c * 30; i < (c+1)*30; i++ {
+					s += d.Row(i)[k]
+				}
+				if got := res.Prototypes[c*4+k]; math.Abs(got-s/30) > 1e-12 {
+					t.Errorf("%s: prototype[%d][%d] = %v, class mean %v", method, c, k, got, s/30)
+				}
+			}
+		}
+		if o.PublicCounts && (len(res.Guarantee.Public) == 0 || res.Guarantee.Public[0][:12] != "class counts") {
+			t.Errorf("--public-counts not recorded: %v", res.Guarantee.Public)
+		}
+	}
+}
+
+// TestMeanNoiseScale checks DPPL-Mean's releases against its calibration:
+// the sums get z·r, the counts (euclidean, private counts) z·count_noise,
+// the empirical spread matches (χ², false alarm 1e-6), and μ is exact.
+func TestMeanNoiseScale(t *testing.T) {
+	d := blobs(400, 64, 4, 2)
+	const z = 2.5
+	want := map[string]float64{"sums": z * 0.7, "counts": z * 10}
+	seen := map[string][]float64{}
+	o := solvers.Options{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Distance: "euclidean", Params: map[string]float64{"clip": 0.7},
+		Observe: func(release string, std float64, noise []float64) {
+			if math.Abs(std-want[release]) > 1e-12 {
+				t.Errorf("release %s: std %v, want %v", release, std, want[release])
+			}
+			for _, v := range noise {
+				seen[release] = append(seen[release], v/std)
+			}
+		}}
+	res, err := solvers.Fit(context.Background(), "dpplmean", d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := seen["sums"]
+	var ss float64
+	for _, v := range xs {
+		ss += v * v
+	}
+	n := float64(len(xs))
+	if zs := (ss - n) / math.Sqrt(2*n); len(xs) != 256 || math.Abs(zs) > 4.89 {
+		t.Errorf("sums: %d values, variance z = %.2f", len(xs), zs)
+	}
+	if len(seen["counts"]) != 4 {
+		t.Errorf("counts release: %d values", len(seen["counts"]))
+	}
+	// μ² = (r/(z r))² + (1/(z·10))²
+	if mu := math.Sqrt(1/(z*z) + 1/(z*z*100)); math.Abs(*res.Guarantee.Mu-mu) > 1e-12 {
+		t.Errorf("μ = %v, want %v", *res.Guarantee.Mu, mu)
+	}
+}
+
+// TestPublicSelectionFrequencies draws DPPL-Public's choice many times on a
+// small public set and compares the frequencies with exp(ε·u/Δu)
+// normalised, by a χ² test at false-alarm rate 1e-6.
+func TestPublicSelectionFrequencies(t *testing.T) {
+	d := blobs(12, 3, 2, 4)
+	pub := blobs(6, 3, 2, 5)
+	pub.Y = make([]int32, pub.N)
+	const eps, dmin, dmax = 0.8, 0.5, 1.8
+	starts := 6 // class 0 is rows 0..5
+	u := utilities(d.X[:starts*3], starts, pub, dmin, dmax)
+	p := make([]float64, len(u))
+	var z float64
+	for j, v := range u {
+		p[j] = math.Exp(eps * v / (dmax - dmin))
+		z += p[j]
+	}
+	counts := make([]float64, len(u))
+	noise := accounting.SeededNoise(11)
+	const draws = 40000
+	for i := 0; i < draws; i++ {
+		res, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: eps, Noise: noise, Public: pub,
+			Params: map[string]float64{"d_min": dmin, "d_max": dmax}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chosen := res.Hyperparameters["chosen_public_rows"].([][]int)
+		counts[chosen[0][0]]++
+	}
+	var chi2 float64
+	for j := range u {
+		e := draws * p[j] / z
+		chi2 += (counts[j] - e) * (counts[j] - e) / e
+	}
+	df := float64(len(u) - 1)
+	crit := df * math.Pow(1-2/(9*df)+4.753424*math.Sqrt(2/(9*df)), 3)
+	if chi2 > crit {
+		t.Errorf("χ² = %.2f > %.2f: counts %v, probabilities %v", chi2, crit, counts, p)
+	}
+	// The utilities by the book: Σ clip(1 + cos, d_min, d_max) − d_min.
+	for j := 0; j < pub.N; j++ {
+		var want float64
+		for i := 0; i < starts; i++ {
+			var dot float64
+			for k := 0; k < 3; k++ {
+				dot += d.Row(i)[k] * pub.Row(j)[k]
+			}
+			want += math.Min(math.Max(1+dot, dmin), dmax) - dmin
+		}
+		if math.Abs(u[j]-want) > 1e-12 {
+			t.Errorf("u[%d] = %v, want %v", j, u[j], want)
+		}
+	}
+	// The unclipped fast path agrees with the pairwise computation.
+	lin := utilities(d.X[:starts*3], starts, pub, 0, 2)
+	pair := utilities(d.X[:starts*3], starts, pub, 0, 1.9999999999)
+	for j := range lin {
+		if math.Abs(lin[j]-pair[j]) > 1e-6 {
+			t.Errorf("linear utility %v, pairwise %v", lin[j], pair[j])
+		}
+	}
+}
+
+// TestTopKFrequencies checks the joint exponential mechanism for unordered
+// top-K against its exact set probabilities: P(S) ∝ exp(ε(u_min(S) −
+// u_(K))/(2Δu)).
+func TestTopKFrequencies(t *testing.T) {
+	u := []float64{5, 3.5, 3, 1, 0}
+	const K, eps, du = 2, 1.5, 1.0
+	noise := accounting.SeededNoise(12)
+	type pair [2]int
+	counts := map[pair]float64{}
+	const draws = 60000
+	for i := 0; i < draws; i++ {
+		s := sampleTopK(noise, u, K, eps, du)
+		a, b := s[0], s[1]
+		if a > b {
+			a, b = b, a
+		}
+		if a == b {
+			t.Fatalf("repeated prototype %v", s)
+		}
+		counts[pair{a, b}]++
+	}
+	uK := 3.5
+	var z float64
+	probs := map[pair]float64{}
+	for a := 0; a < 5; a++ {
+		for b := a + 1; b < 5; b++ {
+			w := math.Exp(eps * (math.Min(u[a], u[b]) - uK) / (2 * du))
+			probs[pair{a, b}] = w
+			z += w
+		}
+	}
+	var chi2 float64
+	for k, w := range probs {
+		e := draws * w / z
+		chi2 += (counts[k] - e) * (counts[k] - e) / e
+	}
+	df := float64(len(probs) - 1)
+	crit := df * math.Pow(1-2/(9*df)+4.753424*math.Sqrt(2/(9*df)), 3)
+	if chi2 > crit {
+		t.Errorf("χ² = %.2f > %.2f: counts %v", chi2, crit, counts)
+	}
+}
+
+func TestPublicRequiresPublicData(t *testing.T) {
+	d := blobs(30, 3, 3, 6)
+	if _, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: 1}); err == nil {
+		t.Error("dpplpublic without --public: no error")
+	}
+	res, err := solvers.Fit(context.Background(), "dpplpublick", d, solvers.Options{Epsilon: 1e6, Public: blobs(20, 3, 2, 7), Params: map[string]float64{"k": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PerClass != 3 || len(res.Prototypes) != 3*3*3 || float64(res.Guarantee.Epsilon) != 1e6 || res.Guarantee.Delta != 0 {
+		t.Errorf("dpplpublick: %+v", res.Guarantee)
+	}
+}
