@@ -110,3 +110,44 @@ func TestFitEvalPredict(t *testing.T) {
 		t.Errorf("δ ≥ 1/n: exit %d, %q", code, errs)
 	}
 }
+
+func TestPrototypeMethods(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	train, test, pub := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow"), filepath.Join(dir, "pub.arrow")
+	blobFile(t, train, 600, 8, classes, "sha-1", 1)
+	blobFile(t, test, 300, 8, classes, "sha-1", 2)
+	blobFile(t, pub, 200, 8, classes, "sha-1", 4)
+	for _, args := range [][]string{
+		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5"},
+		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5", "--distance", "euclidean", "--k-pool", "2"},
+		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5", "--distance", "euclidean", "--public-counts"},
+		{"--method", "protomean", "--epsilon", "inf"},
+		{"--method", "dpplpublic", "--epsilon", "1", "--public", pub},
+		{"--method", "dpplpublick", "--epsilon", "1", "--public", pub, "--k", "3", "--d-min", "0.5"},
+	} {
+		clf := filepath.Join(dir, "p.safetensors")
+		code, out, errs := run(t, append(append([]string{"fit", "--train", train, "--out", clf}, args...), "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var rep fitReport
+		json.Unmarshal([]byte(out), &rep)
+		code, out, errs = run(t, "eval", "--classifier", clf, "--test", test, "--json")
+		if code != 0 {
+			t.Fatalf("eval %v: exit %d: %s", args, code, errs)
+		}
+		var ev evalReport
+		json.Unmarshal([]byte(out), &ev)
+		if ev.Accuracy < 0.8 {
+			t.Errorf("%v: accuracy %.3f (%s)", args, ev.Accuracy, rep.Guarantee)
+		}
+		if args[1] == "dpplpublic" && (rep.Guarantee.Delta != 0 || rep.Accountant != "pure") {
+			t.Errorf("dpplpublic: %+v", rep.Guarantee)
+		}
+	}
+	code, _, errs := run(t, "fit", "--train", train, "--out", filepath.Join(dir, "x.safetensors"), "--method", "dpplpublic", "--epsilon", "1")
+	if code != 1 || !strings.Contains(errs, "pass --public") {
+		t.Errorf("dpplpublic without --public: exit %d, %q", code, errs)
+	}
+}

@@ -1,0 +1,177 @@
+// Command prototypes benchmarks the DP prototype methods on imbalanced data:
+// the private half made long-tailed at IR ∈ {1, 10, 100} (Cui et al.
+// profile), the public half without labels as the public set, the test set
+// for evaluation. For dpplmean, dpplpublic, dpplpublick, dpls and dpfc and
+// ε ∈ {0.01, 0.1, 1, 8}: median balanced accuracy and minority-class
+// accuracy over 5 seeds, and median seconds per fit. Markdown on stdout.
+// Run it through bench/prototypes.sh.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+	_ "github.com/dpfeat/dpfeat/prototypes"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+func main() {
+	train := flag.String("train", "", "private-half feature file")
+	test := flag.String("test", "", "test feature file")
+	public := flag.String("public", "", "public-half feature file (labels ignored)")
+	label := flag.String("label", "", "name for the table")
+	seeds := flag.Int("seeds", 5, "seeds per cell")
+	flag.Parse()
+	if err := run(*train, *test, *public, *label, *seeds); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/prototypes:", err)
+		os.Exit(1)
+	}
+}
+
+func subset(m *features.Matrix, rows []int) *features.Matrix {
+	out := &features.Matrix{Rows: len(rows), Dim: m.Dim, Meta: m.Meta, Data: make([]float32, 0, len(rows)*m.Dim), Labels: make([]int32, 0, len(rows))}
+	for _, r := range rows {
+		out.Data = append(out.Data, m.Row(r)...)
+		out.Labels = append(out.Labels, m.Labels[r])
+	}
+	return out
+}
+
+func classifier(r *solvers.Result, classes []string, dim int) *models.Classifier {
+	c := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Prep: models.Preprocessing{Normalize: r.Prep.Normalize, Pool: r.Prep.Pool, Clip: r.Prep.Clip}}
+	f32 := func(x []float64) []float32 {
+		o := make([]float32, len(x))
+		for i, v := range x {
+			o[i] = float32(v)
+		}
+		return o
+	}
+	if r.Prototypes != nil {
+		c.Kind, c.Weight, c.PerClass, c.Distance = "prototypes", f32(r.Prototypes), r.PerClass, r.Distance
+	} else {
+		c.Weight, c.Bias = f32(r.W), f32(r.B)
+	}
+	return c
+}
+
+// scores returns balanced accuracy and minority accuracy (test examples of
+// the 25% classes with the fewest training rows).
+func scores(c *models.Classifier, te *features.Matrix, trainCounts []int64) (float64, float64) {
+	k := len(c.Classes)
+	rows, right := make([]float64, k), make([]float64, k)
+	x := make([]float64, te.Dim)
+	s := make([]float64, k)
+	for i := 0; i < te.Rows; i++ {
+		for j, v := range te.Row(i) {
+			x[j] = float64(v)
+		}
+		c.Scores(x, s)
+		best := 0
+		for j := range s {
+			if s[j] > s[best] {
+				best = j
+			}
+		}
+		y := te.Labels[i]
+		rows[y]++
+		if int32(best) == y {
+			right[y]++
+		}
+	}
+	idx := make([]int, k)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return trainCounts[idx[a]] < trainCounts[idx[b]] })
+	var bal, mr, mn float64
+	for j := 0; j < k; j++ {
+		bal += right[j] / rows[j]
+	}
+	for _, j := range idx[:int(math.Ceil(0.25*float64(k)))] {
+		mr += right[j]
+		mn += rows[j]
+	}
+	return bal / float64(k), mr / mn
+}
+
+func median(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func run(trainPath, testPath, publicPath, label string, seeds int) error {
+	tr, err := features.ReadAll(trainPath, features.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	te, err := features.ReadAll(testPath, features.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	pm, err := features.ReadAll(publicPath, features.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	pub, err := solvers.Prepare(pm, 0, true)
+	if err != nil {
+		return err
+	}
+	classes := tr.Meta.Classes
+	epsilons := []float64{0.01, 0.1, 1, 8}
+	methods := []string{"dpplmean", "dpplpublic", "dpplpublick", "dpls", "dpfc"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s: public set %d unlabeled rows, test %d rows\n\n", label, pub.N, te.Rows)
+	for _, ir := range []float64{1, 10, 100} {
+		rows, counts, err := features.ImbalancedSubset(tr.Labels, len(classes), ir, features.ProfileCui, 0, 0)
+		if err != nil {
+			return err
+		}
+		sub := subset(tr, rows)
+		d, err := solvers.Prepare(sub, len(classes), true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "IR = %g (%d training rows, class sizes %d…%d). Cells: median balanced accuracy / minority-class accuracy over %d seeds.\n\n", ir, len(rows), counts[0], counts[len(counts)-1], seeds)
+		fmt.Fprintf(&b, "| method | ε = 0.01 | ε = 0.1 | ε = 1 | ε = 8 | s/fit |\n|---|---|---|---|---|---|\n")
+		for _, m := range methods {
+			fmt.Fprintf(&b, "| %s |", m)
+			var times []float64
+			for _, eps := range epsilons {
+				var bals, mins []float64
+				for s := 0; s < seeds; s++ {
+					o := solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}
+					if strings.HasPrefix(m, "dpplpublic") {
+						o.Public = pub
+					}
+					t0 := time.Now()
+					r, err := solvers.Fit(context.Background(), m, d, o)
+					if err != nil {
+						return fmt.Errorf("%s IR %g ε %g: %w", m, ir, eps, err)
+					}
+					times = append(times, time.Since(t0).Seconds())
+					bal, min := scores(classifier(r, classes, tr.Dim), te, counts)
+					bals, mins = append(bals, bal), append(mins, min)
+				}
+				fmt.Fprintf(&b, " %.3f / %.3f |", median(bals), median(mins))
+				fmt.Fprintf(os.Stderr, "%s IR=%g %s ε=%g: %.3f / %.3f\n", label, ir, m, eps, median(bals), median(mins))
+			}
+			fmt.Fprintf(&b, " %.2f |\n", median(times))
+		}
+		fmt.Fprintln(&b)
+	}
+	fmt.Print(b.String())
+	return nil
+}
