@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/bench/internal/benchutil"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/solvers"
 )
@@ -41,54 +42,14 @@ func load(path string) (*solvers.Data, *features.Matrix, error) {
 }
 
 func accuracy(r *solvers.Result, m *features.Matrix) float64 {
+	pred := benchutil.Predict(benchutil.Classifier(r, m.Meta.Classes, m.Dim), m.Rows, m.Row)
 	ok := 0
-	x := make([]float64, m.Dim)
-	for i := 0; i < m.Rows; i++ {
-		for k, v := range m.Row(i) {
-			x[k] = float64(v)
-		}
-		var s float64
-		for _, v := range x {
-			s += v * v
-		}
-		n := math.Sqrt(s)
-		if r.Prep.Normalize && n > 0 {
-			for k := range x {
-				x[k] /= n
-			}
-			n = 1
-		}
-		if r.Prep.Clip > 0 && n > r.Prep.Clip {
-			for k := range x {
-				x[k] *= r.Prep.Clip / n
-			}
-		}
-		best, arg := math.Inf(-1), -1
-		M := len(r.B)
-		for j := 0; j < M; j++ {
-			sc := r.B[j]
-			for k, v := range x {
-				sc += r.W[j*m.Dim+k] * v
-			}
-			if sc > best {
-				best, arg = sc, j
-			}
-		}
-		if int32(arg) == m.Labels[i] {
+	for i, p := range pred {
+		if p == m.Labels[i] {
 			ok++
 		}
 	}
 	return float64(ok) / float64(m.Rows)
-}
-
-func median(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func run(trainPath, testPath string, seeds int, label string) error {
@@ -128,10 +89,10 @@ func run(trainPath, testPath string, seeds int, label string) error {
 				accs = append(accs, accuracy(r, te))
 			}
 			sort.Float64s(accs)
-			fmt.Fprintf(&b, " %.4f (%.4f–%.4f) |", median(accs), accs[0], accs[len(accs)-1])
-			fmt.Fprintf(os.Stderr, "%s %s ε=%g: %.4f\n", label, method, eps, median(accs))
+			fmt.Fprintf(&b, " %.4f (%.4f–%.4f) |", benchutil.Median(accs), accs[0], accs[len(accs)-1])
+			fmt.Fprintf(os.Stderr, "%s %s ε=%g: %.4f\n", label, method, eps, benchutil.Median(accs))
 		}
-		fmt.Fprintf(&b, " %.2f |\n", median(times))
+		fmt.Fprintf(&b, " %.2f |\n", benchutil.Median(times))
 	}
 	for _, method := range []string{"ls", "newton"} {
 		t0 := time.Now()

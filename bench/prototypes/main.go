@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/bench/internal/benchutil"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 	_ "github.com/dpfeat/dpfeat/prototypes"
@@ -46,44 +47,15 @@ func subset(m *features.Matrix, rows []int) *features.Matrix {
 	return out
 }
 
-func classifier(r *solvers.Result, classes []string, dim int) *models.Classifier {
-	c := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Prep: models.Preprocessing{Normalize: r.Prep.Normalize, Pool: r.Prep.Pool, Clip: r.Prep.Clip}}
-	f32 := func(x []float64) []float32 {
-		o := make([]float32, len(x))
-		for i, v := range x {
-			o[i] = float32(v)
-		}
-		return o
-	}
-	if r.Prototypes != nil {
-		c.Kind, c.Weight, c.PerClass, c.Distance = "prototypes", f32(r.Prototypes), r.PerClass, r.Distance
-	} else {
-		c.Weight, c.Bias = f32(r.W), f32(r.B)
-	}
-	return c
-}
-
 // scores returns balanced accuracy and minority accuracy (test examples of
 // the 25% classes with the fewest training rows).
 func scores(c *models.Classifier, te *features.Matrix, trainCounts []int64) (float64, float64) {
 	k := len(c.Classes)
 	rows, right := make([]float64, k), make([]float64, k)
-	x := make([]float64, te.Dim)
-	s := make([]float64, k)
-	for i := 0; i < te.Rows; i++ {
-		for j, v := range te.Row(i) {
-			x[j] = float64(v)
-		}
-		c.Scores(x, s)
-		best := 0
-		for j := range s {
-			if s[j] > s[best] {
-				best = j
-			}
-		}
+	for i, p := range benchutil.Predict(c, te.Rows, te.Row) {
 		y := te.Labels[i]
 		rows[y]++
-		if int32(best) == y {
+		if p == y {
 			right[y]++
 		}
 	}
@@ -101,15 +73,6 @@ func scores(c *models.Classifier, te *features.Matrix, trainCounts []int64) (flo
 		mn += rows[j]
 	}
 	return bal / float64(k), mr / mn
-}
-
-func median(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func run(trainPath, testPath, publicPath, label string, seeds int) error {
@@ -162,13 +125,13 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 						return fmt.Errorf("%s IR %g ε %g: %w", m, ir, eps, err)
 					}
 					times = append(times, time.Since(t0).Seconds())
-					bal, min := scores(classifier(r, classes, tr.Dim), te, counts)
+					bal, min := scores(benchutil.Classifier(r, classes, tr.Dim), te, counts)
 					bals, mins = append(bals, bal), append(mins, min)
 				}
-				fmt.Fprintf(&b, " %.3f / %.3f |", median(bals), median(mins))
-				fmt.Fprintf(os.Stderr, "%s IR=%g %s ε=%g: %.3f / %.3f\n", label, ir, m, eps, median(bals), median(mins))
+				fmt.Fprintf(&b, " %.3f / %.3f |", benchutil.Median(bals), benchutil.Median(mins))
+				fmt.Fprintf(os.Stderr, "%s IR=%g %s ε=%g: %.3f / %.3f\n", label, ir, m, eps, benchutil.Median(bals), benchutil.Median(mins))
 			}
-			fmt.Fprintf(&b, " %.2f |\n", median(times))
+			fmt.Fprintf(&b, " %.2f |\n", benchutil.Median(times))
 		}
 		fmt.Fprintln(&b)
 	}
