@@ -62,6 +62,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "dpplmean (euclidean): divide by the true class counts, treating them as public (recorded in the guarantee)"},
 		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
+		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does (comparison only; dpfeat: ε²/8)"},
 		jsonFlag(),
 	}
 	for _, p := range paramFlags {
@@ -151,6 +152,7 @@ func fitAction(c *ucli.Context) error {
 	}
 	o.Distance = c.String("distance")
 	o.PublicCounts = c.Bool("public-counts")
+	o.BudgetConvention = c.String("budget-convention")
 	if m.Pure {
 		if c.IsSet("delta") {
 			o.Delta = c.Float64("delta")

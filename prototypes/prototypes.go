@@ -270,6 +270,28 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	if err != nil {
 		return nil, err
 	}
+	switch o.BudgetConvention {
+	case "", "dpfeat":
+		if acc != accounting.AccountantPure {
+			break // the accountant's own ρ stands
+		}
+		// The exponent ε·u/Δu with a monotone utility is ε-DP and
+		// ε-bounded-range, hence ε²/8-zCDP (Cesar & Rogers 2021).
+		rho := eps * eps / 8
+		g.Rho = &rho
+	case "dppl":
+		if acc != accounting.AccountantPure {
+			return nil, fmt.Errorf("budget convention dppl restates the pure guarantee; use it with the default (pure) accountant")
+		}
+		// The paper states ρ = ε²/2 (its Lemma 3, pure DP ⇒ zCDP) and its
+		// code calls the standard-form mechanism, exp(ε'·u/(2Δu)), at ε' =
+		// 2ε: the same distribution as the exponent ε·u/Δu used here.
+		rho := eps * eps / 2
+		g.Rho = &rho
+		g.Note = "budget convention dppl (comparison only): ρ stated as ε²/2, as the DPPL paper does; dpfeat's own bounded-range bound is ε²/8"
+	default:
+		return nil, fmt.Errorf("budget convention %q: expected dpfeat or dppl", o.BudgetConvention)
+	}
 	D, M := d.D, d.M
 	du := dmax - dmin
 	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}

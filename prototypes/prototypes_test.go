@@ -224,7 +224,14 @@ func TestPublicRequiresPublicData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PerClass != 3 || len(res.Prototypes) != 3*3*3 || float64(res.Guarantee.Epsilon) != 1e6 || res.Guarantee.Delta != 0 {
+	if res.PerClass != 3 || len(res.Prototypes) != 3*3*3 || float64(res.Guarantee.Epsilon) != 1e6 || res.Guarantee.Delta != 0 || *res.Guarantee.Rho != 1e12/8 {
 		t.Errorf("dpplpublick: %+v", res.Guarantee)
+	}
+	res, err = solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: 2, Public: blobs(20, 3, 2, 7), BudgetConvention: "dppl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.Guarantee.Rho != 2 || res.Guarantee.Note == "" {
+		t.Errorf("dppl convention: ρ = %v, note %q", *res.Guarantee.Rho, res.Guarantee.Note)
 	}
 }

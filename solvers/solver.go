@@ -56,6 +56,10 @@ type Options struct {
 	// PublicCounts lets DPPL-Mean divide by the true class counts, an
 	// assumption the guarantee then records.
 	PublicCounts bool
+	// BudgetConvention "dppl" states the exponential-mechanism methods'
+	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
+	// its figures; the mechanism is the same.
+	BudgetConvention string
 }
 
 // Result is a fitted linear one-vs-all model with its guarantee.
