@@ -6,6 +6,11 @@ GO ?= go
 # library's path; later targets find it through ONNXRUNTIME_LIB.
 export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 
+# OpenBLAS when scripts/setup.sh has installed it (pure-Go gonum otherwise);
+# override with `make TAGS=` for a pure-Go build.
+TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && echo openblas)
+GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
+
 .PHONY: all setup build test vet fuzz-smoke fuzz demo bench clean
 
 all: build
@@ -14,17 +19,19 @@ setup:
 	@scripts/setup.sh >/dev/null
 
 build:
-	$(GO) build -o bin/dpfeat .
+	$(GO) build $(GOFLAGS_TAGS) -o bin/dpfeat .
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(GOFLAGS_TAGS) ./...
 
 # The test command of the README and of .ci/run.
 # DPFEAT_REQUIRE_ORT makes tests fail, not skip, when ONNX Runtime is absent.
-# The fuzz smoke runs first so that go test's summary closes the output.
+# The fuzz smoke and the pure-Go run of the backend conformance suite come
+# first, so that go test's summary of the full run closes the output.
 test: setup vet
 	@$(MAKE) --no-print-directory fuzz-smoke
-	DPFEAT_REQUIRE_ORT=1 $(GO) test -count=1 ./...
+	$(GO) test -count=1 -run 'Conformance' ./solvers
+	DPFEAT_REQUIRE_ORT=1 $(GO) test $(GOFLAGS_TAGS) -count=1 ./...
 
 # Every fuzz target for a few seconds (CI); `make fuzz FUZZTIME=10m` by hand.
 FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR
@@ -46,8 +53,10 @@ fuzz:
 demo: setup build
 	@scripts/demo.sh bin/dpfeat
 
+# Go benchmarks; the scripts under bench/ (extract.sh, fit.sh,
+# prototypes.sh) need ../shared/encoders and are run by hand.
 bench: setup
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem ./...
 
 clean:
 	rm -rf bin

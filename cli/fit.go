@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 
@@ -97,6 +98,7 @@ type fitReport struct {
 	Seconds         float64              `json:"seconds"`
 	Out             string               `json:"out"`
 	Seeded          bool                 `json:"seeded"`
+	Backend         string               `json:"backend"`
 	Guarantee       accounting.Guarantee `json:"guarantee"`
 }
 
@@ -243,7 +245,7 @@ func fitAction(c *ucli.Context) error {
 	rep := fitReport{Method: m.Name, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
 		Noise: map[string]any{"multiplier": res.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Hyperparameters,
 		Defaulted: res.Defaulted, TrainRows: mat.Rows, Classes: len(classes), Dim: mat.Dim, Seconds: time.Since(start).Seconds(),
-		Out: out, Seeded: g.Seeded, Guarantee: g}
+		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}
 	}

@@ -4,10 +4,9 @@ import (
 	"runtime"
 
 	ucli "github.com/urfave/cli/v2"
-)
 
-// Backend names the linear-algebra backend this binary computes with.
-const Backend = "gonum (pure Go)"
+	"github.com/dpfeat/dpfeat/internal/backend"
+)
 
 type versionInfo struct {
 	Version string `json:"version"`
@@ -24,7 +23,7 @@ func versionCommand() *ucli.Command {
 		UsageText: "dpfeat version [--json]\n\nExample:\n   dpfeat version --json",
 		Flags:     []ucli.Flag{jsonFlag()},
 		Action: func(c *ucli.Context) error {
-			v := versionInfo{Version: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Backend: Backend}
+			v := versionInfo{Version: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Backend: backend.Name()}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, v)
 			}

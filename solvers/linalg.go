@@ -7,6 +7,9 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	// The BLAS backend: pure Go, or OpenBLAS with -tags openblas.
+	_ "github.com/dpfeat/dpfeat/internal/backend"
 )
 
 // syrk adds alpha·XᵀX of the rows×d row-major block x to the d×d matrix c
