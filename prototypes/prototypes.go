@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -199,22 +201,36 @@ func utilities(xc []float64, nc int, pub *solvers.Data, dmin, dmax float64) []fl
 		}
 		return u
 	}
+	// Blocks of public rows are independent: workers take them in turn,
+	// each with its own similarity buffer.
 	const block = 2048
-	sim := make([]float64, nc*block)
-	for start := 0; start < pub.N; start += block {
-		b := min(block, pub.N-start)
-		a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
-		pb := blas64.General{Rows: b, Cols: D, Stride: D, Data: pub.X[start*D : (start+b)*D]}
-		c := blas64.General{Rows: nc, Cols: b, Stride: b, Data: sim[:nc*b]}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, pb, 0, c)
-		for j := 0; j < b; j++ {
-			var s float64
-			for i := 0; i < nc; i++ {
-				s += math.Min(math.Max(1+sim[i*b+j], dmin), dmax) - dmin
+	blocks := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sim := make([]float64, nc*block)
+			for start := range blocks {
+				b := min(block, pub.N-start)
+				a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
+				pb := blas64.General{Rows: b, Cols: D, Stride: D, Data: pub.X[start*D : (start+b)*D]}
+				c := blas64.General{Rows: nc, Cols: b, Stride: b, Data: sim[:nc*b]}
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, pb, 0, c)
+				acc := u[start : start+b] // each worker owns its block of u
+				for i := 0; i < nc; i++ {
+					for j, v := range sim[i*b : (i+1)*b] {
+						acc[j] += min(max(1+v, dmin), dmax) - dmin
+					}
+				}
 			}
-			u[start+j] = s
-		}
+		}()
 	}
+	for start := 0; start < pub.N; start += block {
+		blocks <- start
+	}
+	close(blocks)
+	wg.Wait()
 	return u
 }
 
