@@ -208,20 +208,21 @@ func fitAction(c *ucli.Context) error {
 		}
 	}
 	if pub := c.String("public"); pub != "" {
-		pm, err := features.ReadAll(pub, features.ReadOptions{})
+		// Streamed from the memory map: public sets can be large.
+		pf, err := features.Open(pub, features.ReadOptions{})
 		if err != nil {
 			return err
 		}
-		if pm.Dim != mat.Dim {
-			return userErrorf("--public %s has %d features per row; %s has %d", pub, pm.Dim, train, mat.Dim)
+		defer pf.Close()
+		pm := pf.Metadata()
+		if pf.Dim() != mat.Dim {
+			return userErrorf("--public %s has %d features per row; %s has %d", pub, pf.Dim(), train, mat.Dim)
 		}
-		if pm.Meta.EncoderSHA256 != mat.Meta.EncoderSHA256 && !c.Bool("force") {
+		if pm.EncoderSHA256 != mat.Meta.EncoderSHA256 && !c.Bool("force") {
 			return userErrorf("--public %s comes from encoder %s (%s…), %s from %s (%s…); pass --force to use it anyway",
-				pub, pm.Meta.EncoderName, short(pm.Meta.EncoderSHA256), train, mat.Meta.EncoderName, short(mat.Meta.EncoderSHA256))
+				pub, pm.EncoderName, short(pm.EncoderSHA256), train, mat.Meta.EncoderName, short(mat.Meta.EncoderSHA256))
 		}
-		if o.Public, err = solvers.Prepare(pm, 0, !c.Bool("no-normalize")); err != nil {
-			return userErrorf("--public %s: %v", pub, err)
-		}
+		o.Public = solvers.FileSource(pf, !c.Bool("no-normalize"))
 	}
 	res, err := solvers.Fit(c.Context, m.Name, data, o)
 	if err != nil {

@@ -177,70 +177,80 @@ func fitMean(ctx context.Context, d *solvers.Data, o *solvers.Options, private b
 	return res, nil
 }
 
-// utilities returns, for one class's (unit-norm) private rows X_c and every
-// public row, u(p) = Σ_{x∈X_c} clip(1 + x·p, dmin, dmax) − dmin. Without
-// clipping (dmin = 0, dmax = 2, the defaults) the sum is linear,
-// n_c + (Σx)·p; otherwise the similarities are computed in blocks of public
-// rows with one matrix product each.
-func utilities(xc []float64, nc int, pub *solvers.Data, dmin, dmax float64) []float64 {
-	D := pub.D
-	u := make([]float64, pub.N)
-	if dmin <= 0 && dmax >= 2 {
-		s := make([]float64, D)
-		for i := 0; i < nc; i++ {
-			for k, v := range xc[i*D : (i+1)*D] {
-				s[k] += v
-			}
-		}
-		for j := 0; j < pub.N; j++ {
+// classUtilities writes, for one class's (unit-norm) private rows xc and a
+// block of b public rows, u(p) = Σ_{x∈class} clip(1 + x·p, dmin, dmax) −
+// dmin to out[:b]. Without clipping (dmin = 0, dmax = 2, the defaults) the
+// sum is linear, n_c + (Σx)·p, and sum (Σx, from classSum) is used;
+// otherwise the similarities come from one matrix product per block (sim is
+// scratch of nc·b values), summed row by row so memory is read in order.
+func classUtilities(xc []float64, nc int, sum []float64, block []float64, b, D int, dmin, dmax float64, sim, out []float64) {
+	if sum != nil {
+		for j := 0; j < b; j++ {
 			var dot float64
-			for k, v := range pub.Row(j) {
-				dot += s[k] * v
+			for k, v := range block[j*D : (j+1)*D] {
+				dot += sum[k] * v
 			}
-			u[j] = float64(nc) + dot - float64(nc)*dmin
+			out[j] = float64(nc) + dot
 		}
-		return u
+		return
 	}
-	// Blocks of public rows are independent: workers take them in turn,
-	// each with its own similarity buffer.
-	const block = 2048
-	blocks := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sim := make([]float64, nc*block)
-			for start := range blocks {
-				b := min(block, pub.N-start)
-				a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
-				pb := blas64.General{Rows: b, Cols: D, Stride: D, Data: pub.X[start*D : (start+b)*D]}
-				c := blas64.General{Rows: nc, Cols: b, Stride: b, Data: sim[:nc*b]}
-				blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, pb, 0, c)
-				acc := u[start : start+b] // each worker owns its block of u
-				for i := 0; i < nc; i++ {
-					for j, v := range sim[i*b : (i+1)*b] {
-						acc[j] += min(max(1+v, dmin), dmax) - dmin
-					}
-				}
-			}
-		}()
+	a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
+	pb := blas64.General{Rows: b, Cols: D, Stride: D, Data: block[:b*D]}
+	c := blas64.General{Rows: nc, Cols: b, Stride: b, Data: sim[:nc*b]}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, pb, 0, c)
+	acc := out[:b]
+	for j := range acc {
+		acc[j] = 0
 	}
-	for start := 0; start < pub.N; start += block {
-		blocks <- start
+	for i := 0; i < nc; i++ {
+		for j, v := range sim[i*b : (i+1)*b] {
+			acc[j] += min(max(1+v, dmin), dmax) - dmin
+		}
 	}
-	close(blocks)
-	wg.Wait()
+}
+
+// classSum returns Σx over a class when the utility is linear (no
+// clipping), else nil.
+func classSum(xc []float64, nc, D int, dmin, dmax float64) []float64 {
+	if dmin > 0 || dmax < 2 {
+		return nil
+	}
+	s := make([]float64, D)
+	for i := 0; i < nc; i++ {
+		for k, v := range xc[i*D : (i+1)*D] {
+			s[k] += v
+		}
+	}
+	return s
+}
+
+// utilities returns one class's utilities over a whole public source.
+func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float64) []float64 {
+	D := pub.Dim()
+	sum := classSum(xc, nc, D, dmin, dmax)
+	u := make([]float64, 0, pub.Rows())
+	sim := make([]float64, nc*solvers.PublicBlock)
+	out := make([]float64, solvers.PublicBlock)
+	pub.Each(func(block []float64, b int) error {
+		classUtilities(xc, nc, sum, block, b, D, dmin, dmax, sim, out)
+		u = append(u, out[:b]...)
+		return nil
+	})
 	return u
 }
 
-// fitPublic is DPPL-Public (Alg. 1) and, with topK, DPPL-PublicK.
+// fitPublic is DPPL-Public (Alg. 1) and, with topK, DPPL-PublicK. The
+// public source is read once, block by block, with every class's
+// utilities computed per block (classes in parallel). For one prototype per
+// class the Gumbel-max choice is made online — a running maximum of
+// ε·u/Δu + Gumbel — so memory does not grow with the public set; top-K
+// keeps each class's utilities and fetches the chosen rows in a second pass.
 func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bool) (*solvers.Result, error) {
-	if o.Public == nil || o.Public.N == 0 {
+	if o.Public == nil || o.Public.Rows() == 0 {
 		return nil, fmt.Errorf("this method selects prototypes from public data: pass --public PUB.arrow (labels are not needed)")
 	}
-	if o.Public.D != d.D {
-		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.D, d.D)
+	if o.Public.Dim() != d.D {
+		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.Dim(), d.D)
 	}
 	if o.Sigma > 0 {
 		return nil, fmt.Errorf("the exponential mechanism has no noise multiplier: give --epsilon instead of --sigma")
@@ -260,8 +270,8 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		if K, err = p.Count("k", 3); err != nil {
 			return nil, err
 		}
-		if K > o.Public.N {
-			return nil, fmt.Errorf("k = %d prototypes per class from %d public rows", K, o.Public.N)
+		if K > o.Public.Rows() {
+			return nil, fmt.Errorf("k = %d prototypes per class from %d public rows", K, o.Public.Rows())
 		}
 	}
 	delta := 0.0
@@ -317,32 +327,98 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	for c := 0; c <= M; c++ {
 		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
 	}
-	var chosen [][]int
+	sums := make([][]float64, M)
 	for c := 0; c < M; c++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		nc := starts[c+1] - starts[c]
-		u := utilities(d.X[starts[c]*D:starts[c+1]*D], nc, o.Public, dmin, dmax)
-		var picks []int
-		if topK {
-			picks = sampleTopK(o.Noise, u, K, eps, du)
-		} else {
-			logw := make([]float64, len(u))
-			for j, v := range u {
-				logw[j] = eps * v / du
-			}
-			picks = []int{accounting.SampleExponential(o.Noise, logw)}
-		}
-		for k, j := range picks {
-			copy(res.Prototypes[(c*K+k)*D:(c*K+k+1)*D], o.Public.Row(j))
-		}
-		chosen = append(chosen, picks)
-		if o.Progress != nil {
-			o.Progress("%s: class %d/%d", map[bool]string{false: "dpplpublic", true: "dpplpublick"}[topK], c+1, M)
+		sums[c] = classSum(d.X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], D, dmin, dmax)
+	}
+	N := o.Public.Rows()
+	best := make([]float64, M)
+	chosen := make([][]int, M)
+	for c := range best {
+		best[c] = math.Inf(-1)
+		chosen[c] = []int{-1}
+	}
+	var all [][]float64
+	if topK {
+		all = make([][]float64, M)
+		for c := range all {
+			all[c] = make([]float64, 0, N)
 		}
 	}
-	p.Record("public_rows", o.Public.N)
+	U := make([]float64, M*solvers.PublicBlock)
+	workers := runtime.GOMAXPROCS(0)
+	sims := make([][]float64, workers) // one similarity buffer per worker
+	offset := 0
+	err = o.Public.Each(func(block []float64, b int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for c := range work {
+					nc := starts[c+1] - starts[c]
+					if sums[c] == nil && len(sims[w]) < nc*b {
+						sims[w] = make([]float64, nc*solvers.PublicBlock)
+					}
+					classUtilities(d.X[starts[c]*D:starts[c+1]*D], nc, sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
+				}
+			}(w)
+		}
+		for c := 0; c < M; c++ {
+			work <- c
+		}
+		close(work)
+		wg.Wait()
+		// The noise is drawn here, in order, so seeded runs reproduce.
+		for c := 0; c < M; c++ {
+			u := U[c*solvers.PublicBlock : c*solvers.PublicBlock+b]
+			if topK {
+				all[c] = append(all[c], u...)
+				continue
+			}
+			for j, v := range u {
+				if g := eps*v/du + accounting.Gumbel(o.Noise); g > best[c] {
+					best[c], chosen[c][0] = g, offset+j
+					copy(res.Prototypes[c*D:(c+1)*D], block[j*D:(j+1)*D])
+				}
+			}
+		}
+		offset += b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if topK {
+		want := map[int][]int{} // public row → prototype slots c·K + k
+		for c := 0; c < M; c++ {
+			chosen[c] = sampleTopK(o.Noise, all[c], K, eps, du)
+			for k, j := range chosen[c] {
+				want[j] = append(want[j], c*K+k)
+			}
+		}
+		offset = 0
+		err = o.Public.Each(func(block []float64, b int) error {
+			for j := 0; j < b; j++ {
+				for _, slot := range want[offset+j] {
+					copy(res.Prototypes[slot*D:(slot+1)*D], block[j*D:(j+1)*D])
+				}
+			}
+			offset += b
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.Progress != nil {
+		o.Progress("%d public rows, %d classes", N, M)
+	}
+	p.Record("public_rows", N)
 	p.Record("chosen_public_rows", chosen)
 	p.Finish(res)
 	return res, nil

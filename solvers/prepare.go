@@ -77,3 +77,42 @@ func sigmoid(z float64) float64 {
 	e := math.Exp(z)
 	return e / (1 + e)
 }
+
+// fileSource streams a feature file's rows as a PublicSource.
+type fileSource struct {
+	f         *features.File
+	normalize bool
+}
+
+// FileSource streams the rows of a feature file (memory-mapped, record
+// batch by record batch), unit-normalised if normalize, so that public data
+// of any size costs one block of memory.
+func FileSource(f *features.File, normalize bool) PublicSource {
+	return fileSource{f: f, normalize: normalize}
+}
+
+func (s fileSource) Dim() int  { return s.f.Dim() }
+func (s fileSource) Rows() int { return int(s.f.Rows()) }
+
+func (s fileSource) Each(fn func(block []float64, rows int) error) error {
+	d := s.f.Dim()
+	buf := make([]float64, PublicBlock*d)
+	return s.f.Each(func(b features.Batch) error {
+		for start := 0; start < b.Rows(); start += PublicBlock {
+			n := min(PublicBlock, b.Rows()-start)
+			blk := buf[:n*d]
+			for i, v := range b.Features[start*d : (start+n)*d] {
+				blk[i] = float64(v)
+			}
+			if s.normalize {
+				for i := 0; i < n; i++ {
+					applyPrep(blk[i*d:(i+1)*d], Preprocessing{Normalize: true})
+				}
+			}
+			if err := fn(blk, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

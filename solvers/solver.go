@@ -49,8 +49,9 @@ type Options struct {
 	// Progress, when set, receives one line per iteration.
 	Progress func(format string, args ...any)
 	// Public is unlabeled public data (prepared like the training data),
-	// for the methods that select public prototypes.
-	Public *Data
+	// for the methods that select public prototypes; a *Data in memory or
+	// a file streamed block by block (FileSource).
+	Public PublicSource
 	// Distance is the prototype methods' distance: cosine or euclidean.
 	Distance string
 	// PublicCounts lets DPPL-Mean divide by the true class counts, an
@@ -315,4 +316,34 @@ func (o *Options) progress(format string, args ...any) {
 func publicN(res *Result, n int) {
 	res.Guarantee.Public = append(res.Guarantee.Public,
 		fmt.Sprintf("the number of training rows (n = %d), used to normalise noisy sums and to scale default hyperparameters", n))
+}
+
+// PublicSource streams unlabeled public feature rows, prepared like the
+// training rows.
+type PublicSource interface {
+	Dim() int
+	Rows() int
+	// Each calls fn with consecutive blocks of rows, in order; a block is
+	// row-major, Dim() values per row, and only valid during the call.
+	Each(fn func(block []float64, rows int) error) error
+}
+
+// PublicBlock is the number of public rows handed out at a time.
+const PublicBlock = 2048
+
+// Dim returns D (Data is a PublicSource).
+func (d *Data) Dim() int { return d.D }
+
+// Rows returns N.
+func (d *Data) Rows() int { return d.N }
+
+// Each hands out the rows in blocks of PublicBlock.
+func (d *Data) Each(fn func(block []float64, rows int) error) error {
+	for start := 0; start < d.N; start += PublicBlock {
+		b := min(PublicBlock, d.N-start)
+		if err := fn(d.X[start*d.D:(start+b)*d.D], b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
