@@ -18,16 +18,24 @@ import (
 func init() {
 	solvers.Register(solvers.Method{Name: "dpplmean", Private: true,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
-		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitMean(ctx, d, o, true) }})
+		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
+			return fitMean(ctx, d, o, true)
+		}})
 	solvers.Register(solvers.Method{Name: "protomean", Private: false,
 		Summary: "non-private class-mean prototypes",
-		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitMean(ctx, d, o, false) }})
+		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
+			return fitMean(ctx, d, o, false)
+		}})
 	solvers.Register(solvers.Method{Name: "dpplpublic", Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
-		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitPublic(ctx, d, o, false) }})
+		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
+			return fitPublic(ctx, d, o, false)
+		}})
 	solvers.Register(solvers.Method{Name: "dpplpublick", Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
-		Run:     func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) { return fitPublic(ctx, d, o, true) }})
+		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
+			return fitPublic(ctx, d, o, true)
+		}})
 }
 
 func distance(o *solvers.Options) (string, error) {
