@@ -337,7 +337,7 @@ func TestCalibratedFitsMeetTheTarget(t *testing.T) {
 	}
 	// Every optimizer runs and learns something on separable blobs.
 	for _, opt := range []string{"sgd", "momentum", "adam", "lamb"} {
-		res, err := Fit(context.Background(), "dpsgd", d, Options{Epsilon: 8, Delta: 1e-5, Optimizer: opt})
+		res, err := Fit(context.Background(), "dpsgd", d, Options{Epsilon: 8, Delta: 1e-5, Optimizer: opt, Noise: accounting.SeededNoise(2)})
 		if err != nil {
 			t.Fatal(err)
 		}
