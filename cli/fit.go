@@ -183,30 +183,37 @@ func fitAction(c *ucli.Context) error {
 			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
 		}
 	}
-	mat, err := features.ReadAll(train, features.ReadOptions{})
+	tf, err := features.Open(train, features.ReadOptions{})
 	if err != nil {
 		return err
 	}
-	classes := mat.Meta.Classes
+	defer tf.Close()
+	meta, dim, rows := tf.Metadata(), tf.Dim(), int(tf.Rows())
+	classes := meta.Classes
 	if len(classes) < 2 {
 		return userErrorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", train, len(classes))
 	}
-	if m.Private && o.Delta >= 1/float64(mat.Rows) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.\n", o.Delta, 1/float64(mat.Rows))
+	if m.Private && o.Delta >= 1/float64(rows) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.\n", o.Delta, 1/float64(rows))
 	}
-	data, err := solvers.Prepare(mat, len(classes), !c.Bool("no-normalize"))
-	if err != nil {
-		return userErrorf("%s: %v", train, err)
+	if dim > rows {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", dim, rows)
 	}
-	if data.D > data.N {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", data.D, data.N)
-	}
+	// The class counts of the training file go into the classifier (for
+	// eval's minority classes); one pass over the labels.
 	counts := make([]int64, len(classes))
-	for _, y := range mat.Labels {
-		if y >= 0 {
+	if err := tf.Each(func(b features.Batch) error {
+		for i, y := range b.Labels {
+			if y < 0 {
+				return userErrorf("%s: row %d is unlabeled; training rows need labels", train, b.Offset+int64(i))
+			}
 			counts[y]++
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
+	o.NoNormalize = c.Bool("no-normalize")
 	if pub := c.String("public"); pub != "" {
 		// Streamed from the memory map: public sets can be large.
 		pf, err := features.Open(pub, features.ReadOptions{})
@@ -215,27 +222,42 @@ func fitAction(c *ucli.Context) error {
 		}
 		defer pf.Close()
 		pm := pf.Metadata()
-		if pf.Dim() != mat.Dim {
-			return userErrorf("--public %s has %d features per row; %s has %d", pub, pf.Dim(), train, mat.Dim)
+		if pf.Dim() != dim {
+			return userErrorf("--public %s has %d features per row; %s has %d", pub, pf.Dim(), train, dim)
 		}
-		if pm.EncoderSHA256 != mat.Meta.EncoderSHA256 && !c.Bool("force") {
+		if pm.EncoderSHA256 != meta.EncoderSHA256 && !c.Bool("force") {
 			return userErrorf("--public %s comes from encoder %s (%s…), %s from %s (%s…); pass --force to use it anyway",
-				pub, pm.EncoderName, short(pm.EncoderSHA256), train, mat.Meta.EncoderName, short(mat.Meta.EncoderSHA256))
+				pub, pm.EncoderName, short(pm.EncoderSHA256), train, meta.EncoderName, short(meta.EncoderSHA256))
 		}
 		o.Public = solvers.FileSource(pf, !c.Bool("no-normalize"))
 	}
-	res, err := solvers.Fit(c.Context, m.Name, data, o)
+	var res *solvers.Result
+	if solvers.Streams(m.Name) {
+		// Sufficient statistics in passes over the memory-mapped file:
+		// memory does not grow with the number of rows.
+		res, err = solvers.FitRows(c.Context, m.Name, solvers.FileRows(tf), len(classes), o)
+	} else {
+		var mat *features.Matrix
+		if mat, err = tf.Load(); err != nil {
+			return err
+		}
+		var data *solvers.Data
+		if data, err = solvers.Prepare(mat, len(classes), !c.Bool("no-normalize")); err != nil {
+			return userErrorf("%s: %v", train, err)
+		}
+		res, err = solvers.Fit(c.Context, m.Name, data, o)
+	}
 	if err != nil {
 		return userErrorf("fit %s on %s: %v", m.Name, train, err)
 	}
 	if c.Bool("no-normalize") {
 		res.Prep.Normalize = false
 	}
-	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: mat.Dim, Weight: f32(res.W), Bias: f32(res.B),
+	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: f32(res.W), Bias: f32(res.B),
 		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Clip: res.Prep.Clip},
-		EncoderSHA256: mat.Meta.EncoderSHA256, EncoderName: mat.Meta.EncoderName, Method: m.Name,
+		EncoderSHA256: meta.EncoderSHA256, EncoderName: meta.EncoderName, Method: m.Name,
 		Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee,
-		TrainRows: int64(mat.Rows), TrainCounts: counts, Version: Version, Created: time.Now().UTC().Format(time.RFC3339)}
+		TrainRows: int64(rows), TrainCounts: counts, Version: Version, Created: time.Now().UTC().Format(time.RFC3339)}
 	if res.Prototypes != nil {
 		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", f32(res.Prototypes), nil, res.PerClass, res.Distance
 	}
@@ -245,7 +267,7 @@ func fitAction(c *ucli.Context) error {
 	g := res.Guarantee
 	rep := fitReport{Method: m.Name, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
 		Noise: map[string]any{"multiplier": res.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Hyperparameters,
-		Defaulted: res.Defaulted, TrainRows: mat.Rows, Classes: len(classes), Dim: mat.Dim, Seconds: time.Since(start).Seconds(),
+		Defaulted: res.Defaulted, TrainRows: rows, Classes: len(classes), Dim: dim, Seconds: time.Since(start).Seconds(),
 		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}

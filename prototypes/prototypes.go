@@ -18,13 +18,13 @@ import (
 func init() {
 	solvers.Register(solvers.Method{Name: "dpplmean", Private: true,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
-		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
-			return fitMean(ctx, d, o, true)
+		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
+			return fitMean(ctx, r, m, o, true)
 		}})
 	solvers.Register(solvers.Method{Name: "protomean", Private: false,
 		Summary: "non-private class-mean prototypes",
-		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
-			return fitMean(ctx, d, o, false)
+		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
+			return fitMean(ctx, r, m, o, false)
 		}})
 	solvers.Register(solvers.Method{Name: "dpplpublic", Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
@@ -48,40 +48,6 @@ func distance(o *solvers.Options) (string, error) {
 	return "", fmt.Errorf("distance %q: expected cosine or euclidean", o.Distance)
 }
 
-// pool averages groups of k consecutive features of every row (the
-// classifier applies the same map at prediction).
-func pool(d *solvers.Data, k int) *solvers.Data {
-	if k <= 1 {
-		return d
-	}
-	dd := (d.D + k - 1) / k
-	out := &solvers.Data{X: make([]float64, d.N*dd), Y: d.Y, N: d.N, D: dd, M: d.M}
-	for i := 0; i < d.N; i++ {
-		row := d.Row(i)
-		for g := 0; g < dd; g++ {
-			lo, hi := g*k, min((g+1)*k, d.D)
-			var s float64
-			for _, v := range row[lo:hi] {
-				s += v
-			}
-			out.X[i*dd+g] = s / float64(hi-lo)
-		}
-	}
-	return out
-}
-
-func clip(row []float64, r float64) {
-	var s float64
-	for _, v := range row {
-		s += v * v
-	}
-	if n := math.Sqrt(s); n > r {
-		for i := range row {
-			row[i] *= r / n
-		}
-	}
-}
-
 // fitMean is DPPL-Mean (Sec. 4.1) and, without noise, the class-mean
 // reference. Features (unit-normalised) are average-pooled by k_pool (1)
 // and clipped to r (1). The class sums are released with the Gaussian
@@ -97,7 +63,7 @@ func clip(row []float64, r float64) {
 //     thousands, need little precision, and take 1% of μ²), or, with
 //     --public-counts, the true counts are used and the guarantee lists
 //     "class counts" as public.
-func fitMean(ctx context.Context, d *solvers.Data, o *solvers.Options, private bool) (*solvers.Result, error) {
+func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, private bool) (*solvers.Result, error) {
 	p := solvers.NewParams(o)
 	dist, err := distance(o)
 	if err != nil {
@@ -121,23 +87,26 @@ func fitMean(ctx context.Context, d *solvers.Data, o *solvers.Options, private b
 			return nil, err
 		}
 	}
-	x := pool(d, kpool)
-	D, M := x.D, x.M
-	sums := make([]float64, M*D)
-	counts := make([]float64, M)
-	row := make([]float64, D)
-	for i := 0; i < x.N; i++ {
-		copy(row, x.Row(i))
-		if private {
-			clip(row, r)
-		}
-		c := int(x.Y[i])
-		counts[c]++
-		for k, v := range row {
-			sums[c*D+k] += v
+	so := solvers.StatsOptions{Normalize: !o.NoNormalize, Pool: kpool}
+	if private {
+		so.Clip = r
+	}
+	st, err := solvers.Accumulate(ctx, rows, M, so)
+	if err != nil {
+		return nil, err
+	}
+	for c, n := range st.Counts {
+		if n == 0 {
+			return nil, fmt.Errorf("class %d has no training examples", c)
 		}
 	}
-	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true, Pool: kpool}, PerClass: 1, Distance: dist}
+	D := st.D
+	sums := st.Sums
+	counts := make([]float64, M)
+	for c, n := range st.Counts {
+		counts[c] = float64(n)
+	}
+	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: !o.NoNormalize, Pool: kpool}, PerClass: 1, Distance: dist}
 	if private {
 		res.Prep.Clip = r
 		build := func(z float64) []accounting.Mechanism {

@@ -9,9 +9,9 @@ import (
 
 func init() {
 	Register(Method{Name: "dpls", Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
-		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, true) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) { return fitLS(ctx, r, m, o, true) }})
 	Register(Method{Name: "ls", Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
-		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitLS(ctx, d, o, false) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) { return fitLS(ctx, r, m, o, false) }})
 }
 
 // fitLS is DP-LS (Mehta, Krichene, Thakurta, Kurakin, Cutkosky 2023,
@@ -35,7 +35,7 @@ func init() {
 // regulariser just covers the noise; plus 1e-4 of the data's mean
 // eigenvalue for conditioning), psd (default 1: project noisy matrices on
 // the PSD cone, as the authors' code does).
-func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, error) {
+func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Result, error) {
 	p := NewParams(o)
 	C := 1.0
 	var err error
@@ -44,93 +44,105 @@ func fitLS(ctx context.Context, d *Data, o *Options, private bool) (*Result, err
 			return nil, err
 		}
 	}
-	alpha, err := p.Positive("alpha", 1/float64(d.M))
+	alpha, err := p.Positive("alpha", 1/float64(M))
 	if err != nil {
 		return nil, err
 	}
 	psd := p.Get("psd", 1) != 0 && private
 	const k = 1.0
-	x := d
+	D := rows.Dim()
+	so := StatsOptions{Normalize: !o.NoNormalize, Gram: true}
 	if private {
-		x = clipRows(d, C)
+		so.Clip = C
 	}
-	D, M := x.D, x.M
-	starts := classStarts(x)
-	A := make([][]float64, M)
-	b := make([][]float64, M)
-	G := make([]float64, D*D)
-	for j := 0; j < M; j++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		A[j] = make([]float64, D*D)
-		block := x.X[starts[j]*D : starts[j+1]*D]
-		syrk(A[j], D, block, starts[j+1]-starts[j], 1)
-		symAdd(G, 1, A[j])
-		b[j] = make([]float64, D)
-		for i := starts[j]; i < starts[j+1]; i++ {
-			for c, v := range x.Row(i) {
-				b[j][c] += v
-			}
-		}
+	// The statistics are sums over rows: one pass accumulates G, the class
+	// sums and the class Grams, in chunks of classes when M·D² would not fit
+	// in the memory budget (each further chunk is another pass).
+	budget := o.MemoryBudget
+	if budget <= 0 {
+		budget = 4 << 30
 	}
-	res := &Result{Prep: Preprocessing{Normalize: true}}
-	z := 0.0
-	if private {
-		build := func(z float64) []accounting.Mechanism {
-			return []accounting.Mechanism{
-				{Name: "noisy Gram matrix G", Kind: accounting.KindGaussian, Sensitivity: C * C, NoiseStd: z * C * C, Count: 1},
-				{Name: "noisy class Gram matrices A_j", Kind: accounting.KindGaussian, Sensitivity: math.Sqrt(k) * C * C, NoiseStd: z * math.Sqrt(k) * C * C, Count: 1},
-				{Name: "noisy class sums b_j", Kind: accounting.KindGaussian, Sensitivity: math.Sqrt(k) * C, NoiseStd: z * math.Sqrt(k) * C, Count: 1},
-			}
-		}
-		var g accounting.Guarantee
-		if z, g, err = Calibrate(o, build); err != nil {
-			return nil, err
-		}
-		res.Guarantee, res.NoiseMultiplier = g, z
-		res.Prep.Clip = C
-		symAdd(G, 1, o.Symmetric("G", D, z*C*C))
-		for j := 0; j < M; j++ {
-			symAdd(A[j], 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
-			for c, v := range o.Gaussian("b", D, z*math.Sqrt(k)*C) {
-				b[j][c] += v
-			}
-		}
-		if psd {
-			if err := psdProject(G, D); err != nil {
-				return nil, err
-			}
-			for j := 0; j < M; j++ {
-				if err := psdProject(A[j], D); err != nil {
-					return nil, err
-				}
-			}
-		}
-	} else {
-		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
+	chunks := ClassChunks(M, D, budget-int64(D)*int64(D)*12)
+	if len(chunks) > 1 {
+		o.progress("dpls: %d classes of %d×%d Gram matrices exceed the memory budget: %d passes over the data", M, D, D, len(chunks))
 	}
-	floor := 1e-4 * (float64(d.N)/float64(M) + alpha*float64(d.N)) / float64(D)
-	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor)
-	if err != nil {
-		return nil, err
-	}
-	res.W = make([]float64, M*D)
-	res.B = make([]float64, M)
+	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}, W: make([]float64, M*D), B: make([]float64, M)}
+	var G []float64
+	var b []float64
+	var z, lambda float64
 	sys := make([]float64, D*D)
-	for j := 0; j < M; j++ {
-		copy(sys, A[j])
-		symAdd(sys, alpha, G)
-		addDiag(sys, D, lambda)
-		theta, err := solveSPD(sys, D, b[j])
+	for ci, chunk := range chunks {
+		so.ClassGram = chunk
+		so.Gram = ci == 0
+		st, err := Accumulate(ctx, rows, M, so)
 		if err != nil {
 			return nil, err
 		}
-		copy(res.W[j*D:], theta)
+		if ci == 0 {
+			if err := checkCounts(st.Counts); err != nil {
+				return nil, err
+			}
+			var n int64
+			for _, c := range st.Counts {
+				n += c
+			}
+			G, b = st.Gram, st.Sums
+			if private {
+				build := func(z float64) []accounting.Mechanism {
+					return []accounting.Mechanism{
+						{Name: "noisy Gram matrix G", Kind: accounting.KindGaussian, Sensitivity: C * C, NoiseStd: z * C * C, Count: 1},
+						{Name: "noisy class Gram matrices A_j", Kind: accounting.KindGaussian, Sensitivity: math.Sqrt(k) * C * C, NoiseStd: z * math.Sqrt(k) * C * C, Count: 1},
+						{Name: "noisy class sums b_j", Kind: accounting.KindGaussian, Sensitivity: math.Sqrt(k) * C, NoiseStd: z * math.Sqrt(k) * C, Count: 1},
+					}
+				}
+				var g accounting.Guarantee
+				if z, g, err = Calibrate(o, build); err != nil {
+					return nil, err
+				}
+				res.Guarantee, res.NoiseMultiplier = g, z
+				res.Prep.Clip = C
+				symAdd(G, 1, o.Symmetric("G", D, z*C*C))
+				for i, v := range o.Gaussian("b", M*D, z*math.Sqrt(k)*C) {
+					b[i] += v
+				}
+				if psd {
+					if err := psdProject(G, D); err != nil {
+						return nil, err
+					}
+				}
+				publicN(res, int(n))
+			} else {
+				res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
+			}
+			floor := 1e-4 * (float64(n)/float64(M) + alpha*float64(n)) / float64(D)
+			if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor); err != nil {
+				return nil, err
+			}
+		}
+		for _, j := range chunk {
+			A := st.ClassGram[j]
+			if private {
+				symAdd(A, 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
+				if psd {
+					if err := psdProject(A, D); err != nil {
+						return nil, err
+					}
+				}
+			}
+			copy(sys, A)
+			symAdd(sys, alpha, G)
+			addDiag(sys, D, lambda)
+			theta, err := solveSPD(sys, D, b[j*D:(j+1)*D])
+			if err != nil {
+				return nil, err
+			}
+			copy(res.W[j*D:], theta)
+			delete(st.ClassGram, j)
+		}
 	}
 	p.Record("k", int(k))
-	if private {
-		publicN(res, d.N)
+	if len(chunks) > 1 {
+		p.Record("passes", len(chunks))
 	}
 	p.Finish(res)
 	return res, nil

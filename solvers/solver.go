@@ -57,6 +57,13 @@ type Options struct {
 	// PublicCounts lets DPPL-Mean divide by the true class counts, an
 	// assumption the guarantee then records.
 	PublicCounts bool
+	// NoNormalize keeps features at their scale (streaming methods; the
+	// others get data already prepared by Prepare).
+	NoNormalize bool
+	// MemoryBudget bounds, in bytes, the D×D accumulators of streaming
+	// methods; classes are processed in chunks, one pass each, when all do
+	// not fit (0: 4 GiB).
+	MemoryBudget int64
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
 	// its figures; the mechanism is the same.
@@ -108,6 +115,10 @@ type Method struct {
 	// Summary is a line for help texts.
 	Summary string
 	Run     func(ctx context.Context, d *Data, o *Options) (*Result, error)
+	// Stream, when set, fits from a stream of rows in passes, with memory
+	// independent of the number of rows (FitRows); Fit then streams its
+	// in-memory data through it.
+	Stream func(ctx context.Context, rows Rows, m int, o *Options) (*Result, error)
 }
 
 var methods = map[string]Method{}
@@ -149,21 +160,60 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := d.check(); err != nil {
 		return nil, err
 	}
+	if err := prepareOptions(m, &o); err != nil {
+		return nil, err
+	}
+	var res *Result
+	if m.Stream != nil {
+		res, err = m.Stream(ctx, DataRows(d), d.M, &o)
+	} else {
+		res, err = m.Run(ctx, d, &o)
+	}
+	return finish(m, res, err, &o)
+}
+
+// FitRows runs a streaming method over rows of m classes, reading them in
+// passes: memory does not grow with the number of rows.
+func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options) (*Result, error) {
+	m, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Stream == nil {
+		return nil, fmt.Errorf("%s does not stream; load the data and use Fit", m.Name)
+	}
+	if classes < 2 {
+		return nil, fmt.Errorf("%d class(es); a classifier needs at least 2", classes)
+	}
+	if err := prepareOptions(m, &o); err != nil {
+		return nil, err
+	}
+	res, err := m.Stream(ctx, rows, classes, &o)
+	return finish(m, res, err, &o)
+}
+
+// Streams reports whether a method fits from a stream of rows.
+func Streams(name string) bool {
+	m, err := Lookup(name)
+	return err == nil && m.Stream != nil
+}
+
+func prepareOptions(m Method, o *Options) error {
 	if m.Private {
 		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
-			return nil, fmt.Errorf("%s is private: give a finite --epsilon (the non-private references are ls, newton, logreg)", m.Name)
+			return fmt.Errorf("%s is private: give a finite --epsilon (the non-private references are ls, newton, logreg, protomean)", m.Name)
 		}
 		if o.Sigma == 0 && !(o.Epsilon > 0) {
-			return nil, fmt.Errorf("ε must be positive, got %v", o.Epsilon)
+			return fmt.Errorf("ε must be positive, got %v", o.Epsilon)
 		}
 		if !m.Pure && !(o.Delta > 0 && o.Delta < 1) {
-			return nil, fmt.Errorf("δ must be in (0, 1), got %v", o.Delta)
+			return fmt.Errorf("δ must be in (0, 1), got %v", o.Delta)
 		}
 		if o.Noise == nil {
 			o.Noise = accounting.SecureNoise()
 		}
 	} else if !math.IsInf(o.Epsilon, 1) {
-		return nil, fmt.Errorf("%s is a non-private reference: it needs --epsilon inf", m.Name)
+		return fmt.Errorf("%s is a non-private reference: it needs --epsilon inf", m.Name)
 	}
 	if o.Accountant == "" {
 		o.Accountant = accounting.AccountantAuto
@@ -171,7 +221,10 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if o.Params == nil {
 		o.Params = map[string]float64{}
 	}
-	res, err := m.Run(ctx, d, &o)
+	return nil
+}
+
+func finish(m Method, res *Result, err error, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +243,16 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 		res.Guarantee.Note = accounting.SeededNote
 	}
 	return res, nil
+}
+
+// checkCounts refuses classes without examples.
+func checkCounts(counts []int64) error {
+	for j, c := range counts {
+		if c == 0 {
+			return fmt.Errorf("class %d has no training examples", j)
+		}
+	}
+	return nil
 }
 
 func (d *Data) check() error {

@@ -83,11 +83,73 @@ func TestDPLSNoiseOffIsTheClosedForm(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k := 0; k < 6; k++ {
-				if got, want := res.W[j*6+k], theta.AtVec(k); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				// The statistics are float32 blocks summed in float64.
+				if got, want := res.W[j*6+k], theta.AtVec(k); math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
 					t.Errorf("θ[%d][%d] = %v, closed form %v", j, k, got, want)
 				}
 			}
 		}(j, A, b)
+	}
+}
+
+// TestDPLSChunkedPassesAgree runs DP-LS with a memory budget so small that
+// every class needs its own pass: the model is the same as in one pass.
+func TestDPLSChunkedPassesAgree(t *testing.T) {
+	d := blobs(500, 12, 4, 9)
+	var lines []string
+	one, err := Fit(context.Background(), "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := Fit(context.Background(), "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(4),
+		MemoryBudget: 2 * 12 * 12 * 12, Progress: func(f string, a ...any) { lines = append(lines, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range one.W {
+		if one.W[i] != many.W[i] {
+			t.Fatalf("chunked DP-LS differs at %d: %v vs %v", i, one.W[i], many.W[i])
+		}
+	}
+	if many.Hyperparameters["passes"] != 4 || len(lines) == 0 {
+		t.Errorf("passes %v, progress %v", many.Hyperparameters["passes"], lines)
+	}
+}
+
+func TestAccumulateMatchesNaive(t *testing.T) {
+	d := blobs(9000, 7, 3, 10) // more than flushRows: float32 blocks flushed
+	st, err := Accumulate(context.Background(), DataRows(d), 3, StatsOptions{Gram: true, ClassGram: []int{1}, Clip: 0.5, Normalize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	G := make([]float64, 49)
+	A := make([]float64, 49)
+	sums := make([]float64, 21)
+	for i := 0; i < d.N; i++ {
+		x := append([]float64(nil), d.Row(i)...)
+		applyPrep(x, Preprocessing{Normalize: true, Clip: 0.5})
+		for a := 0; a < 7; a++ {
+			sums[int(d.Y[i])*7+a] += x[a]
+			for b := 0; b < 7; b++ {
+				G[a*7+b] += x[a] * x[b]
+				if d.Y[i] == 1 {
+					A[a*7+b] += x[a] * x[b]
+				}
+			}
+		}
+	}
+	for i := range G {
+		if math.Abs(st.Gram[i]-G[i]) > 1e-5*math.Max(1, math.Abs(G[i])) || math.Abs(st.ClassGram[1][i]-A[i]) > 1e-5*math.Max(1, math.Abs(A[i])) {
+			t.Fatalf("Gram entry %d: %v / %v, naive %v / %v", i, st.Gram[i], st.ClassGram[1][i], G[i], A[i])
+		}
+	}
+	for i := range sums {
+		if math.Abs(st.Sums[i]-sums[i]) > 1e-4 {
+			t.Fatalf("sum %d: %v, naive %v", i, st.Sums[i], sums[i])
+		}
+	}
+	if st.Counts[0] != 3000 || st.Counts[2] != 3000 {
+		t.Errorf("counts %v", st.Counts)
 	}
 }
 

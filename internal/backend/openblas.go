@@ -6,6 +6,7 @@ package backend
 import "C"
 
 import (
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
@@ -18,4 +19,7 @@ const (
 	accelerated = true
 )
 
-func init() { blas64.Use(netlib.Implementation{}) }
+func init() {
+	blas64.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{})
+}

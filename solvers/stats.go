@@ -1,0 +1,270 @@
+package solvers
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+// Rows streams training rows as stored (float32, before preprocessing) with
+// their labels; sufficient statistics are computed from it in one pass, so
+// memory does not grow with the number of rows.
+type Rows interface {
+	Dim() int
+	Len() int64
+	// Each calls fn with consecutive blocks: x holds len(y)·Dim() values.
+	Each(fn func(x []float32, y []int32) error) error
+}
+
+type fileRows struct{ f *features.File }
+
+// FileRows streams a feature file, record batch by record batch, from its
+// memory map.
+func FileRows(f *features.File) Rows { return fileRows{f} }
+
+func (r fileRows) Dim() int   { return r.f.Dim() }
+func (r fileRows) Len() int64 { return r.f.Rows() }
+func (r fileRows) Each(fn func(x []float32, y []int32) error) error {
+	return r.f.Each(func(b features.Batch) error { return fn(b.Features, b.Labels) })
+}
+
+type dataRows struct{ d *Data }
+
+// DataRows streams an in-memory data set (converted to float32 blocks).
+func DataRows(d *Data) Rows { return dataRows{d} }
+
+func (r dataRows) Dim() int   { return r.d.D }
+func (r dataRows) Len() int64 { return int64(r.d.N) }
+func (r dataRows) Each(fn func(x []float32, y []int32) error) error {
+	const block = 4096
+	buf := make([]float32, block*r.d.D)
+	for start := 0; start < r.d.N; start += block {
+		n := min(block, r.d.N-start)
+		for i, v := range r.d.X[start*r.d.D : (start+n)*r.d.D] {
+			buf[i] = float32(v)
+		}
+		if err := fn(buf[:n*r.d.D], r.d.Y[start:start+n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StatsOptions says which statistics to accumulate and how rows are
+// preprocessed first: unit L2 norm (Normalize), average pooling by Pool,
+// clipping to L2 norm Clip.
+type StatsOptions struct {
+	Normalize bool
+	Pool      int
+	Clip      float64
+	// Gram asks for G = Σ xxᵀ over all rows.
+	Gram bool
+	// ClassGram lists the classes whose Σ_{i∈c} xxᵀ to accumulate (a chunk,
+	// when all M·D² do not fit in memory).
+	ClassGram []int
+}
+
+// Stats are sufficient statistics of the (preprocessed) rows: per-class
+// counts and sums, and the requested Gram matrices (D×D, row-major, both
+// triangles), all in float64.
+type Stats struct {
+	D         int
+	Counts    []int64
+	Sums      []float64
+	Gram      []float64
+	ClassGram map[int][]float64
+}
+
+// flushRows bounds how many rows a float32 Gram accumulator absorbs before
+// it is added into float64 and cleared: float32 sums of a few thousand
+// products keep about 6 significant digits.
+const flushRows = 4096
+
+// gram32 is a float32 SYRK accumulator with a float64 total.
+type gram32 struct {
+	d     int
+	acc32 []float32
+	acc64 []float64
+	rows  int
+}
+
+func newGram32(d int) *gram32 {
+	return &gram32{d: d, acc32: make([]float32, d*d), acc64: make([]float64, d*d)}
+}
+
+// add accumulates XᵀX of the rows×d block x (upper triangle).
+func (g *gram32) add(x []float32, rows int) {
+	if rows == 0 {
+		return
+	}
+	a := blas32.General{Rows: rows, Cols: g.d, Stride: g.d, Data: x[:rows*g.d]}
+	c := blas32.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc32}
+	blas32.Syrk(blas.Trans, 1, a, 1, c)
+	g.rows += rows
+	if g.rows >= flushRows {
+		g.flush()
+	}
+}
+
+func (g *gram32) flush() {
+	for i := 0; i < g.d; i++ {
+		for j := i; j < g.d; j++ {
+			g.acc64[i*g.d+j] += float64(g.acc32[i*g.d+j])
+			g.acc32[i*g.d+j] = 0
+		}
+	}
+	g.rows = 0
+}
+
+// result flushes and mirrors the upper triangle.
+func (g *gram32) result() []float64 {
+	g.flush()
+	for i := 0; i < g.d; i++ {
+		for j := i + 1; j < g.d; j++ {
+			g.acc64[j*g.d+i] = g.acc64[i*g.d+j]
+		}
+	}
+	return g.acc64
+}
+
+// Accumulate computes statistics of m classes in one pass over rows:
+// preprocessing and grouping by class happen in float32 blocks, Gram
+// updates are float32 SYRKs added into float64 totals. Memory: the
+// requested D×D accumulators (12 bytes per entry) plus one block.
+func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats, error) {
+	d0 := rows.Dim()
+	d := d0
+	if opt.Pool > 1 {
+		d = (d0 + opt.Pool - 1) / opt.Pool
+	}
+	st := &Stats{D: d, Counts: make([]int64, m), Sums: make([]float64, m*d), ClassGram: map[int][]float64{}}
+	var gram *gram32
+	if opt.Gram {
+		gram = newGram32(d)
+	}
+	classAcc := map[int]*gram32{}
+	for _, c := range opt.ClassGram {
+		if c < 0 || c >= m {
+			return nil, fmt.Errorf("class %d out of range 0..%d", c, m-1)
+		}
+		classAcc[c] = newGram32(d)
+	}
+	var work, grouped []float32
+	var offset int64
+	err := rows.Each(func(x []float32, y []int32) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := len(y)
+		if cap(work) < n*d {
+			work = make([]float32, n*d)
+			grouped = make([]float32, n*d)
+		}
+		work = work[:n*d]
+		for i := 0; i < n; i++ {
+			prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt)
+		}
+		// Counting sort of the block's rows by class, for per-class SYRK.
+		starts := make([]int, m+1)
+		for i, c := range y {
+			if c < 0 || int(c) >= m {
+				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
+			}
+			starts[c+1]++
+		}
+		for c := 0; c < m; c++ {
+			starts[c+1] += starts[c]
+		}
+		pos := append([]int(nil), starts[:m]...)
+		for i, c := range y {
+			row := work[i*d : (i+1)*d]
+			copy(grouped[pos[c]*d:], row)
+			pos[c]++
+			st.Counts[c]++
+			sum := st.Sums[int(c)*d : (int(c)+1)*d]
+			for k, v := range row {
+				sum[k] += float64(v)
+			}
+		}
+		if gram != nil {
+			gram.add(work, n)
+		}
+		for c, acc := range classAcc {
+			acc.add(grouped[starts[c]*d:starts[c+1]*d], starts[c+1]-starts[c])
+		}
+		offset += int64(n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if gram != nil {
+		st.Gram = gram.result()
+	}
+	for c, acc := range classAcc {
+		st.ClassGram[c] = acc.result()
+	}
+	return st, nil
+}
+
+// prep32 applies normalisation, pooling and clipping to one row.
+func prep32(in, out []float32, opt StatsOptions) {
+	scale := float32(1)
+	if opt.Normalize {
+		var s float64
+		for _, v := range in {
+			s += float64(v) * float64(v)
+		}
+		if s > 0 {
+			scale = float32(1 / math.Sqrt(s))
+		}
+	}
+	if opt.Pool > 1 {
+		for g := range out {
+			lo, hi := g*opt.Pool, min((g+1)*opt.Pool, len(in))
+			var s float32
+			for _, v := range in[lo:hi] {
+				s += v
+			}
+			out[g] = scale * s / float32(hi-lo)
+		}
+	} else {
+		for i, v := range in {
+			out[i] = scale * v
+		}
+	}
+	if opt.Clip > 0 {
+		var s float64
+		for _, v := range out {
+			s += float64(v) * float64(v)
+		}
+		if n := math.Sqrt(s); n > opt.Clip {
+			f := float32(opt.Clip / n)
+			for i := range out {
+				out[i] *= f
+			}
+		}
+	}
+}
+
+// ClassChunks splits m classes into chunks whose D×D accumulators (12 bytes
+// per entry: float32 and float64) fit in budget bytes next to a reserve,
+// always at least one class per chunk.
+func ClassChunks(m, d int, budget int64) [][]int {
+	per := int64(d) * int64(d) * 12
+	k := int(max(1, budget/per))
+	var out [][]int
+	for start := 0; start < m; start += k {
+		var c []int
+		for j := start; j < min(m, start+k); j++ {
+			c = append(c, j)
+		}
+		out = append(out, c)
+	}
+	return out
+}
