@@ -9,9 +9,13 @@ import (
 
 func init() {
 	Register(Method{Name: "dpls", Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
-		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) { return fitLS(ctx, r, m, o, true) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
+			return fitLS(ctx, r, m, o, true)
+		}})
 	Register(Method{Name: "ls", Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
-		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) { return fitLS(ctx, r, m, o, false) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
+			return fitLS(ctx, r, m, o, false)
+		}})
 }
 
 // fitLS is DP-LS (Mehta, Krichene, Thakurta, Kurakin, Cutkosky 2023,
