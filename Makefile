@@ -8,7 +8,7 @@ export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 
 # OpenBLAS when scripts/setup.sh has installed it (pure-Go gonum otherwise);
 # override with `make TAGS=` for a pure-Go build.
-TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && echo openblas)
+TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && ldconfig -p | grep -q 'liblapacke\.so ' && echo openblas)
 GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
 
 .PHONY: all setup build test vet fuzz-smoke fuzz demo bench clean

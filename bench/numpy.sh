@@ -24,7 +24,7 @@ for name in fmnist-resnet fmnist-vit; do
 	features "$name" private
 	read -r n d m < <(go run ./bench/numpy/export "bench/out/$name-private.arrow" "$tmp/x.f32" "$tmp/y.i32")
 	for method in dpls dpfc dpnewton dpplmean; do
-		z=$(bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c" --json | grep -m1 '"multiplier"' | tr -dc '0-9.e-')
+		z=$(bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c" --json | grep -m1 '"multiplier"' | sed -E 's/.*: *([0-9.eE+-]+).*/\1/')
 		best_go=999999
 		best_np=999999
 		for r in 1 2 3; do

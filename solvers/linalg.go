@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	// The BLAS backend: pure Go, or OpenBLAS with -tags openblas.
-	_ "github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
 // syrk adds alpha·XᵀX of the rows×d row-major block x to the d×d matrix c
@@ -43,40 +43,38 @@ func addDiag(a []float64, d int, v float64) {
 
 // psdProject replaces the symmetric d×d matrix a by its projection on the
 // positive semidefinite cone: negative eigenvalues are set to 0. The DP-LS
-// authors' code does this to noisy Gram matrices before solving.
+// authors' code does this to noisy Gram matrices before solving. With the
+// eigendecomposition a = V·diag(λ)·Vᵀ, the projection is (V·diag(√λ₊))·(…)ᵀ,
+// one SYRK.
 func psdProject(a []float64, d int) error {
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(d, append([]float64(nil), a...)), true) {
-		return fmt.Errorf("eigendecomposition of a %d×%d noisy matrix did not converge", d, d)
+	v := append([]float64(nil), a...)
+	w := make([]float64, d)
+	if err := backend.SymEig(d, v, w); err != nil {
+		return err
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	neg := false
-	for _, v := range vals {
-		if v < 0 {
-			neg = true
-			break
+	if w[0] >= 0 {
+		return nil // already PSD (eigenvalues ascend)
+	}
+	// Scale column k of V by √max(λₖ, 0); keep only the positive part.
+	for i := 0; i < d; i++ {
+		row := v[i*d : (i+1)*d]
+		for k, lam := range w {
+			if lam > 0 {
+				row[k] *= math.Sqrt(lam)
+			} else {
+				row[k] = 0
+			}
 		}
-	}
-	if !neg {
-		return nil
 	}
 	for i := range a {
 		a[i] = 0
 	}
-	for k, lam := range vals {
-		if lam <= 0 {
-			continue
-		}
-		for i := 0; i < d; i++ {
-			vi := lam * vecs.At(i, k)
-			if vi == 0 {
-				continue
-			}
-			for j := 0; j < d; j++ {
-				a[i*d+j] += vi * vecs.At(j, k)
-			}
+	vs := blas64.General{Rows: d, Cols: d, Stride: d, Data: v}
+	cs := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: a}
+	blas64.Syrk(blas.NoTrans, 1, vs, 0, cs)
+	for i := 0; i < d; i++ {
+		for j := i + 1; j < d; j++ {
+			a[j*d+i] = a[i*d+j]
 		}
 	}
 	return nil
