@@ -20,11 +20,11 @@ func withBias(d *Data, c float64) *Data {
 	out := &Data{X: make([]float64, d.N*dd), Y: d.Y, N: d.N, D: dd, M: d.M}
 	s := 1 / math.Sqrt2
 	for i := 0; i < d.N; i++ {
-		row := append([]float64(nil), d.Row(i)...)
-		applyPrep(row, Preprocessing{Clip: c})
 		o := out.X[i*dd : (i+1)*dd]
-		for j, v := range row {
-			o[j] = v * s
+		copy(o, d.Row(i))
+		applyPrep(o[:d.D], Preprocessing{Clip: c})
+		for j := range o[:d.D] {
+			o[j] *= s
 		}
 		o[d.D] = c * s
 	}

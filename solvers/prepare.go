@@ -17,11 +17,22 @@ func Prepare(m *features.Matrix, classes int, normalize bool) (*Data, error) {
 	if m.Rows == 0 {
 		return nil, fmt.Errorf("no rows")
 	}
-	order := make([]int, m.Rows)
-	for i := range order {
-		order[i] = i
+	// A stable counting sort by label (unlabeled rows, −1, first).
+	bucket := func(l int32) int { return min(max(int(l)+1, 0), classes+1) }
+	counts := make([]int, classes+2)
+	for _, l := range m.Labels {
+		counts[bucket(l)]++
 	}
-	sort.SliceStable(order, func(a, b int) bool { return m.Labels[order[a]] < m.Labels[order[b]] })
+	starts := make([]int, len(counts))
+	for i := 1; i < len(counts); i++ {
+		starts[i] = starts[i-1] + counts[i-1]
+	}
+	order := make([]int, m.Rows)
+	for i, l := range m.Labels {
+		k := bucket(l)
+		order[starts[k]] = i
+		starts[k]++
+	}
 	d := &Data{X: make([]float64, m.Rows*m.Dim), Y: make([]int32, m.Rows), N: m.Rows, D: m.Dim, M: classes}
 	for k, i := range order {
 		d.Y[k] = m.Labels[i]
