@@ -85,16 +85,42 @@ type Stats struct {
 // products keep about 6 significant digits.
 const flushRows = 4096
 
-// gram32 is a float32 SYRK accumulator with a float64 total.
+// classBufRows is how many rows of one class are gathered before they go
+// into that class's Gram in one SYRK: in a shuffled file a block holds a
+// handful of rows per class, and rank-1 updates of a D×D matrix would be
+// memory-bound (at D = 1664 each touches 5.5 MB).
+const classBufRows = 256
+
+// gram32 is a float32 SYRK accumulator with a float64 total, and an
+// optional buffer of pending rows.
 type gram32 struct {
-	d     int
-	acc32 []float32
-	acc64 []float64
-	rows  int
+	d       int
+	acc32   []float32
+	acc64   []float64
+	rows    int
+	pending []float32
 }
 
 func newGram32(d int) *gram32 {
 	return &gram32{d: d, acc32: make([]float32, d*d), acc64: make([]float64, d*d)}
+}
+
+// push buffers one row and adds the buffer when it is full.
+func (g *gram32) push(row []float32) {
+	if g.pending == nil {
+		g.pending = make([]float32, 0, classBufRows*g.d)
+	}
+	g.pending = append(g.pending, row...)
+	if len(g.pending) == cap(g.pending) {
+		g.drain()
+	}
+}
+
+func (g *gram32) drain() {
+	if len(g.pending) > 0 {
+		g.add(g.pending, len(g.pending)/g.d)
+		g.pending = g.pending[:0]
+	}
 }
 
 // add accumulates XᵀX of the rows×d block x (upper triangle).
@@ -121,8 +147,10 @@ func (g *gram32) flush() {
 	g.rows = 0
 }
 
-// result flushes and mirrors the upper triangle.
+// result adds what is pending, flushes and mirrors the upper triangle.
 func (g *gram32) result() []float64 {
+	g.drain()
+	g.pending = nil
 	g.flush()
 	for i := 0; i < g.d; i++ {
 		for j := i + 1; j < g.d; j++ {
@@ -147,14 +175,14 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	if opt.Gram {
 		gram = newGram32(d)
 	}
-	classAcc := map[int]*gram32{}
+	classAcc := make([]*gram32, m)
 	for _, c := range opt.ClassGram {
 		if c < 0 || c >= m {
 			return nil, fmt.Errorf("class %d out of range 0..%d", c, m-1)
 		}
 		classAcc[c] = newGram32(d)
 	}
-	var work, grouped []float32
+	var work []float32
 	var offset int64
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
@@ -163,39 +191,27 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		n := len(y)
 		if cap(work) < n*d {
 			work = make([]float32, n*d)
-			grouped = make([]float32, n*d)
 		}
 		work = work[:n*d]
 		for i := 0; i < n; i++ {
 			prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt)
 		}
-		// Counting sort of the block's rows by class, for per-class SYRK.
-		starts := make([]int, m+1)
 		for i, c := range y {
 			if c < 0 || int(c) >= m {
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
 			}
-			starts[c+1]++
-		}
-		for c := 0; c < m; c++ {
-			starts[c+1] += starts[c]
-		}
-		pos := append([]int(nil), starts[:m]...)
-		for i, c := range y {
 			row := work[i*d : (i+1)*d]
-			copy(grouped[pos[c]*d:], row)
-			pos[c]++
 			st.Counts[c]++
 			sum := st.Sums[int(c)*d : (int(c)+1)*d]
 			for k, v := range row {
 				sum[k] += float64(v)
 			}
+			if acc := classAcc[c]; acc != nil {
+				acc.push(row)
+			}
 		}
 		if gram != nil {
 			gram.add(work, n)
-		}
-		for c, acc := range classAcc {
-			acc.add(grouped[starts[c]*d:starts[c+1]*d], starts[c+1]-starts[c])
 		}
 		offset += int64(n)
 		return nil
@@ -207,7 +223,9 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		st.Gram = gram.result()
 	}
 	for c, acc := range classAcc {
-		st.ClassGram[c] = acc.result()
+		if acc != nil {
+			st.ClassGram[c] = acc.result()
+		}
 	}
 	return st, nil
 }
@@ -253,10 +271,10 @@ func prep32(in, out []float32, opt StatsOptions) {
 }
 
 // ClassChunks splits m classes into chunks whose D×D accumulators (12 bytes
-// per entry: float32 and float64) fit in budget bytes next to a reserve,
+// per entry: float32 and float64) and row buffers fit in budget bytes,
 // always at least one class per chunk.
 func ClassChunks(m, d int, budget int64) [][]int {
-	per := int64(d) * int64(d) * 12
+	per := int64(d)*int64(d)*12 + classBufRows*int64(d)*4
 	k := int(max(1, budget/per))
 	var out [][]int
 	for start := 0; start < m; start += k {
