@@ -35,6 +35,7 @@ type File struct {
 	opt    ReadOptions
 	f      *os.File
 	unmap  func() error
+	data   []byte // the memory map, when there is one
 	r      *ipc.FileReader
 	dim    int
 	withID bool
@@ -75,7 +76,7 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	var data []byte
 	if !opt.NoMmap {
 		if d, unmap, merr := mapFile(f, st.Size()); merr == nil {
-			data, ff.unmap = d, unmap
+			data, ff.unmap, ff.data = d, unmap, d
 		}
 	}
 	// The Arrow reader allocates by the lengths in the file's metadata;
@@ -305,6 +306,11 @@ func (f *File) Each(fn func(Batch) error) error {
 		if err := fn(b); err != nil {
 			return err
 		}
+		// A streaming pass reads each batch once: drop its pages from
+		// this process's resident set (they stay in the page cache, and
+		// the slices stay valid: touching them again faults them back
+		// in from the file), so that RSS stays at one batch, not the file.
+		releasePages(f.data, b.Features)
 	}
 	return nil
 }
@@ -364,7 +370,7 @@ func (f *File) Close() error {
 	}
 	if f.unmap != nil {
 		err = f.unmap()
-		f.unmap = nil
+		f.unmap, f.data = nil, nil
 	}
 	if f.f != nil {
 		if cerr := f.f.Close(); err == nil {
