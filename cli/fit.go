@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +65,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "dpplmean (euclidean): divide by the true class counts, treating them as public (recorded in the guarantee)"},
 		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
+		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls: memory for the D×D statistics (bytes, or with KiB/MiB/GiB); more classes than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does (comparison only; dpfeat: ε²/8)"},
 		jsonFlag(),
 	}
@@ -152,6 +155,9 @@ func fitAction(c *ucli.Context) error {
 		}
 		o.Params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
 	}
+	if o.MemoryBudget, err = parseBytes(c.String("memory")); err != nil {
+		return userErrorf("--memory: %v", err)
+	}
 	o.Distance = c.String("distance")
 	o.PublicCounts = c.Bool("public-counts")
 	o.BudgetConvention = c.String("budget-convention")
@@ -183,6 +189,12 @@ func fitAction(c *ucli.Context) error {
 			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
 		}
 	}
+	o.Note = func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: "+format+"\n", args...)
+	}
+	prog := newFitProgress(c.App.ErrWriter)
+	defer prog.done()
+	o.Progress = prog.line
 	tf, err := features.Open(train, features.ReadOptions{})
 	if err != nil {
 		return err
@@ -317,4 +329,73 @@ func f32(x []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// parseBytes reads a size such as 4GiB, 512MiB, 1e9 or 4096.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v*mult >= 1<<20) || v*mult > 1<<50 {
+		return 0, fmt.Errorf("expected a size of at least 1MiB such as 4GiB, 512MiB or 8e9, got %q", s)
+	}
+	return int64(v * mult), nil
+}
+
+// fitProgress shows a solver's progress lines: updated in place at most
+// four times a second on a terminal, one line every 30 s otherwise (batch
+// logs), nothing for fits that end sooner.
+type fitProgress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newFitProgress(w io.Writer) *fitProgress {
+	p := &fitProgress{w: w, start: time.Now()}
+	p.last = p.start
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *fitProgress) line(format string, args ...any) {
+	every := 30 * time.Second
+	if p.tty {
+		every = 250 * time.Millisecond
+	}
+	now := time.Now()
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	msg := fmt.Sprintf(format, args...)
+	elapsed := now.Sub(p.start).Round(time.Second)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[Kdpfeat: %s (%v)", msg, elapsed)
+		p.shown = true
+	} else {
+		fmt.Fprintf(p.w, "dpfeat: %s (%v)\n", msg, elapsed)
+	}
+}
+
+// done ends an in-place line.
+func (p *fitProgress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
 )
 
 // blobFile writes a labelled feature file of Gaussian clusters.
@@ -150,5 +151,64 @@ func TestPrototypeMethods(t *testing.T) {
 	code, _, errs := run(t, "fit", "--train", train, "--out", filepath.Join(dir, "x.safetensors"), "--method", "dpplpublic", "--epsilon", "1")
 	if code != 1 || !strings.Contains(errs, "pass --public") {
 		t.Errorf("dpplpublic without --public: exit %d, %q", code, errs)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"4GiB", 4 << 30, true},
+		{"512MiB", 512 << 20, true},
+		{"8e9", 8e9, true},
+		{"1.5 GiB", 3 << 29, true},
+		{"2GB", 2e9, true},
+		{"1048576", 1 << 20, true},
+		{"100", 0, false}, // below 1 MiB
+		{"-1GiB", 0, false},
+		{"lots", 0, false},
+		{"NaN", 0, false},
+	}
+	for _, c := range cases {
+		got, err := parseBytes(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestFitMemoryPasses checks that dpls under a small --memory says it makes
+// several passes and gives the same classifier as one pass (same seed), and
+// that a bad size is refused naming the flag.
+func TestFitMemoryPasses(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 600, 200, []string{"a", "b", "c", "d"}, "sha-1", 1)
+	var weights [][]float32
+	for _, mem := range []string{"4GiB", "1MiB"} {
+		clf := filepath.Join(dir, mem+".safetensors")
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf, "--seed", "5", "--memory", mem)
+		if code != 0 {
+			t.Fatalf("fit --memory %s: exit %d: %s", mem, code, errs)
+		}
+		if multi := strings.Contains(errs, "passes over the data"); multi != (mem == "1MiB") {
+			t.Errorf("--memory %s: note of several passes %v; stderr:\n%s", mem, multi, errs)
+		}
+		c, err := models.LoadClassifier(clf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		weights = append(weights, c.Weight)
+	}
+	for i := range weights[0] {
+		if weights[0][i] != weights[1][i] {
+			t.Fatalf("weight %d: %v in one pass, %v in several", i, weights[0][i], weights[1][i])
+		}
+	}
+	code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "x"), "--memory", "lots")
+	if code != 1 || !strings.Contains(errs, "--memory") {
+		t.Errorf("--memory lots: exit %d, stderr %q; want 1 naming --memory", code, errs)
 	}
 }

@@ -2,7 +2,10 @@ package solvers
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
@@ -67,8 +70,19 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 		budget = 4 << 30
 	}
 	chunks := ClassChunks(M, D, budget-int64(D)*int64(D)*12)
+	// The accumulators are live until their class is solved, and each
+	// solve makes a few D×D temporaries: with Go's default pacing the heap
+	// could reach twice the budget before a collection. A soft limit just
+	// above the budget makes the collector keep up (restored on return).
+	prevLimit := debug.SetMemoryLimit(-1)
+	debug.SetMemoryLimit(min(prevLimit, budget+budget/8+int64(D)*int64(D)*8*8+(256<<20)))
+	defer debug.SetMemoryLimit(prevLimit)
 	if len(chunks) > 1 {
-		o.progress("dpls: %d classes of %d×%d Gram matrices exceed the memory budget: %d passes over the data", M, D, D, len(chunks))
+		size := fmt.Sprintf("%.1f GiB", float64(budget)/(1<<30))
+		if budget < 1<<30 {
+			size = fmt.Sprintf("%d MiB", budget>>20)
+		}
+		o.note("dpls: the %d class matrices of %d×%d do not fit in the memory budget (%s, --memory): %d passes over the data, %d classes each", M, D, D, size, len(chunks), len(chunks[0]))
 	}
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}, W: make([]float64, M*D), B: make([]float64, M)}
 	var G []float64
@@ -78,6 +92,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	for ci, chunk := range chunks {
 		so.ClassGram = chunk
 		so.Gram = ci == 0
+		o.progress("dpls: pass %d/%d over the data", ci+1, len(chunks))
 		st, err := Accumulate(ctx, rows, M, so)
 		if err != nil {
 			return nil, err
@@ -124,6 +139,10 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			}
 		}
 		for _, j := range chunk {
+			if err := ctx.Err(); err != nil {
+				return nil, err // each class takes a D³ eigendecomposition: stop between them
+			}
+			o.progress("dpls: pass %d/%d: solving class %d/%d", ci+1, len(chunks), j+1, M)
 			A := st.ClassGram[j]
 			if private {
 				symAdd(A, 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
@@ -142,6 +161,12 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			}
 			copy(res.W[j*D:], theta)
 			delete(st.ClassGram, j)
+		}
+		if len(chunks) > 1 {
+			// The next chunk allocates as much again: collect this one's
+			// accumulators now, or the heap may grow to twice the budget
+			// before the collector runs on its own.
+			runtime.GC()
 		}
 	}
 	p.Record("k", int(k))

@@ -46,8 +46,12 @@ type Options struct {
 	// deviation used, and the noise values added. Tests use it to check
 	// that the noise has the calibrated scale.
 	Observe func(release string, std float64, noise []float64)
-	// Progress, when set, receives one line per iteration.
+	// Progress, when set, receives one line per iteration (or per pass
+	// and class of a long computation); callers throttle it.
 	Progress func(format string, args ...any)
+	// Note, when set, receives one-off messages the user should see,
+	// such as a computation taking several passes over the data.
+	Note func(format string, args ...any)
 	// Public is unlabeled public data (prepared like the training data),
 	// for the methods that select public prototypes; a *Data in memory or
 	// a file streamed block by block (FileSource).
@@ -370,6 +374,12 @@ func (o *Options) Symmetric(release string, d int, std float64) []float64 {
 func (o *Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(format, args...)
+	}
+}
+
+func (o *Options) note(format string, args ...any) {
+	if o.Note != nil {
+		o.Note(format, args...)
 	}
 }
 
