@@ -1,7 +1,6 @@
 # Shared by the bench scripts: where the shared encoders are, and the
 # feature files of Fashion-MNIST's halves and test set under bench/out/.
 enc="${ENCODERS:-../shared/encoders}"
-[ -d "$enc" ] || { echo "bench: no $enc (the shared encoders); set ENCODERS" >&2; exit 1; }
 make --no-print-directory setup build >/dev/null
 mkdir -p bench/out
 data=/usr/share/datasets/fashion-mnist
@@ -11,6 +10,7 @@ data=/usr/share/datasets/fashion-mnist
 features() {
 	local out="bench/out/$1-$2.arrow"
 	[ -f "$out" ] && return 0
+	[ -d "$enc" ] || { echo "bench: no $enc (the shared encoders); set ENCODERS" >&2; exit 1; }
 	case "$2" in
 		private) bin/dpfeat extract --model "$enc/$1.onnx" --data "$data" --split train --offset 30000 --limit 30000 --out "$out" --quiet ;;
 		public) bin/dpfeat extract --model "$enc/$1.onnx" --data "$data" --split train --limit 30000 --out "$out" --quiet ;;
@@ -25,7 +25,7 @@ assemble() {
 		echo "# Benchmark results"
 		echo
 		echo "Each section is written by the script it names; figures are from the machine and day it states."
-		for s in fit prototypes; do
+		for s in fit prototypes numpy scale; do
 			[ -f "bench/results/$s.md" ] && { echo; cat "bench/results/$s.md"; }
 		done
 	} >bench/RESULTS.md.tmp
