@@ -212,18 +212,30 @@ func fitAction(c *ucli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", dim, rows)
 	}
 	// The class counts of the training file go into the classifier (for
-	// eval's minority classes); one pass over the labels.
+	// eval's minority classes): from the loaded labels for the in-memory
+	// solvers, from one pass over the file for the streaming ones.
 	counts := make([]int64, len(classes))
-	if err := tf.Each(func(b features.Batch) error {
-		for i, y := range b.Labels {
+	countLabels := func(offset int64, labels []int32) error {
+		for i, y := range labels {
 			if y < 0 {
-				return userErrorf("%s: row %d is unlabeled; training rows need labels", train, b.Offset+int64(i))
+				return userErrorf("%s: row %d is unlabeled; training rows need labels", train, offset+int64(i))
 			}
 			counts[y]++
 		}
 		return nil
-	}); err != nil {
-		return err
+	}
+	var mat *features.Matrix
+	if solvers.Streams(m.Name) {
+		if err := tf.Each(func(b features.Batch) error { return countLabels(b.Offset, b.Labels) }); err != nil {
+			return err
+		}
+	} else {
+		if mat, err = tf.Load(); err != nil {
+			return err
+		}
+		if err := countLabels(0, mat.Labels); err != nil {
+			return err
+		}
 	}
 	o.NoNormalize = c.Bool("no-normalize")
 	if pub := c.String("public"); pub != "" {
@@ -249,10 +261,6 @@ func fitAction(c *ucli.Context) error {
 		// memory does not grow with the number of rows.
 		res, err = solvers.FitRows(c.Context, m.Name, solvers.FileRows(tf), len(classes), o)
 	} else {
-		var mat *features.Matrix
-		if mat, err = tf.Load(); err != nil {
-			return err
-		}
 		var data *solvers.Data
 		if data, err = solvers.Prepare(mat, len(classes), !c.Bool("no-normalize")); err != nil {
 			return userErrorf("%s: %v", train, err)
