@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
 var errNoMap = errors.New("memory mapping not available")
@@ -341,7 +343,7 @@ func (f *File) Load() (*Matrix, error) {
 		m.Data, m.Labels, m.IDs = b.Features, b.Labels, b.IDs
 		return m, nil
 	}
-	m.Data = make([]float32, 0, int(f.rows)*f.dim)
+	m.Data = bigmem.Float32s(int(f.rows) * f.dim)[:0]
 	m.Labels = make([]int32, 0, f.rows)
 	if f.withID {
 		m.IDs = make([]string, 0, f.rows)

@@ -78,6 +78,28 @@ func TestBackendConformance(t *testing.T) {
 			}
 		}
 	}
+	// Cholesky: UᵀU = A on an SPD matrix (upper triangle), refusal on an
+	// indefinite one.
+	cu := append([]float64(nil), a...)
+	if ok, err := backend.Cholesky(d, cu); err != nil || !ok {
+		t.Fatalf("Cholesky of an SPD matrix: ok %v, %v", ok, err)
+	}
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			var s float64
+			for k := 0; k <= i; k++ {
+				s += cu[k*d+i] * cu[k*d+j]
+			}
+			if math.Abs(s-a[i*d+j]) > 1e-9*math.Max(1, math.Abs(a[i*d+j])) {
+				t.Fatalf("UᵀU[%d][%d] = %v, want %v", i, j, s, a[i*d+j])
+			}
+		}
+	}
+	indef := append([]float64(nil), got...)
+	addDiag(indef, d, -float64(n)/2)
+	if ok, err := backend.Cholesky(d, indef); err != nil || ok {
+		t.Fatalf("Cholesky of an indefinite matrix: ok %v, %v; want not ok", ok, err)
+	}
 	// psdProject: the result is PSD and unchanged on a PSD input.
 	ind := make([]float64, d*d)
 	copy(ind, got)

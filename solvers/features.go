@@ -1,10 +1,14 @@
 package solvers
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpfeat/dpfeat/internal/bigmem"
+)
 
 // clipRows clips every row of d to L2 norm c, in a copy.
 func clipRows(d *Data, c float64) *Data {
-	out := &Data{X: make([]float64, len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M}
+	out := &Data{X: bigmem.Float64s(len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M}
 	copy(out.X, d.X)
 	for i := 0; i < d.N; i++ {
 		applyPrep(out.Row(i), Preprocessing{Clip: c})
@@ -17,7 +21,7 @@ func clipRows(d *Data, c float64) *Data {
 // sensitivity below is stated in terms of C alone.
 func withBias(d *Data, c float64) *Data {
 	dd := d.D + 1
-	out := &Data{X: make([]float64, d.N*dd), Y: d.Y, N: d.N, D: dd, M: d.M}
+	out := &Data{X: bigmem.Float64s(d.N * dd), Y: d.Y, N: d.N, D: dd, M: d.M}
 	s := 1 / math.Sqrt2
 	for i := 0; i < d.N; i++ {
 		o := out.X[i*dd : (i+1)*dd]

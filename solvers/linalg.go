@@ -10,6 +10,7 @@ import (
 
 	// The BLAS backend: pure Go, or OpenBLAS with -tags openblas.
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
 // syrk adds alpha·XᵀX of the rows×d row-major block x to the d×d matrix c
@@ -47,7 +48,8 @@ func addDiag(a []float64, d int, v float64) {
 // eigendecomposition a = V·diag(λ)·Vᵀ, the projection is (V·diag(√λ₊))·(…)ᵀ,
 // one SYRK.
 func psdProject(a []float64, d int) error {
-	v := append([]float64(nil), a...)
+	v := bigmem.Float64s(len(a))
+	copy(v, a)
 	w := make([]float64, d)
 	if err := backend.SymEig(d, v, w); err != nil {
 		return err
@@ -94,14 +96,24 @@ type spdSolver struct {
 
 func factor(a []float64, d int) (*spdSolver, error) {
 	s := &spdSolver{d: d}
-	sym := mat.NewSymDense(d, append([]float64(nil), a...))
-	var ch mat.Cholesky
-	if ch.Factorize(sym) {
+	u := bigmem.Float64s(d * d)
+	copy(u, a[:d*d])
+	ok, err := backend.Cholesky(d, u)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// gonum's Cholesky carries the factor for solves and estimates
+		// the condition number from it (an overestimate: the eigen
+		// fallback then takes over a little early, never late).
+		var ch mat.Cholesky
+		ch.SetFromU(mat.NewTriDense(d, mat.Upper, u))
 		if c := ch.Cond(); c < 1e14 && !math.IsInf(c, 0) {
 			s.chol = &ch
 			return s, nil
 		}
 	}
+	sym := mat.NewSymDense(d, append([]float64(nil), a[:d*d]...))
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
 		return nil, fmt.Errorf("the %d×%d system could not be factorised", d, d)

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
 // Prepare turns a feature matrix into solver data: each row is scaled to
@@ -33,7 +34,7 @@ func Prepare(m *features.Matrix, classes int, normalize bool) (*Data, error) {
 		order[starts[k]] = i
 		starts[k]++
 	}
-	d := &Data{X: make([]float64, m.Rows*m.Dim), Y: make([]int32, m.Rows), N: m.Rows, D: m.Dim, M: classes}
+	d := &Data{X: bigmem.Float64s(m.Rows * m.Dim), Y: make([]int32, m.Rows), N: m.Rows, D: m.Dim, M: classes}
 	for k, i := range order {
 		d.Y[k] = m.Labels[i]
 		row := d.X[k*m.Dim : (k+1)*m.Dim]

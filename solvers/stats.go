@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
 // Rows streams training rows as stored (float32, before preprocessing) with
@@ -102,7 +103,7 @@ type gram32 struct {
 }
 
 func newGram32(d int) *gram32 {
-	return &gram32{d: d, acc32: make([]float32, d*d), acc64: make([]float64, d*d)}
+	return &gram32{d: d, acc32: bigmem.Float32s(d * d), acc64: bigmem.Float64s(d * d)}
 }
 
 // push buffers one row and adds the buffer when it is full.

@@ -5,6 +5,9 @@ package backend
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -12,6 +15,17 @@ const (
 	name        = "gonum (pure Go; build with -tags openblas, as make does when libopenblas-dev and liblapacke-dev are installed, for OpenBLAS)"
 	accelerated = false
 )
+
+// Cholesky factors the symmetric positive definite n×n row-major matrix a
+// (its upper triangle is read) in place: the upper triangle becomes U with
+// A = UᵀU. ok is false when a is not positive definite.
+func Cholesky(n int, a []float64) (ok bool, err error) {
+	if len(a) < n*n {
+		return false, fmt.Errorf("Cholesky: buffer too small for n = %d", n)
+	}
+	_, ok = lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a[:n*n]})
+	return ok, nil
+}
 
 // SymEig computes all eigenvalues (ascending, into w) and eigenvectors of
 // the symmetric n×n row-major matrix a, which is overwritten by the
