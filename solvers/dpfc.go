@@ -84,10 +84,7 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	theta := make([]float64, M*D)
-	for j := 0; j < M; j++ {
-		theta[j*D+D-1] = biasInit * math.Sqrt2 / cg
-	}
+	theta := startTheta(M, D, biasInit, cg)
 	zbuf := make([]float64, u.N*M)
 	for t := 0; t < T; t++ {
 		if err := ctx.Err(); err != nil {

@@ -96,10 +96,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	theta := make([]float64, M*D)
-	for j := 0; j < M; j++ {
-		theta[j*D+D-1] = biasInit * math.Sqrt2
-	}
+	theta := startTheta(M, D, biasInit, 1)
 	m1 := make([]float64, len(theta))
 	m2 := make([]float64, len(theta))
 	zbuf := make([]float64, u.N*M)

@@ -35,6 +35,17 @@ func withBias(d *Data, c float64) *Data {
 	return out
 }
 
+// startTheta returns θ (M×dd, over withBias features of dd = D+1 columns
+// built with clip c) that scores every class with the given bias alone:
+// the bias feature is c/√2, so its weight is bias·√2/c.
+func startTheta(m, dd int, bias, c float64) []float64 {
+	theta := make([]float64, m*dd)
+	for j := 0; j < m; j++ {
+		theta[j*dd+dd-1] = bias * math.Sqrt2 / c
+	}
+	return theta
+}
+
 // fromBias converts θ (M×(D+1), over withBias features) to the weights and
 // biases over clipped features: score = θ[:D]·x/√2 + θ[D]·C/√2.
 func fromBias(theta []float64, m, d int, c float64) (w, b []float64) {

@@ -86,10 +86,7 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	theta := make([]float64, M*D)
-	for j := 0; j < M; j++ {
-		theta[j*D+D-1] = biasInit * math.Sqrt2 / C
-	}
+	theta := startTheta(M, D, biasInit, C)
 	zbuf := make([]float64, u.N*M)
 	weighted := make([]float64, u.N*D)
 	H := make([]float64, D*D)

@@ -153,24 +153,35 @@ func TestAccumulateMatchesNaive(t *testing.T) {
 	}
 }
 
+// exampleGradient is example i's gradient of the one-vs-all sigmoid
+// cross-entropy, an M×D matrix formed explicitly: row j is
+// (σ(θⱼ·uᵢ) − yᵢⱼ)·uᵢ.
+func exampleGradient(u *Data, theta []float64, i int) []float64 {
+	g := make([]float64, len(theta))
+	row := u.Row(i)
+	for j := 0; j < u.M; j++ {
+		var z float64
+		for k, v := range row {
+			z += theta[j*u.D+k] * v
+		}
+		r := sigmoid(z)
+		if int(u.Y[i]) == j {
+			r--
+		}
+		for k, v := range row {
+			g[j*u.D+k] = r * v
+		}
+	}
+	return g
+}
+
 // objectiveGradient is the gradient of the one-vs-all sigmoid cross-entropy
 // (1/n)Σᵢ ℓ(θⱼ·uᵢ, yᵢⱼ) + (λ/2)‖θⱼ‖², computed naively.
 func objectiveGradient(u *Data, theta []float64, lambda float64) []float64 {
 	g := make([]float64, len(theta))
 	for i := 0; i < u.N; i++ {
-		row := u.Row(i)
-		for j := 0; j < u.M; j++ {
-			var z float64
-			for k, v := range row {
-				z += theta[j*u.D+k] * v
-			}
-			r := sigmoid(z)
-			if int(u.Y[i]) == j {
-				r--
-			}
-			for k, v := range row {
-				g[j*u.D+k] += r * v / float64(u.N)
-			}
+		for k, v := range exampleGradient(u, theta, i) {
+			g[k] += v / float64(u.N)
 		}
 	}
 	for i := range g {
@@ -272,22 +283,7 @@ func TestClippedGradientMatchesNaive(t *testing.T) {
 		got := clippedGradientSum(u, z, clip, nil)
 		want := make([]float64, len(theta))
 		for i := 0; i < u.N; i++ {
-			// The per-example gradient as an M×D matrix, formed explicitly.
-			gi := make([]float64, len(theta))
-			row := u.Row(i)
-			for j := 0; j < u.M; j++ {
-				var s float64
-				for k, v := range row {
-					s += theta[j*u.D+k] * v
-				}
-				res := sigmoid(s)
-				if int(u.Y[i]) == j {
-					res--
-				}
-				for k, v := range row {
-					gi[j*u.D+k] = res * v
-				}
-			}
+			gi := exampleGradient(u, theta, i)
 			f := math.Min(1, clip/l2(gi))
 			for k := range want {
 				want[k] += f * gi[k]
