@@ -65,7 +65,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "dpplmean (euclidean): divide by the true class counts, treating them as public (recorded in the guarantee)"},
 		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
-		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls: memory for the D×D statistics (bytes, or with KiB/MiB/GiB); more classes than fit are done in several passes over the file"},
+		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does (comparison only; dpfeat: ε²/8)"},
 		jsonFlag(),
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,7 +45,16 @@ type File struct {
 	meta   Metadata
 	rows   int64
 	starts []int64 // first row of each batch; len = batches+1
+	// checked marks the batches whose values have passed check: a file is
+	// read-only while open, so repeated passes (iterative solvers) check
+	// each batch once.
+	checked []atomic.Bool
 }
+
+// releaseAbove is the size of memory map above which Each drops the pages
+// of each batch it has passed (see Each): below it, a file is cheaper to
+// keep resident than to fault in again on the next pass.
+var releaseAbove = 1 << 30
 
 // Open opens a feature file, checks its schema and metadata, and counts its
 // rows. It fails, naming the file, on anything that is not a non-empty
@@ -133,6 +143,7 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	if ff.rows == 0 {
 		return nil, fail("no rows; a feature file needs at least one")
 	}
+	ff.checked = make([]atomic.Bool, ff.NumBatches())
 	return ff, nil
 }
 
@@ -213,8 +224,13 @@ func (f *File) Batch(i int) (Batch, error) {
 	if err != nil {
 		return Batch{}, fmt.Errorf("read %s: record batch %d: %w", f.path, i, err)
 	}
-	if err := b.check(len(f.meta.Classes), f.opt.AllowNonFinite); err != nil {
-		return Batch{}, fmt.Errorf("read %s: %w", f.path, err)
+	if f.checked == nil || !f.checked[i].Load() {
+		if err := b.check(len(f.meta.Classes), f.opt.AllowNonFinite); err != nil {
+			return Batch{}, fmt.Errorf("read %s: %w", f.path, err)
+		}
+		if f.checked != nil {
+			f.checked[i].Store(true)
+		}
 	}
 	return b, nil
 }
@@ -308,11 +324,14 @@ func (f *File) Each(fn func(Batch) error) error {
 		if err := fn(b); err != nil {
 			return err
 		}
-		// A streaming pass reads each batch once: drop its pages from
-		// this process's resident set (they stay in the page cache, and
-		// the slices stay valid: touching them again faults them back
-		// in from the file), so that RSS stays at one batch, not the file.
-		releasePages(f.data, b.Features)
+		// A streaming pass over a large file reads each batch once: drop
+		// its pages from this process's resident set (they stay in the
+		// page cache, and the slices stay valid: touching them again
+		// faults them back in from the file), so that RSS stays at one
+		// batch, not the file.
+		if len(f.data) > releaseAbove {
+			releasePages(f.data, b.Features)
+		}
 	}
 	return nil
 }

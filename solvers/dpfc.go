@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpfc", Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Run: fitFC})
+	Register(Method{Name: "dpfc", Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Stream: fitFC})
 }
 
 // fitFC is DP-FC (Mehta et al. 2023, Alg. 3): one noisy release of the
@@ -27,6 +27,11 @@ func init() {
 // (Thm. 2.3), accounted exactly by GDP, μ = √(T+1)/z. The preconditioner is
 // factored once and reused for every class and step.
 //
+// The data are streamed: one pass accumulates the covariance (float32
+// blocks summed in float64) and the class counts, then each step is one
+// pass that adds the block's clipped gradients, so memory is O(D² + M·D)
+// plus one block, whatever n.
+//
 // Hyperparameters: clip_cov C_G (1) and clip_grad C_g (1) — features are
 // unit-normalised, so neither clips at the start; steps T (10); lr η (8:
 // the covariance E[uuᵀ] overstates the sigmoid loss's curvature
@@ -35,7 +40,7 @@ func init() {
 // spectral norm 2√D·z·C_G²/n, plus 1e-4·C_G²/D); bias_init (−10, Mehta et
 // al. 2022: all sigmoid outputs start near 0, so the first step is driven by
 // the positive examples).
-func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
+func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	p := NewParams(o)
 	cg, err := p.Positive("clip_cov", 1)
 	if err != nil {
@@ -54,8 +59,10 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	biasInit := p.Get("bias_init", -10)
-	u := withBias(d, cg)
-	D, M, n := u.D, u.M, float64(u.N)
+	D := rows.Dim() + 1
+	// The covariance's accumulators and factors take a few D×D; the rest
+	// of the memory budget may keep u for the T passes after the first.
+	us := newUStream(rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48)
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{
 			{Name: "noisy feature covariance", Kind: accounting.KindGaussian, Sensitivity: cg * cg, NoiseStd: z * cg * cg, Count: 1},
@@ -66,8 +73,32 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cov := make([]float64, D*D)
-	syrk(cov, D, u.X, u.N, 1)
+	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts.
+	acc := newGram32(D)
+	counts := make([]int64, M)
+	var u32 []float32
+	o.progress("dpfc: covariance pass")
+	err = us.each(ctx, func(u *Data) error {
+		for _, c := range u.Y {
+			counts[c]++
+		}
+		u32 = toFloat32(u32, u.X)
+		acc.add(u32, u.N)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCounts(counts); err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, c := range counts {
+		total += c
+	}
+	n := float64(total)
+	cov := acc.result()
+	acc, u32 = nil, nil
 	symAdd(cov, 1, o.Symmetric("covariance", D, z*cg*cg))
 	for i := range cov {
 		cov[i] /= n
@@ -85,17 +116,24 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	theta := startTheta(M, D, biasInit, cg)
-	zbuf := make([]float64, u.N*M)
+	zbuf := make([]float64, uBlockRows*M)
+	gsum := make([]float64, M*D)
+	row := make([]float64, D)
 	for t := 0; t < T; t++ {
-		if err := ctx.Err(); err != nil {
+		// One pass per step (Lines 5–7): scores, residuals and the clipped
+		// gradient sum, block by block.
+		clear(gsum)
+		err := us.each(ctx, func(u *Data) error {
+			scores(u, theta, zbuf)
+			residuals(u, zbuf)
+			addClippedGradient(u, zbuf, cgrad, gsum)
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
-		scores(u, theta, zbuf)
-		residuals(u, zbuf)
-		gsum := clippedGradientSum(u, zbuf, cgrad, nil)
 		noise := o.Gaussian("gradient", M*D, z*cgrad)
 		for j := 0; j < M; j++ {
-			row := make([]float64, D)
 			for k := range row {
 				row[k] = (gsum[j*D+k] + noise[j*D+k]) / n
 			}
@@ -109,9 +147,9 @@ func fitFC(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		}
 		o.progress("dpfc step %d/%d", t+1, T)
 	}
-	res := &Result{Prep: Preprocessing{Normalize: true, Clip: cg}, Guarantee: g, NoiseMultiplier: z}
-	res.W, res.B = fromBias(theta, M, d.D, cg)
-	publicN(res, d.N)
+	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize, Clip: cg}, Guarantee: g, NoiseMultiplier: z}
+	res.W, res.B = fromBias(theta, M, D-1, cg)
+	publicN(res, int(total))
 	p.Finish(res)
 	return res, nil
 }

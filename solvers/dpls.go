@@ -65,10 +65,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	// The statistics are sums over rows: one pass accumulates G, the class
 	// sums and the class Grams, in chunks of classes when M·D² would not fit
 	// in the memory budget (each further chunk is another pass).
-	budget := o.MemoryBudget
-	if budget <= 0 {
-		budget = 4 << 30
-	}
+	budget := o.memoryBudget()
 	chunks := ClassChunks(M, D, budget-int64(D)*int64(D)*12)
 	// The accumulators are live until their class is solved, and each
 	// solve makes a few D×D temporaries: with Go's default pacing the heap

@@ -27,31 +27,37 @@ func residuals(u *Data, z []float64) {
 }
 
 // clippedGradientSum returns Σᵢ clip_C(∇ℓᵢ) (M×D) where ∇ℓᵢ = rᵢ ⊗ uᵢ is
-// example i's gradient over all classes jointly. Its norm factorizes,
-// ‖rᵢ ⊗ uᵢ‖_F = ‖rᵢ‖·‖uᵢ‖, so per-example gradients are never formed: each
-// residual row is scaled by min(1, C/(‖rᵢ‖‖uᵢ‖)) and the sum is one matrix
-// product Rᵀ·U. rows, when not nil, restricts the sum to those examples.
+// example i's gradient over all classes jointly (see addClippedGradient).
+// rows, when not nil, restricts the sum to those examples.
 func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float64 {
-	m, d := u.M, u.D
 	scaled := make([]float64, len(r))
 	copy(scaled, r)
-	include := func(i int) bool { return true }
 	if rows != nil {
 		in := make([]bool, u.N)
 		for _, i := range rows {
 			in[i] = true
 		}
-		include = func(i int) bool { return in[i] }
-	}
-	for i := 0; i < u.N; i++ {
-		row := scaled[i*m : (i+1)*m]
-		if !include(i) {
-			for j := range row {
-				row[j] = 0
+		for i := 0; i < u.N; i++ {
+			if !in[i] {
+				clear(scaled[i*u.M : (i+1)*u.M])
 			}
-			continue
 		}
-		if clip > 0 {
+	}
+	g := make([]float64, u.M*u.D)
+	addClippedGradient(u, scaled, clip, g)
+	return g
+}
+
+// addClippedGradient adds Σᵢ clip_C(rᵢ ⊗ uᵢ) to g (M×D), scaling the
+// residuals r in place. The norm factorizes, ‖rᵢ ⊗ uᵢ‖_F = ‖rᵢ‖·‖uᵢ‖, so
+// per-example gradients are never formed: each residual row is scaled by
+// min(1, C/(‖rᵢ‖‖uᵢ‖)) and the sum is one matrix product Rᵀ·U. clip ≤ 0
+// does not clip.
+func addClippedGradient(u *Data, r []float64, clip float64, g []float64) {
+	m, d := u.M, u.D
+	if clip > 0 {
+		for i := 0; i < u.N; i++ {
+			row := r[i*m : (i+1)*m]
 			if n := l2(row) * l2(u.Row(i)); n > clip {
 				f := clip / n
 				for j := range row {
@@ -60,10 +66,8 @@ func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float6
 			}
 		}
 	}
-	g := make([]float64, m*d)
-	a := blas64.General{Rows: u.N, Cols: m, Stride: m, Data: scaled}
-	b := blas64.General{Rows: u.N, Cols: d, Stride: d, Data: u.X}
+	a := blas64.General{Rows: u.N, Cols: m, Stride: m, Data: r[:u.N*m]}
+	b := blas64.General{Rows: u.N, Cols: d, Stride: d, Data: u.X[:u.N*d]}
 	c := blas64.General{Rows: m, Cols: d, Stride: d, Data: g}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 0, c)
-	return g
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 1, c)
 }

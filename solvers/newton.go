@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
 
 func init() {
 	Register(Method{Name: "dpnewton", Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
-		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, true) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
+			return fitNewton(ctx, r, m, o, true)
+		}})
 	Register(Method{Name: "newton", Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
-		Run: func(ctx context.Context, d *Data, o *Options) (*Result, error) { return fitNewton(ctx, d, o, false) }})
+		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
+			return fitNewton(ctx, r, m, o, false)
+		}})
 }
 
 // βH bounds the sigmoid cross-entropy's second derivative: σ(z)(1−σ(z)) ≤ ¼.
@@ -39,7 +44,15 @@ const betaH = 0.25
 // Hyperparameters: clip C (1), steps T (1 private, 10 non-private), lr η (1:
 // the Newton step), lambda (the Hessian noise's expected spectral norm
 // 2√D·z√M·β_H C²/n, plus 1e-4·β_H C²/D), bias_init (0, as the paper).
-func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result, error) {
+//
+// The data are streamed: each step is one pass that adds every block's
+// gradients (one product Rᵀ·U) and, for each class, its weighted Gram
+// Σ ℓ”ᵢ uᵢuᵢᵀ (float32 SYRKs summed in float64), so memory is M·D² plus
+// one block, whatever n. When the M Hessians do not fit in the memory
+// budget, classes are taken in chunks, one pass each. Class j's Hessian
+// only depends on θⱼ, so a chunk's classes are updated as soon as they
+// are solved.
+func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Result, error) {
 	p := NewParams(o)
 	C := 1.0
 	var err error
@@ -61,10 +74,9 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 		return nil, err
 	}
 	biasInit := p.Get("bias_init", 0)
-	u := withBias(d, C)
-	D, M, n := u.D, u.M, float64(u.N)
+	D := rows.Dim() + 1
 	sm := math.Sqrt(float64(M))
-	res := &Result{Prep: Preprocessing{Normalize: true}}
+	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}}
 	z := 0.0
 	if private {
 		build := func(z float64) []accounting.Mechanism {
@@ -82,70 +94,135 @@ func fitNewton(ctx context.Context, d *Data, o *Options, private bool) (*Result,
 	} else {
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
-	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D))
-	if err != nil {
-		return nil, err
+	budget := o.memoryBudget()
+	chunks := ClassChunks(M, D, budget)
+	// What the Hessians of a chunk and a solve's D×D temporaries leave of
+	// the budget may keep u in memory between passes.
+	us := newUStream(rows, M, C, !o.NoNormalize, budget-int64(len(chunks[0]))*classBytes(D)-int64(D)*int64(D)*32)
+	if len(chunks) > 1 {
+		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): %d passes over the data per step, %d classes each", methodName(private), M, D, D, len(chunks), len(chunks[0]))
 	}
 	theta := startTheta(M, D, biasInit, C)
-	zbuf := make([]float64, u.N*M)
-	weighted := make([]float64, u.N*D)
-	H := make([]float64, D*D)
+	counts := make([]int64, M)
+	var n float64
+	var lambda float64
+	zbuf := make([]float64, uBlockRows*M)
+	grad := make([]float64, M*D)
+	var w32 []float32
 	for t := 0; t < T; t++ {
-		scores(u, theta, zbuf)
-		for j := 0; j < M; j++ {
-			if err := ctx.Err(); err != nil {
+		clear(grad)
+		for ci, chunk := range chunks {
+			acc := make([]*gram32, len(chunk))
+			for a := range acc {
+				acc[a] = newGram32(D)
+			}
+			o.progress("%s step %d/%d: pass %d/%d over the data", methodName(private), t+1, T, ci+1, len(chunks))
+			err := us.each(ctx, func(u *Data) error {
+				scores(u, theta, zbuf)
+				for i := 0; i < u.N; i++ {
+					row := zbuf[i*M : (i+1)*M]
+					for j := range row {
+						row[j] = sigmoid(row[j])
+					}
+				}
+				// ℓ''ᵢ = σ(1−σ): class j's Hessian is the Gram of the rows
+				// scaled by √ℓ''ᵢ.
+				if cap(w32) < u.N*D {
+					w32 = make([]float32, u.N*D)
+				}
+				for a, j := range chunk {
+					w := w32[:u.N*D]
+					for i := 0; i < u.N; i++ {
+						s := zbuf[i*M+j]
+						f := math.Sqrt(s * (1 - s))
+						for k, v := range u.Row(i) {
+							w[i*D+k] = float32(f * v)
+						}
+					}
+					acc[a].add(w, u.N)
+				}
+				if ci == 0 {
+					// Residuals r = σ − y and the gradient sums Rᵀ·U
+					// (|ℓ'| ≤ 1 and ‖u‖ ≤ C: no clipping needed).
+					for i, y := range u.Y {
+						zbuf[i*M+int(y)] -= 1
+						if t == 0 {
+							counts[y]++
+						}
+					}
+					addClippedGradient(u, zbuf, 0, grad)
+				}
+				return nil
+			})
+			if err != nil {
 				return nil, err
 			}
-			grad := make([]float64, D)
-			for i := 0; i < u.N; i++ {
-				s := sigmoid(zbuf[i*M+j])
-				r := s
-				if int(u.Y[i]) == j {
-					r -= 1
+			if t == 0 && ci == 0 {
+				if err := checkCounts(counts); err != nil {
+					return nil, err
 				}
-				row := u.Row(i)
-				w := math.Sqrt(s * (1 - s))
-				for k, v := range row {
-					grad[k] += r * v
-					weighted[i*D+k] = w * v
+				var total int64
+				for _, c := range counts {
+					total += c
 				}
-			}
-			for i := range H {
-				H[i] = 0
-			}
-			syrk(H, D, weighted, u.N, 1)
-			if private {
-				for k, v := range o.Gaussian("gradient", D, z*sm*C) {
-					grad[k] += v
-				}
-				symAdd(H, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
-			}
-			for k := range grad {
-				grad[k] = grad[k]/n + lambda*theta[j*D+k]
-			}
-			for k := range H {
-				H[k] /= n
-			}
-			if private {
-				if err := psdProject(H, D); err != nil {
+				n = float64(total)
+				if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D)); err != nil {
 					return nil, err
 				}
 			}
-			addDiag(H, D, lambda)
-			step, err := solveSPD(H, D, grad)
-			if err != nil {
-				return nil, fmt.Errorf("newton step %d, class %d: %w", t+1, j, err)
+			for a, j := range chunk {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				H := acc[a].result()
+				acc[a] = nil
+				g := grad[j*D : (j+1)*D]
+				if private {
+					for k, v := range o.Gaussian("gradient", D, z*sm*C) {
+						g[k] += v
+					}
+					symAdd(H, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
+				}
+				for k := range g {
+					g[k] = g[k]/n + lambda*theta[j*D+k]
+				}
+				for k := range H {
+					H[k] /= n
+				}
+				if private {
+					if err := psdProject(H, D); err != nil {
+						return nil, err
+					}
+				}
+				addDiag(H, D, lambda)
+				step, err := solveSPD(H, D, g)
+				if err != nil {
+					return nil, fmt.Errorf("newton step %d, class %d: %w", t+1, j, err)
+				}
+				for k, v := range step {
+					theta[j*D+k] -= lr * v
+				}
 			}
-			for k, v := range step {
-				theta[j*D+k] -= lr * v
+			if len(chunks) > 1 {
+				runtime.GC()
 			}
 		}
-		o.progress("newton step %d/%d", t+1, T)
+		o.progress("%s step %d/%d", methodName(private), t+1, T)
 	}
-	res.W, res.B = fromBias(theta, M, d.D, C)
+	if len(chunks) > 1 {
+		p.Record("passes", T*len(chunks))
+	}
+	res.W, res.B = fromBias(theta, M, D-1, C)
 	if private {
-		publicN(res, d.N)
+		publicN(res, int(n))
 	}
 	p.Finish(res)
 	return res, nil
+}
+
+func methodName(private bool) string {
+	if private {
+		return "dpnewton"
+	}
+	return "newton"
 }

@@ -64,9 +64,10 @@ type Options struct {
 	// NoNormalize keeps features at their scale (streaming methods; the
 	// others get data already prepared by Prepare).
 	NoNormalize bool
-	// MemoryBudget bounds, in bytes, the D×D accumulators of streaming
-	// methods; classes are processed in chunks, one pass each, when all do
-	// not fit (0: 4 GiB).
+	// MemoryBudget bounds, in bytes, what streaming methods hold: the D×D
+	// accumulators (classes are processed in chunks, one pass each, when
+	// all do not fit) and, where the rest allows, the preprocessed rows
+	// kept between passes (0: 4 GiB).
 	MemoryBudget int64
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
@@ -381,6 +382,14 @@ func (o *Options) note(format string, args ...any) {
 	if o.Note != nil {
 		o.Note(format, args...)
 	}
+}
+
+// memoryBudget is MemoryBudget or its default, 4 GiB.
+func (o *Options) memoryBudget() int64 {
+	if o.MemoryBudget > 0 {
+		return o.MemoryBudget
+	}
+	return 4 << 30
 }
 
 // publicN records in the guarantee that the method uses the number of

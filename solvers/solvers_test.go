@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -116,6 +117,40 @@ func TestDPLSChunkedPassesAgree(t *testing.T) {
 	}
 }
 
+// TestNewtonChunkedPassesAgree: Newton with the Hessians in chunks of one
+// class (one pass each) takes the same steps as with all in one pass.
+func TestNewtonChunkedPassesAgree(t *testing.T) {
+	d := blobs(600, 12, 4, 3)
+	for _, method := range []string{"newton", "dpnewton"} {
+		o := func(budget int64) Options {
+			if method == "newton" {
+				return Options{Epsilon: math.Inf(1), MemoryBudget: budget, Params: map[string]float64{"steps": 3}}
+			}
+			return Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(4), MemoryBudget: budget, Params: map[string]float64{"steps": 2}}
+		}
+		one, err := Fit(context.Background(), method, d, o(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		oc := o(2 * 13 * 13 * 12)
+		oc.Note = func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }
+		many, err := Fit(context.Background(), method, d, oc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range one.W {
+			if one.W[i] != many.W[i] {
+				t.Fatalf("%s: chunked differs at %d: %v vs %v", method, i, one.W[i], many.W[i])
+			}
+		}
+		steps := one.Hyperparameters["steps"].(int)
+		if many.Hyperparameters["passes"] != 4*steps || len(notes) != 1 || !strings.Contains(notes[0], "4 passes over the data per step") {
+			t.Errorf("%s: passes %v, notes %q", method, many.Hyperparameters["passes"], notes)
+		}
+	}
+}
+
 func TestAccumulateMatchesNaive(t *testing.T) {
 	d := blobs(9000, 7, 3, 10) // more than flushRows: float32 blocks flushed
 	st, err := Accumulate(context.Background(), DataRows(d), 3, StatsOptions{Gram: true, ClassGram: []int{1}, Clip: 0.5, Normalize: true})
@@ -191,7 +226,7 @@ func objectiveGradient(u *Data, theta []float64, lambda float64) []float64 {
 }
 
 func TestNewtonConvergesToTheLogisticOptimum(t *testing.T) {
-	d := blobs(400, 5, 3, 2)
+	d := blobs(2*uBlockRows+100, 5, 3, 2) // three blocks per pass
 	lambda := 1e-2
 	for _, method := range []string{"newton", "dpnewton"} {
 		o := Options{Epsilon: math.Inf(1), Params: map[string]float64{"lambda": lambda, "steps": 25}}
@@ -453,6 +488,56 @@ func TestFitRefusesBadInput(t *testing.T) {
 		_, err := Fit(context.Background(), c.method, c.data, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// batchedRows streams float32 rows in record batches of a given size, as a
+// file does.
+type batchedRows struct {
+	d     *Data
+	batch int
+}
+
+func (r batchedRows) Dim() int   { return r.d.D }
+func (r batchedRows) Len() int64 { return int64(r.d.N) }
+func (r batchedRows) Each(fn func(x []float32, y []int32) error) error {
+	for start := 0; start < r.d.N; start += r.batch {
+		n := min(r.batch, r.d.N-start)
+		x := make([]float32, n*r.d.D)
+		for i, v := range r.d.X[start*r.d.D : (start+n)*r.d.D] {
+			x[i] = float32(v)
+		}
+		if err := fn(x, r.d.Y[start:start+n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestLogisticPassesCachedOrStreamed: DP-FC and DP-Newton give the same
+// model whether u is kept in memory after the first pass or streamed
+// again on every pass (a budget too small for the cache), over record
+// batches larger and smaller than a block (blocks bound where float32 Gram
+// sums are rounded, hence the tolerance).
+func TestLogisticPassesCachedOrStreamed(t *testing.T) {
+	d := blobs(5000, 9, 3, 11)
+	for _, method := range []string{"dpfc", "dpnewton"} {
+		for _, batch := range []int{700, 3000} {
+			var models [][]float64
+			for _, budget := range []int64{0, 20000} {
+				res, err := FitRows(context.Background(), method, batchedRows{d, batch}, d.M,
+					Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(5), MemoryBudget: budget, Params: map[string]float64{"steps": 3}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				models = append(models, append(res.W, res.B...))
+			}
+			for i := range models[0] {
+				if math.Abs(models[0][i]-models[1][i]) > 1e-5*math.Max(1, math.Abs(models[0][i])) {
+					t.Fatalf("%s, batches of %d: cached and streamed passes differ at %d: %v vs %v", method, batch, i, models[0][i], models[1][i])
+				}
+			}
 		}
 	}
 }

@@ -271,12 +271,14 @@ func prep32(in, out []float32, opt StatsOptions) {
 	}
 }
 
+// classBytes is the memory of one class's Gram accumulator and row buffer.
+func classBytes(d int) int64 { return int64(d)*int64(d)*12 + classBufRows*int64(d)*4 }
+
 // ClassChunks splits m classes into chunks whose D×D accumulators (12 bytes
 // per entry: float32 and float64) and row buffers fit in budget bytes,
 // always at least one class per chunk.
 func ClassChunks(m, d int, budget int64) [][]int {
-	per := int64(d)*int64(d)*12 + classBufRows*int64(d)*4
-	k := int(max(1, budget/per))
+	k := int(max(1, budget/classBytes(d)))
 	var out [][]int
 	for start := 0; start < m; start += k {
 		var c []int
