@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -180,8 +181,9 @@ func TestParseBytes(t *testing.T) {
 }
 
 // TestFitMemoryPasses checks that dpls under a small --memory says it makes
-// several passes and gives the same classifier as one pass (same seed), and
-// that a bad size is refused naming the flag.
+// several passes and gives the same classifier as one pass (same seed, up
+// to float32 rounding: one pass sums G from the class Grams), and that a
+// bad size is refused naming the flag.
 func TestFitMemoryPasses(t *testing.T) {
 	dir := t.TempDir()
 	train := filepath.Join(dir, "train.arrow")
@@ -203,7 +205,7 @@ func TestFitMemoryPasses(t *testing.T) {
 		weights = append(weights, c.Weight)
 	}
 	for i := range weights[0] {
-		if weights[0][i] != weights[1][i] {
+		if a, b := float64(weights[0][i]), float64(weights[1][i]); math.Abs(a-b) > 1e-6*math.Max(1e-2, math.Abs(a)) {
 			t.Fatalf("weight %d: %v in one pass, %v in several", i, weights[0][i], weights[1][i])
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
@@ -30,7 +31,8 @@ func init() {
 // The data are streamed: one pass accumulates the covariance (float32
 // blocks summed in float64) and the class counts, then each step is one
 // pass that adds the block's clipped gradients, so memory is O(D² + M·D)
-// plus one block, whatever n.
+// plus one block, whatever n; u is kept (in float32) between passes when
+// it fits in the memory budget.
 //
 // Hyperparameters: clip_cov C_G (1) and clip_grad C_g (1) — features are
 // unit-normalised, so neither clips at the start; steps T (10); lr η (8:
@@ -62,7 +64,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	D := rows.Dim() + 1
 	// The covariance's accumulators and factors take a few D×D; the rest
 	// of the memory budget may keep u for the T passes after the first.
-	us := newUStream(rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48)
+	us := newUStream[float32](rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48)
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{
 			{Name: "noisy feature covariance", Kind: accounting.KindGaussian, Sensitivity: cg * cg, NoiseStd: z * cg * cg, Count: 1},
@@ -74,16 +76,14 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts.
-	acc := newGram32(D)
+	acc := newGram32(D, runtime.GOMAXPROCS(0))
 	counts := make([]int64, M)
-	var u32 []float32
 	o.progress("dpfc: covariance pass")
-	err = us.each(ctx, func(u *Data) error {
+	err = us.each(ctx, func(u uBlock[float32]) error {
 		for _, c := range u.Y {
 			counts[c]++
 		}
-		u32 = toFloat32(u32, u.X)
-		acc.add(u32, u.N)
+		acc.add(u.X, u.N)
 		return nil
 	})
 	if err != nil {
@@ -98,7 +98,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	}
 	n := float64(total)
 	cov := acc.result()
-	acc, u32 = nil, nil
+	acc = nil
 	symAdd(cov, 1, o.Symmetric("covariance", D, z*cg*cg))
 	for i := range cov {
 		cov[i] /= n
@@ -116,17 +116,17 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	theta := startTheta(M, D, biasInit, cg)
-	zbuf := make([]float64, uBlockRows*M)
+	grad := newGradient32(M, D)
 	gsum := make([]float64, M*D)
 	row := make([]float64, D)
 	for t := 0; t < T; t++ {
 		// One pass per step (Lines 5–7): scores, residuals and the clipped
-		// gradient sum, block by block.
+		// gradient sum, block by block (float32 products, float64 total:
+		// the noise, z·C_g per entry, dwarfs the rounding).
 		clear(gsum)
-		err := us.each(ctx, func(u *Data) error {
-			scores(u, theta, zbuf)
-			residuals(u, zbuf)
-			addClippedGradient(u, zbuf, cgrad, gsum)
+		grad.setTheta(theta)
+		err := us.each(ctx, func(u uBlock[float32]) error {
+			grad.add(u, cgrad, gsum)
 			return nil
 		})
 		if err != nil {

@@ -3,9 +3,11 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"github.com/dpfeat/dpfeat/internal/backend"
 	"math"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
@@ -68,11 +70,11 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	budget := o.memoryBudget()
 	chunks := ClassChunks(M, D, budget-int64(D)*int64(D)*12)
 	// The accumulators are live until their class is solved, and each
-	// solve makes a few D×D temporaries: with Go's default pacing the heap
+	// solve (one per core at a time) makes a few D×D temporaries: with Go's default pacing the heap
 	// could reach twice the budget before a collection. A soft limit just
 	// above the budget makes the collector keep up (restored on return).
 	prevLimit := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(prevLimit, budget+budget/8+int64(D)*int64(D)*8*8+(256<<20)))
+	debug.SetMemoryLimit(min(prevLimit, budget+budget/8+int64(runtime.GOMAXPROCS(0))*int64(D)*int64(D)*8*8+(256<<20)))
 	defer debug.SetMemoryLimit(prevLimit)
 	if len(chunks) > 1 {
 		size := fmt.Sprintf("%.1f GiB", float64(budget)/(1<<30))
@@ -85,7 +87,6 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	var G []float64
 	var b []float64
 	var z, lambda float64
-	sys := make([]float64, D*D)
 	for ci, chunk := range chunks {
 		so.ClassGram = chunk
 		so.Gram = ci == 0
@@ -135,28 +136,42 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				return nil, err
 			}
 		}
-		for _, j := range chunk {
-			if err := ctx.Err(); err != nil {
-				return nil, err // each class takes a D³ eigendecomposition: stop between them
+		// The noise is drawn in class order (a seeded run reproduces
+		// whatever the parallelism); then the classes are projected and
+		// solved in parallel, each a D³ eigendecomposition and Cholesky.
+		if private {
+			for _, j := range chunk {
+				symAdd(st.ClassGram[j], 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
 			}
-			o.progress("dpls: pass %d/%d: solving class %d/%d", ci+1, len(chunks), j+1, M)
+		}
+		errs := make([]error, len(chunk))
+		var done atomic.Int64
+		backend.Parallel(len(chunk), func(a int) {
+			j := chunk[a]
+			if errs[a] = ctx.Err(); errs[a] != nil {
+				return // each class takes a D³ eigendecomposition: stop between them
+			}
 			A := st.ClassGram[j]
-			if private {
-				symAdd(A, 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
-				if psd {
-					if err := psdProject(A, D); err != nil {
-						return nil, err
-					}
+			if psd {
+				if errs[a] = psdProject(A, D); errs[a] != nil {
+					return
 				}
 			}
-			copy(sys, A)
-			symAdd(sys, alpha, G)
-			addDiag(sys, D, lambda)
-			theta, err := solveSPD(sys, D, b[j*D:(j+1)*D])
+			// The system Aⱼ + αG + λI is formed in Aⱼ's memory.
+			symAdd(A, alpha, G)
+			addDiag(A, D, lambda)
+			theta, err := solveSPD(A, D, b[j*D:(j+1)*D])
 			if err != nil {
-				return nil, err
+				errs[a] = fmt.Errorf("class %d: %w", j, err)
+				return
 			}
 			copy(res.W[j*D:], theta)
+			o.progress("dpls: pass %d/%d: solved class %d/%d", ci+1, len(chunks), done.Add(1), len(chunk))
+		})
+		if err := firstError(errs); err != nil {
+			return nil, err
+		}
+		for _, j := range chunk {
 			delete(st.ClassGram, j)
 		}
 		if len(chunks) > 1 {

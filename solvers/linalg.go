@@ -13,22 +13,6 @@ import (
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
-// syrk adds alpha·XᵀX of the rows×d row-major block x to the d×d matrix c
-// (both triangles are filled).
-func syrk(c []float64, d int, x []float64, rows int, alpha float64) {
-	if rows == 0 {
-		return
-	}
-	a := blas64.General{Rows: rows, Cols: d, Stride: d, Data: x[:rows*d]}
-	cs := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: c}
-	blas64.Syrk(blas.Trans, alpha, a, 1, cs)
-	for i := 0; i < d; i++ {
-		for j := i + 1; j < d; j++ {
-			c[j*d+i] = c[i*d+j]
-		}
-	}
-}
-
 // symAdd adds b (scaled) to a, both d×d.
 func symAdd(a []float64, s float64, b []float64) {
 	for i, v := range b {

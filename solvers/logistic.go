@@ -1,16 +1,34 @@
 package solvers
 
 import (
+	"math"
+	"runtime"
+
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
-// scores computes Z = U·θᵀ (N×M) for features U (N×D) and θ (M×D).
+// partRows is the least number of rows worth a goroutine in the products
+// below.
+const partRows = 256
+
+// rowParts is how many parallel parts of rows a product over u uses.
+func rowParts(u *Data) int { return max(1, min(runtime.GOMAXPROCS(0), u.N/partRows)) }
+
+// scores computes Z = U·θᵀ (N×M) for features U (N×D) and θ (M×D), in
+// parallel parts of rows.
 func scores(u *Data, theta []float64, z []float64) {
-	a := blas64.General{Rows: u.N, Cols: u.D, Stride: u.D, Data: u.X}
-	b := blas64.General{Rows: u.M, Cols: u.D, Stride: u.D, Data: theta}
-	c := blas64.General{Rows: u.N, Cols: u.M, Stride: u.M, Data: z}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+	parts := rowParts(u)
+	backend.Parallel(parts, func(q int) {
+		lo, hi := q*u.N/parts, (q+1)*u.N/parts
+		a := blas64.General{Rows: hi - lo, Cols: u.D, Stride: u.D, Data: u.X[lo*u.D : hi*u.D]}
+		b := blas64.General{Rows: u.M, Cols: u.D, Stride: u.D, Data: theta}
+		c := blas64.General{Rows: hi - lo, Cols: u.M, Stride: u.M, Data: z[lo*u.M : hi*u.M]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+	})
 }
 
 // residuals turns scores into the one-vs-all sigmoid residuals
@@ -51,23 +69,115 @@ func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float6
 // addClippedGradient adds Σᵢ clip_C(rᵢ ⊗ uᵢ) to g (M×D), scaling the
 // residuals r in place. The norm factorizes, ‖rᵢ ⊗ uᵢ‖_F = ‖rᵢ‖·‖uᵢ‖, so
 // per-example gradients are never formed: each residual row is scaled by
-// min(1, C/(‖rᵢ‖‖uᵢ‖)) and the sum is one matrix product Rᵀ·U. clip ≤ 0
-// does not clip.
+// min(1, C′/(‖rᵢ‖‖uᵢ‖)) with C′ = C·clipMargin (rounding cannot take a
+// norm above C), and the sum is one matrix product Rᵀ·U. clip ≤ 0 does
+// not clip.
 func addClippedGradient(u *Data, r []float64, clip float64, g []float64) {
 	m, d := u.M, u.D
-	if clip > 0 {
-		for i := 0; i < u.N; i++ {
-			row := r[i*m : (i+1)*m]
-			if n := l2(row) * l2(u.Row(i)); n > clip {
-				f := clip / n
+	// Parts of rows in parallel, each into its own sum, added in part
+	// order: the result does not depend on scheduling.
+	parts := rowParts(u)
+	sums := make([][]float64, parts)
+	lim := clip * clipMargin
+	backend.Parallel(parts, func(q int) {
+		lo, hi := q*u.N/parts, (q+1)*u.N/parts
+		if clip > 0 {
+			for i := lo; i < hi; i++ {
+				row := r[i*m : (i+1)*m]
+				if n := l2(row) * l2(u.Row(i)); n > lim {
+					f := lim / n
+					for j := range row {
+						row[j] *= f
+					}
+				}
+			}
+		}
+		out := g
+		if q > 0 {
+			sums[q] = make([]float64, m*d)
+			out = sums[q]
+		}
+		a := blas64.General{Rows: hi - lo, Cols: m, Stride: m, Data: r[lo*m : hi*m]}
+		b := blas64.General{Rows: hi - lo, Cols: d, Stride: d, Data: u.X[lo*d : hi*d]}
+		c := blas64.General{Rows: m, Cols: d, Stride: d, Data: out}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 1, c)
+	})
+	for _, s := range sums[1:] {
+		for i, v := range s {
+			g[i] += v
+		}
+	}
+}
+
+// gradient32 computes DP-FC's clipped gradient sums over float32 blocks of
+// u: per block, scores Z = U·θᵀ, residuals r = σ(Z) − y, each example's
+// joint gradient rᵢ ⊗ uᵢ clipped to C (by scaling rᵢ, as in
+// addClippedGradient), and Rᵀ·U, all in float32 SGEMMs over parallel parts
+// of rows; each part's block sum (at most uBlockRows terms) is added into
+// the float64 total in part order, so the result does not depend on
+// scheduling.
+type gradient32 struct {
+	m, d    int
+	theta   []float32
+	z, sums [][]float32
+}
+
+func newGradient32(m, d int) *gradient32 {
+	parts := runtime.GOMAXPROCS(0)
+	g := &gradient32{m: m, d: d, theta: make([]float32, m*d), z: make([][]float32, parts), sums: make([][]float32, parts)}
+	for q := range g.z {
+		g.z[q] = make([]float32, uBlockRows*m)
+		g.sums[q] = make([]float32, m*d)
+	}
+	return g
+}
+
+// setTheta sets the θ (M×D) that the following blocks are scored with.
+func (g *gradient32) setTheta(theta []float64) {
+	for i, v := range theta {
+		g.theta[i] = float32(v)
+	}
+}
+
+// add adds the block's clipped gradient sum to total (M×D).
+func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
+	m, d := g.m, g.d
+	parts := max(1, min(len(g.z), u.N/partRows))
+	lim := clip * clipMargin
+	backend.Parallel(parts, func(q int) {
+		lo, hi := q*u.N/parts, (q+1)*u.N/parts
+		x := blas32.General{Rows: hi - lo, Cols: d, Stride: d, Data: u.X[lo*d : hi*d]}
+		th := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.theta}
+		z := blas32.General{Rows: hi - lo, Cols: m, Stride: m, Data: g.z[q][:(hi-lo)*m]}
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, th, 0, z)
+		for i := lo; i < hi; i++ {
+			row := z.Data[(i-lo)*m : (i-lo+1)*m]
+			var rr float64
+			for j, s := range row {
+				r := sigmoid(float64(s))
+				if int(u.Y[i]) == j {
+					r -= 1
+				}
+				row[j] = float32(r)
+				rr += r * r
+			}
+			var uu float64
+			for _, v := range u.Row(i) {
+				uu += float64(v) * float64(v)
+			}
+			if n := math.Sqrt(rr * uu); n > lim {
+				f := float32(lim / n)
 				for j := range row {
 					row[j] *= f
 				}
 			}
 		}
+		s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)
+	})
+	for q := 0; q < parts; q++ {
+		for i, v := range g.sums[q] {
+			total[i] += float64(v)
+		}
 	}
-	a := blas64.General{Rows: u.N, Cols: m, Stride: m, Data: r[:u.N*m]}
-	b := blas64.General{Rows: u.N, Cols: d, Stride: d, Data: u.X[:u.N*d]}
-	c := blas64.General{Rows: m, Cols: d, Stride: d, Data: g}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 1, c)
 }

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
+	"unsafe"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
 func init() {
@@ -95,29 +99,60 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
 	budget := o.memoryBudget()
-	chunks := ClassChunks(M, D, budget)
-	// What the Hessians of a chunk and a solve's D×D temporaries leave of
-	// the budget may keep u in memory between passes.
-	us := newUStream(rows, M, C, !o.NoNormalize, budget-int64(len(chunks[0]))*classBytes(D)-int64(D)*int64(D)*32)
-	if len(chunks) > 1 {
-		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): %d passes over the data per step, %d classes each", methodName(private), M, D, D, len(chunks), len(chunks[0]))
+	if k := ClassChunks(M, D, budget); len(k) > 1 {
+		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): up to %d passes over the data per step, %d classes each", methodName(private), M, D, D, len(k), len(k[0]))
 	}
+	// What the Hessians of a chunk and the solves' D×D temporaries leave
+	// of the budget may keep u in memory between passes.
+	us := newUStream[float64](rows, M, C, !o.NoNormalize, budget-int64(len(ClassChunks(M, D, budget)[0]))*classBytes(D)-int64(runtime.GOMAXPROCS(0)+1)*int64(D)*int64(D)*32)
 	theta := startTheta(M, D, biasInit, C)
 	counts := make([]int64, M)
 	var n float64
 	var lambda float64
 	zbuf := make([]float64, uBlockRows*M)
 	grad := make([]float64, M*D)
-	var w32 []float32
+	w32 := sync.Pool{New: func() any { return new([]float32) }}
+	passes := 0
 	for t := 0; t < T; t++ {
 		clear(grad)
+		// Classes with the same θⱼ (all of them at the start) have the
+		// same statistic Σ ℓ''(θⱼ·uᵢ) uᵢuᵢᵀ: it is accumulated once for
+		// the group, and each class still gets its own noise, as its own
+		// release.
+		reps, repOf := distinctRows(theta, M, D)
+		chunks := ClassChunks(len(reps), D, budget)
 		for ci, chunk := range chunks {
+			passes++
+			// cls: the chunk's representative classes; at: a class's
+			// representative's position in the chunk (−1: another chunk).
+			cls := make([]int, len(chunk))
+			at := make([]int, M)
+			for j := range at {
+				at[j] = -1
+			}
+			for a, r := range chunk {
+				cls[a] = reps[r]
+			}
+			var members []int
+			last := make([]int, len(chunk))
+			for j := 0; j < M; j++ {
+				for a, c := range cls {
+					if repOf[j] == c {
+						at[j] = a
+						members = append(members, j)
+						last[a] = j
+					}
+				}
+			}
+			// Fewer Hessians than cores (one, at the start): each also
+			// splits its rows.
 			acc := make([]*gram32, len(chunk))
 			for a := range acc {
-				acc[a] = newGram32(D)
+				acc[a] = newGram32(D, runtime.GOMAXPROCS(0)/len(chunk))
 			}
 			o.progress("%s step %d/%d: pass %d/%d over the data", methodName(private), t+1, T, ci+1, len(chunks))
-			err := us.each(ctx, func(u *Data) error {
+			err := us.each(ctx, func(b uBlock[float64]) error {
+				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M}
 				scores(u, theta, zbuf)
 				for i := 0; i < u.N; i++ {
 					row := zbuf[i*M : (i+1)*M]
@@ -127,11 +162,14 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				}
 				// ℓ''ᵢ = σ(1−σ): class j's Hessian is the Gram of the rows
 				// scaled by √ℓ''ᵢ.
-				if cap(w32) < u.N*D {
-					w32 = make([]float32, u.N*D)
-				}
-				for a, j := range chunk {
-					w := w32[:u.N*D]
+				backend.Parallel(len(cls), func(a int) {
+					j := cls[a]
+					wp := w32.Get().(*[]float32)
+					defer w32.Put(wp)
+					if cap(*wp) < u.N*D {
+						*wp = make([]float32, uBlockRows*D)
+					}
+					w := (*wp)[:u.N*D]
 					for i := 0; i < u.N; i++ {
 						s := zbuf[i*M+j]
 						f := math.Sqrt(s * (1 - s))
@@ -140,7 +178,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						}
 					}
 					acc[a].add(w, u.N)
-				}
+				})
 				if ci == 0 {
 					// Residuals r = σ − y and the gradient sums Rᵀ·U
 					// (|ℓ'| ≤ 1 and ‖u‖ ≤ C: no clipping needed).
@@ -170,38 +208,58 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					return nil, err
 				}
 			}
-			for a, j := range chunk {
-				if err := ctx.Err(); err != nil {
-					return nil, err
+			Hrep := make([][]float64, len(chunk))
+			backend.Parallel(len(chunk), func(a int) { Hrep[a] = acc[a].result() })
+			acc = nil
+			// Noise in class order (a seeded run reproduces whatever the
+			// parallelism), then each class's D³ projection and solve in
+			// parallel.
+			errs := make([]error, M)
+			backend.Ordered(len(members), func(b int) func() {
+				j := members[b]
+				a := at[j]
+				h := Hrep[a]
+				if last[a] == j {
+					Hrep[a] = nil // the group's last class takes the matrix
+				} else {
+					h = bigmem.Float64s(D * D)
+					copy(h, Hrep[a])
 				}
-				H := acc[a].result()
-				acc[a] = nil
 				g := grad[j*D : (j+1)*D]
 				if private {
 					for k, v := range o.Gaussian("gradient", D, z*sm*C) {
 						g[k] += v
 					}
-					symAdd(H, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
+					symAdd(h, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
 				}
-				for k := range g {
-					g[k] = g[k]/n + lambda*theta[j*D+k]
-				}
-				for k := range H {
-					H[k] /= n
-				}
-				if private {
-					if err := psdProject(H, D); err != nil {
-						return nil, err
+				return func() {
+					if errs[j] = ctx.Err(); errs[j] != nil {
+						return
+					}
+					for k := range g {
+						g[k] = g[k]/n + lambda*theta[j*D+k]
+					}
+					for k := range h {
+						h[k] /= n
+					}
+					if private {
+						if errs[j] = psdProject(h, D); errs[j] != nil {
+							return
+						}
+					}
+					addDiag(h, D, lambda)
+					step, err := solveSPD(h, D, g)
+					if err != nil {
+						errs[j] = fmt.Errorf("newton step %d, class %d: %w", t+1, j, err)
+						return
+					}
+					for k, v := range step {
+						theta[j*D+k] -= lr * v
 					}
 				}
-				addDiag(H, D, lambda)
-				step, err := solveSPD(H, D, g)
-				if err != nil {
-					return nil, fmt.Errorf("newton step %d, class %d: %w", t+1, j, err)
-				}
-				for k, v := range step {
-					theta[j*D+k] -= lr * v
-				}
+			})
+			if err := firstError(errs); err != nil {
+				return nil, err
 			}
 			if len(chunks) > 1 {
 				runtime.GC()
@@ -209,8 +267,8 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 		}
 		o.progress("%s step %d/%d", methodName(private), t+1, T)
 	}
-	if len(chunks) > 1 {
-		p.Record("passes", T*len(chunks))
+	if passes > T {
+		p.Record("passes", passes)
 	}
 	res.W, res.B = fromBias(theta, M, D-1, C)
 	if private {
@@ -225,4 +283,24 @@ func methodName(private bool) string {
 		return "dpnewton"
 	}
 	return "newton"
+}
+
+// distinctRows groups the m rows of the m×d matrix theta by exact equality:
+// reps lists the first row of each group, repOf[j] the first row equal to
+// row j.
+func distinctRows(theta []float64, m, d int) (reps, repOf []int) {
+	repOf = make([]int, m)
+	first := map[string]int{}
+	for j := 0; j < m; j++ {
+		row := theta[j*d : (j+1)*d]
+		key := string(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)*8))
+		r, ok := first[key]
+		if !ok {
+			r = j
+			first[key] = j
+			reps = append(reps, j)
+		}
+		repOf[j] = r
+	}
+	return reps, repOf
 }

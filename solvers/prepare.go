@@ -55,8 +55,9 @@ func applyPrep(row []float64, prep Preprocessing) {
 		}
 	}
 	if prep.Clip > 0 {
-		if n := l2(row); n > prep.Clip {
-			f := prep.Clip / n
+		// To C·clipMargin: rounding cannot take the norm above C.
+		if n, lim := l2(row), prep.Clip*clipMargin; n > lim {
+			f := lim / n
 			for j := range row {
 				row[j] *= f
 			}

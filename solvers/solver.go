@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
@@ -20,6 +21,11 @@ type Data struct {
 
 // Row returns row i of X.
 func (d *Data) Row(i int) []float64 { return d.X[i*d.D : (i+1)*d.D] }
+
+// rowRange returns rows lo..hi−1 as a Data that shares d's memory.
+func (d *Data) rowRange(lo, hi int) *Data {
+	return &Data{X: d.X[lo*d.D : hi*d.D], Y: d.Y[lo:hi], N: hi - lo, D: d.D, M: d.M}
+}
 
 // Options are a fit's privacy target, noise source and hyperparameters.
 type Options struct {
@@ -372,8 +378,14 @@ func (o *Options) Symmetric(release string, d int, std float64) []float64 {
 	return v
 }
 
+// callbackMu serialises Progress calls, which may come from the workers
+// of a parallel loop.
+var callbackMu sync.Mutex
+
 func (o *Options) progress(format string, args ...any) {
 	if o.Progress != nil {
+		callbackMu.Lock()
+		defer callbackMu.Unlock()
 		o.Progress(format, args...)
 	}
 }
@@ -424,6 +436,16 @@ func (d *Data) Each(fn func(block []float64, rows int) error) error {
 	for start := 0; start < d.N; start += PublicBlock {
 		b := min(PublicBlock, d.N-start)
 		if err := fn(d.X[start*d.D:(start+b)*d.D], b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstError returns the first non-nil error of a parallel loop's.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
 
@@ -93,17 +97,24 @@ const flushRows = 4096
 const classBufRows = 256
 
 // gram32 is a float32 SYRK accumulator with a float64 total, and an
-// optional buffer of pending rows.
+// optional buffer of pending rows. With ways > 1 a block's rows are split
+// into that many parts, each SYRKed in parallel into its own float32
+// accumulator (for a Gram that is alone in its pass: BLAS itself runs
+// single-threaded, see internal/backend).
 type gram32 struct {
 	d       int
-	acc32   []float32
+	acc32   [][]float32
 	acc64   []float64
-	rows    int
+	rows    []int // rows in each float32 accumulator since the last flush
 	pending []float32
 }
 
-func newGram32(d int) *gram32 {
-	return &gram32{d: d, acc32: bigmem.Float32s(d * d), acc64: bigmem.Float64s(d * d)}
+func newGram32(d, ways int) *gram32 {
+	g := &gram32{d: d, acc32: make([][]float32, max(1, ways)), rows: make([]int, max(1, ways)), acc64: bigmem.Float64s(d * d)}
+	for w := range g.acc32 {
+		g.acc32[w] = bigmem.Float32s(d * d)
+	}
+	return g
 }
 
 // push buffers one row and adds the buffer when it is full.
@@ -129,23 +140,35 @@ func (g *gram32) add(x []float32, rows int) {
 	if rows == 0 {
 		return
 	}
-	a := blas32.General{Rows: rows, Cols: g.d, Stride: g.d, Data: x[:rows*g.d]}
-	c := blas32.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc32}
-	blas32.Syrk(blas.Trans, 1, a, 1, c)
-	g.rows += rows
-	if g.rows >= flushRows {
+	ways := min(len(g.acc32), max(1, rows/64))
+	syrk := func(w int) {
+		lo, hi := w*rows/ways, (w+1)*rows/ways
+		a := blas32.General{Rows: hi - lo, Cols: g.d, Stride: g.d, Data: x[lo*g.d : hi*g.d]}
+		c := blas32.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc32[w]}
+		blas32.Syrk(blas.Trans, 1, a, 1, c)
+		g.rows[w] += hi - lo
+	}
+	if ways == 1 {
+		syrk(0)
+	} else {
+		backend.Parallel(ways, syrk)
+	}
+	if slices.Max(g.rows) >= flushRows {
 		g.flush()
 	}
 }
 
 func (g *gram32) flush() {
-	for i := 0; i < g.d; i++ {
-		for j := i; j < g.d; j++ {
-			g.acc64[i*g.d+j] += float64(g.acc32[i*g.d+j])
-			g.acc32[i*g.d+j] = 0
+	for _, acc := range g.acc32 {
+		for i := 0; i < g.d; i++ {
+			row64, row32 := g.acc64[i*g.d+i:(i+1)*g.d], acc[i*g.d+i:(i+1)*g.d]
+			for j, v := range row32 {
+				row64[j] += float64(v)
+				row32[j] = 0
+			}
 		}
 	}
-	g.rows = 0
+	clear(g.rows)
 }
 
 // result adds what is pending, flushes and mirrors the upper triangle.
@@ -163,7 +186,8 @@ func (g *gram32) result() []float64 {
 
 // Accumulate computes statistics of m classes in one pass over rows:
 // preprocessing and grouping by class happen in float32 blocks, Gram
-// updates are float32 SYRKs added into float64 totals. Memory: the
+// updates are float32 SYRKs added into float64 totals, the classes' in
+// parallel; when every class's Gram is asked for, G is their sum. Memory: the
 // requested D×D accumulators (12 bytes per entry) plus one block.
 func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats, error) {
 	d0 := rows.Dim()
@@ -172,19 +196,26 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		d = (d0 + opt.Pool - 1) / opt.Pool
 	}
 	st := &Stats{D: d, Counts: make([]int64, m), Sums: make([]float64, m*d), ClassGram: map[int][]float64{}}
-	var gram *gram32
-	if opt.Gram {
-		gram = newGram32(d)
-	}
 	classAcc := make([]*gram32, m)
+	var withAcc []int
 	for _, c := range opt.ClassGram {
 		if c < 0 || c >= m {
 			return nil, fmt.Errorf("class %d out of range 0..%d", c, m-1)
 		}
-		classAcc[c] = newGram32(d)
+		if classAcc[c] == nil {
+			classAcc[c] = newGram32(d, 1)
+			withAcc = append(withAcc, c)
+		}
+	}
+	// With every class's Gram at hand, G is their sum: no SYRK of its own.
+	var gram *gram32
+	gramFromClasses := opt.Gram && len(withAcc) == m
+	if opt.Gram && !gramFromClasses {
+		gram = newGram32(d, runtime.GOMAXPROCS(0))
 	}
 	var work []float32
 	var offset int64
+	rowsOf := make([][]int32, m)
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -194,23 +225,33 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 			work = make([]float32, n*d)
 		}
 		work = work[:n*d]
-		for i := 0; i < n; i++ {
-			prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt)
-		}
 		for i, c := range y {
 			if c < 0 || int(c) >= m {
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
 			}
+		}
+		parallelRows(n, d, func(i int) { prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt) })
+		for c := range rowsOf {
+			rowsOf[c] = rowsOf[c][:0]
+		}
+		for i, c := range y {
 			row := work[i*d : (i+1)*d]
 			st.Counts[c]++
 			sum := st.Sums[int(c)*d : (int(c)+1)*d]
 			for k, v := range row {
 				sum[k] += float64(v)
 			}
-			if acc := classAcc[c]; acc != nil {
-				acc.push(row)
+			if classAcc[c] != nil {
+				rowsOf[c] = append(rowsOf[c], int32(i))
 			}
 		}
+		// Each class's accumulator is touched by one worker.
+		backend.Parallel(len(withAcc), func(a int) {
+			c := withAcc[a]
+			for _, i := range rowsOf[c] {
+				classAcc[c].push(work[int(i)*d : (int(i)+1)*d])
+			}
+		})
 		if gram != nil {
 			gram.add(work, n)
 		}
@@ -223,12 +264,40 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	if gram != nil {
 		st.Gram = gram.result()
 	}
-	for c, acc := range classAcc {
-		if acc != nil {
-			st.ClassGram[c] = acc.result()
+	backend.Parallel(len(withAcc), func(a int) {
+		c := withAcc[a]
+		classAcc[c].result()
+	})
+	for _, c := range withAcc {
+		st.ClassGram[c] = classAcc[c].acc64
+	}
+	if gramFromClasses {
+		st.Gram = bigmem.Float64s(d * d)
+		for _, c := range withAcc {
+			for i, v := range st.ClassGram[c] {
+				st.Gram[i] += v
+			}
 		}
 	}
 	return st, nil
+}
+
+// parallelRows calls fn(i) for rows 0..n−1 of a block of width d, in
+// parallel parts of at least 32k values.
+func parallelRows(n, d int, fn func(i int)) {
+	parts := max(1, min(runtime.GOMAXPROCS(0), n*d>>15, n))
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // prep32 applies normalisation, pooling and clipping to one row.
@@ -262,8 +331,9 @@ func prep32(in, out []float32, opt StatsOptions) {
 		for _, v := range out {
 			s += float64(v) * float64(v)
 		}
-		if n := math.Sqrt(s); n > opt.Clip {
-			f := float32(opt.Clip / n)
+		// To C·clipMargin: float32 rounding cannot take the norm above C.
+		if n, lim := math.Sqrt(s), opt.Clip*clipMargin; n > lim {
+			f := float32(lim / n)
 			for i := range out {
 				out[i] *= f
 			}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
@@ -31,58 +29,72 @@ func (r dataRows) each64(fn func(x []float64, y []int32) error) error {
 	return nil
 }
 
+// uBlock is a block of rows of u and their labels: X holds N×D values.
+type uBlock[T float32 | float64] struct {
+	X    []T
+	Y    []int32
+	N, D int
+}
+
+// Row returns row i.
+func (b uBlock[T]) Row(i int) []T { return b.X[i*b.D : (i+1)*b.D] }
+
 // uStream streams the features of the logistic methods (DP-FC,
 // DP-Newton), u = [clip_C(x̂), C]/√2 with x̂ = x/‖x‖ (unless features keep
 // their scale): a constant coordinate carries the bias and ‖u‖ ≤ C, the
-// same map as withBias, computed block by block. Each call of each is one
-// pass over the data. When all of u fits in cacheBytes, the first pass
-// keeps it and later passes read it from memory; otherwise every pass
-// streams and memory does not grow with the number of rows.
-type uStream struct {
+// same map as withBias, computed block by block, in float64 or float32 (T).
+// Each call of each is one pass over the data. When all of u fits in
+// cacheBytes, the first pass keeps it and later passes read it from
+// memory; otherwise every pass streams and memory does not grow with the
+// number of rows.
+type uStream[T float32 | float64] struct {
 	rows      Rows
 	m         int
 	c         float64
 	normalize bool
-	buf       []float64
+	buf       []T
 	// cache, after a complete first pass, holds all of u and the labels.
 	cacheBytes int64
-	cache      *Data
+	cache      []T
+	labels     []int32
 	cached     bool
 }
 
-func newUStream(rows Rows, m int, c float64, normalize bool, cacheBytes int64) *uStream {
-	return &uStream{rows: rows, m: m, c: c, normalize: normalize, cacheBytes: cacheBytes}
+func newUStream[T float32 | float64](rows Rows, m int, c float64, normalize bool, cacheBytes int64) *uStream[T] {
+	return &uStream[T]{rows: rows, m: m, c: c, normalize: normalize, cacheBytes: cacheBytes}
 }
 
 // dim is D+1, the dimension of u.
-func (s *uStream) dim() int { return s.rows.Dim() + 1 }
+func (s *uStream[T]) dim() int { return s.rows.Dim() + 1 }
 
-// each calls fn with blocks of at most uBlockRows rows of u (a Data over
-// the block: X, Y, N, D = dim(), M), checking labels and the context.
-func (s *uStream) each(ctx context.Context, fn func(u *Data) error) error {
+// each calls fn with blocks of at most uBlockRows rows of u, checking
+// labels and the context.
+func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error {
 	d0, dd := s.rows.Dim(), s.dim()
 	if s.cached {
-		c := s.cache
-		for start := 0; start < c.N; start += uBlockRows {
+		n := len(s.labels)
+		for start := 0; start < n; start += uBlockRows {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n := min(uBlockRows, c.N-start)
-			if err := fn(&Data{X: c.X[start*dd : (start+n)*dd], Y: c.Y[start : start+n], N: n, D: dd, M: s.m}); err != nil {
+			k := min(uBlockRows, n-start)
+			if err := fn(uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd}); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	total := s.rows.Len()
-	if s.cacheBytes > 0 && total*int64(dd)*8 <= s.cacheBytes && s.cache == nil {
-		s.cache = &Data{X: bigmem.Float64s(int(total) * dd), Y: make([]int32, total), N: int(total), D: dd, M: s.m}
+	var size T
+	if s.cacheBytes > 0 && total*int64(dd)*int64(sizeOf(size)) <= s.cacheBytes && s.cache == nil {
+		s.cache = bigSlice[T](int(total) * dd)
+		s.labels = make([]int32, total)
 	}
 	if s.cache == nil && s.buf == nil {
-		s.buf = make([]float64, uBlockRows*dd)
+		s.buf = make([]T, uBlockRows*dd)
 	}
 	var offset int64
-	block := func(n int, fill func(i int, out []float64), y []int32) error {
+	block := func(n int, fill func(i int, out []T), y []int32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -96,14 +108,14 @@ func (s *uStream) each(ctx context.Context, fn func(u *Data) error) error {
 			if offset+int64(n) > total {
 				return fmt.Errorf("more rows than the %d announced", total)
 			}
-			x = s.cache.X[offset*int64(dd):]
-			copy(s.cache.Y[offset:], y)
-			y = s.cache.Y[offset : offset+int64(n)]
+			x = s.cache[offset*int64(dd):]
+			copy(s.labels[offset:], y)
+			y = s.labels[offset : offset+int64(n)]
 		}
 		x = x[:n*dd]
-		fillRows(n, dd, x, fill)
+		parallelRows(n, dd, func(i int) { fill(i, x[i*dd:(i+1)*dd]) })
 		offset += int64(n)
-		return fn(&Data{X: x, Y: y, N: n, D: dd, M: s.m})
+		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd})
 	}
 	defer func() {
 		// Only a complete pass fills the cache.
@@ -111,14 +123,14 @@ func (s *uStream) each(ctx context.Context, fn func(u *Data) error) error {
 	}()
 	if r, ok := s.rows.(rows64); ok {
 		return r.each64(func(x []float64, y []int32) error {
-			return block(len(y), func(i int, out []float64) { fillU(x[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y)
+			return block(len(y), func(i int, out []T) { fillU(x[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y)
 		})
 	}
 	return s.rows.Each(func(x []float32, y []int32) error {
 		for start := 0; start < len(y); start += uBlockRows {
 			n := min(uBlockRows, len(y)-start)
 			xs := x[start*d0 : (start+n)*d0]
-			if err := block(n, func(i int, out []float64) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y[start:start+n]); err != nil {
+			if err := block(n, func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y[start:start+n]); err != nil {
 				return err
 			}
 		}
@@ -126,56 +138,49 @@ func (s *uStream) each(ctx context.Context, fn func(u *Data) error) error {
 	})
 }
 
-// fillRows calls fill for rows 0..n-1 of x (n×dd), in parallel parts of
-// at least 32k values.
-func fillRows(n, dd int, x []float64, fill func(i int, out []float64)) {
-	parts := max(1, min(runtime.GOMAXPROCS(0), n*dd>>15, n))
-	var wg sync.WaitGroup
-	for p := 0; p < parts; p++ {
-		lo, hi := p*n/parts, (p+1)*n/parts
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				fill(i, x[i*dd:(i+1)*dd])
-			}
-		}()
-	}
-	wg.Wait()
-}
+// clipMargin shrinks every clipping norm a little, so that rounding (of a
+// float64 product, or to float32) can never leave a clipped vector longer
+// than the norm its sensitivity is stated with: relative rounding errors
+// are below 1e-7 in float32, far below the margin.
+const clipMargin = 1 - 1e-6
 
 // fillU writes u = [clip_c(x̂), c]/√2 for one row x into out (len(x)+1).
-func fillU[T float32 | float64](x []T, out []float64, c float64, normalize bool) {
+// The features are clipped to c·clipMargin, so ‖u‖ ≤ c however u is
+// rounded.
+func fillU[In, Out float32 | float64](x []In, out []Out, c float64, normalize bool) {
 	d0 := len(x)
 	var ss float64
-	for k, v := range x {
-		f := float64(v)
-		out[k] = f
-		ss += f * f
+	for _, v := range x {
+		ss += float64(v) * float64(v)
 	}
 	norm := math.Sqrt(ss)
 	scale := 1.0
 	if normalize && norm > 0 {
 		scale, norm = 1/norm, 1
 	}
-	if norm > c {
-		scale *= c / norm
+	if lim := c * clipMargin; norm > lim {
+		scale *= lim / norm
 	}
 	scale /= math.Sqrt2
-	for k := range out[:d0] {
-		out[k] *= scale
+	for k, v := range x {
+		out[k] = Out(float64(v) * scale)
 	}
-	out[d0] = c / math.Sqrt2
+	out[d0] = Out(c / math.Sqrt2)
 }
 
-// toFloat32 converts a block for the float32 Gram accumulators.
-func toFloat32(dst []float32, src []float64) []float32 {
-	if cap(dst) < len(src) {
-		dst = make([]float32, len(src))
+func sizeOf[T float32 | float64](T) int {
+	var v T
+	if _, ok := any(v).(float32); ok {
+		return 4
 	}
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = float32(v)
+	return 8
+}
+
+// bigSlice allocates a large slice (huge pages where the kernel has them).
+func bigSlice[T float32 | float64](n int) []T {
+	var v T
+	if _, ok := any(v).(float32); ok {
+		return any(bigmem.Float32s(n)).([]T)
 	}
-	return dst
+	return any(bigmem.Float64s(n)).([]T)
 }

@@ -5,8 +5,82 @@
 // Importing the package for its side effect selects the backend.
 package backend
 
+import (
+	"runtime"
+	"sync"
+)
+
 // Name says which backend this binary computes with.
 func Name() string { return name }
 
 // Accelerated reports whether an optimised BLAS is in use.
 func Accelerated() bool { return accelerated }
+
+// Parallel calls fn(i) for i = 0..n−1 on up to GOMAXPROCS goroutines, each
+// taking the next index, and returns when all are done. fn must be safe
+// to run concurrently for different i. (The OpenBLAS backend computes on
+// the calling thread: this is how dpfeat uses several cores.)
+func Parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				k := i
+				i++
+				next.Unlock()
+				if k >= n {
+					return
+				}
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Ordered calls prepare(0), prepare(1), … in order on the calling goroutine
+// and runs the work each returns (nil: none) on up to GOMAXPROCS
+// goroutines. At most that
+// many works run or wait at a time: prepare waits for one to finish, which
+// bounds the memory they hold. Work that must happen in order (drawing
+// noise from one generator) goes in prepare, the heavy part in the work.
+func Ordered(n int, prepare func(i int) (work func())) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			if w := prepare(i); w != nil {
+				w()
+			}
+		}
+		return
+	}
+	slots := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		slots <- struct{}{}
+		w := prepare(i)
+		if w == nil {
+			<-slots
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			w()
+		}()
+	}
+	wg.Wait()
+}

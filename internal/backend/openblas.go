@@ -4,10 +4,13 @@ package backend
 
 // #cgo LDFLAGS: -llapacke -lopenblas
 // #include <lapacke.h>
+// void openblas_set_num_threads(int num_threads);
+// int openblas_get_num_threads(void);
 import "C"
 
 import (
 	"fmt"
+	"os"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -30,6 +33,15 @@ const (
 func init() {
 	blas64.Use(netlib.Implementation{})
 	blas32.Use(netlib.Implementation{})
+	// dpfeat parallelises in Go (Parallel, Ordered: over classes, over
+	// parts of rows), so OpenBLAS computes on the calling thread: its own
+	// pool would contend with those goroutines for the cores, and its idle
+	// workers spin in sched_yield for a while after every call (measured:
+	// a fifth of DP-FC's CPU time on 2 cores). OPENBLAS_NUM_THREADS set by
+	// the user wins.
+	if os.Getenv("OPENBLAS_NUM_THREADS") == "" && os.Getenv("OMP_NUM_THREADS") == "" {
+		C.openblas_set_num_threads(1)
+	}
 }
 
 // Cholesky factors the symmetric positive definite n×n row-major matrix a
@@ -65,4 +77,13 @@ func SymEig(n int, a, w []float64) error {
 		return fmt.Errorf("LAPACKE_dsyevd: info %d (the eigendecomposition did not converge)", int(info))
 	}
 	return nil
+}
+
+// SetThreads sets how many threads OpenBLAS computes with (benchmarks
+// compare against its multi-threaded peak) and returns a function that
+// restores the previous number.
+func SetThreads(n int) (restore func()) {
+	prev := C.openblas_get_num_threads()
+	C.openblas_set_num_threads(C.int(n))
+	return func() { C.openblas_set_num_threads(prev) }
 }
