@@ -16,13 +16,16 @@ func evalCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "eval",
 		Usage: "accuracy, balanced and minority-class accuracy, and per-class accuracy of a classifier on a feature file",
-		UsageText: "dpfeat eval --classifier CLF --test FEATS.arrow [--force] [--json]\n\n" +
-			"Minority classes are the 25% of classes with the fewest training examples (the training\n" +
-			"file's counts, stored in the classifier); minority accuracy is the accuracy over their test examples.\n\n" +
+		UsageText: "dpfeat eval --classifier CLF --test FEATS.arrow [--train FEATS.arrow] [--force] [--json]\n\n" +
+			"Minority classes are the 25% of classes with the fewest training examples; minority accuracy\n" +
+			"is the accuracy over their test examples. The training counts are private, so a classifier\n" +
+			"holds them only when fit with --public-counts (or non-private); otherwise --train names the\n" +
+			"training file to count them from, here (nothing is stored), or minority accuracy is left out.\n\n" +
 			"Example:\n   dpfeat eval --classifier clf.safetensors --test test.arrow",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
 			&ucli.StringFlag{Name: "test", Usage: "labelled feature file (required)"},
+			&ucli.StringFlag{Name: "train", Usage: "training feature file whose class counts name the minority classes (default: the counts in the classifier, if it has them)"},
 			&ucli.BoolFlag{Name: "force", Usage: "evaluate even if the test features come from another encoder"},
 			jsonFlag(),
 		},
@@ -40,7 +43,8 @@ type classAccuracy struct {
 type evalReport struct {
 	Accuracy         float64         `json:"accuracy"`
 	BalancedAccuracy float64         `json:"balanced_accuracy"`
-	MinorityAccuracy float64         `json:"minority_accuracy"`
+	MinorityAccuracy *float64        `json:"minority_accuracy"` // null: no training counts
+	MinorityFrom     string          `json:"minority_from,omitempty"`
 	PerClass         []classAccuracy `json:"per_class"`
 	Rows             int64           `json:"rows"`
 	Unlabeled        int64           `json:"unlabeled_rows_skipped"`
@@ -111,10 +115,11 @@ func minorityClasses(counts []int64, k int) map[int]bool {
 	for i := range idx {
 		idx[i] = i
 	}
-	if len(counts) == k {
-		sort.SliceStable(idx, func(a, b int) bool { return counts[idx[a]] < counts[idx[b]] })
-	}
 	out := map[int]bool{}
+	if len(counts) != k {
+		return out
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return counts[idx[a]] < counts[idx[b]] })
 	for _, i := range idx[:int(math.Ceil(0.25*float64(k)))] {
 		out[i] = true
 	}
@@ -149,7 +154,17 @@ func evalAction(c *ucli.Context) error {
 			right[y]++
 		}
 	}
-	minority := minorityClasses(clf.TrainCounts, k)
+	trainCounts := clf.TrainCounts
+	if len(trainCounts) == k {
+		rep.MinorityFrom = "the classifier's training counts"
+	}
+	if tr := c.String("train"); tr != "" {
+		if trainCounts, err = fileCounts(tr, clf.Classes); err != nil {
+			return err
+		}
+		rep.MinorityFrom = tr
+	}
+	minority := minorityClasses(trainCounts, k)
 	var total, correct, minRows, minRight int64
 	var balSum float64
 	present := 0
@@ -175,13 +190,18 @@ func evalAction(c *ucli.Context) error {
 	rep.Accuracy = float64(correct) / float64(total)
 	rep.BalancedAccuracy = balSum / float64(present)
 	if minRows > 0 {
-		rep.MinorityAccuracy = float64(minRight) / float64(minRows)
+		v := float64(minRight) / float64(minRows)
+		rep.MinorityAccuracy = &v
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s (%d rows): accuracy %.4f, balanced %.4f, minority classes %.4f\n", clfPath, testPath, total, rep.Accuracy, rep.BalancedAccuracy, rep.MinorityAccuracy)
+	minText := "n/a (no training counts: pass --train)"
+	if rep.MinorityAccuracy != nil {
+		minText = fmt.Sprintf("%.4f", *rep.MinorityAccuracy)
+	}
+	fmt.Fprintf(&b, "%s on %s (%d rows): accuracy %.4f, balanced %.4f, minority classes %s\n", clfPath, testPath, total, rep.Accuracy, rep.BalancedAccuracy, minText)
 	fmt.Fprintf(&b, "classifier: %s, %s\n", clf.Method, rep.Privacy)
 	for _, ca := range rep.PerClass {
 		mark := ""
@@ -191,4 +211,27 @@ func evalAction(c *ucli.Context) error {
 		fmt.Fprintf(&b, "  %-20s %6d rows  %.4f%s\n", ca.Class, ca.Rows, ca.Accuracy, mark)
 	}
 	return printf(c.App.Writer, "%s", b.String())
+}
+
+// fileCounts counts the labels of a training feature file with the given
+// classes.
+func fileCounts(path string, classes []string) ([]int64, error) {
+	f, err := features.Open(path, features.ReadOptions{AllowNonFinite: true})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if got := f.Classes(); strings.Join(got, "\x00") != strings.Join(classes, "\x00") {
+		return nil, userErrorf("--train %s has classes %v; the classifier was trained on %v", path, got, classes)
+	}
+	counts := make([]int64, len(classes))
+	err = f.Each(func(b features.Batch) error {
+		for _, y := range b.Labels {
+			if y >= 0 {
+				counts[y]++
+			}
+		}
+		return nil
+	})
+	return counts, err
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
 		&ucli.StringFlag{Name: "public", Usage: "dpplpublic(k): public feature file to choose prototypes from (labels not needed)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
-		&ucli.BoolFlag{Name: "public-counts", Usage: "dpplmean (euclidean): divide by the true class counts, treating them as public (recorded in the guarantee)"},
+		&ucli.BoolFlag{Name: "public-counts", Usage: "treat the training file's class counts as public (recorded in the guarantee): they are stored in the classifier for eval's minority classes, and dpplmean (euclidean) divides by them"},
 		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does (comparison only; dpfeat: ε²/8)"},
@@ -211,11 +212,17 @@ func fitAction(c *ucli.Context) error {
 	if dim > rows {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", dim, rows)
 	}
-	// The class counts of the training file go into the classifier (for
-	// eval's minority classes): from the loaded labels for the in-memory
-	// solvers, from one pass over the file for the streaming ones.
-	counts := make([]int64, len(classes))
+	// The training file's class counts are private: they go into the
+	// classifier (for eval's minority classes) only when the user declares
+	// them public (--public-counts, which the guarantee then lists) or the
+	// method is a non-private reference. Streaming methods check labels
+	// as they read; the in-memory ones here.
+	storeCounts := c.Bool("public-counts") || !m.Private
+	var counts []int64
 	countLabels := func(offset int64, labels []int32) error {
+		if counts == nil {
+			counts = make([]int64, len(classes))
+		}
 		for i, y := range labels {
 			if y < 0 {
 				return userErrorf("%s: row %d is unlabeled; training rows need labels", train, offset+int64(i))
@@ -226,8 +233,10 @@ func fitAction(c *ucli.Context) error {
 	}
 	var mat *features.Matrix
 	if solvers.Streams(m.Name) {
-		if err := tf.Each(func(b features.Batch) error { return countLabels(b.Offset, b.Labels) }); err != nil {
-			return err
+		if storeCounts {
+			if err := tf.Each(func(b features.Batch) error { return countLabels(b.Offset, b.Labels) }); err != nil {
+				return err
+			}
 		}
 	} else {
 		if mat, err = tf.Load(); err != nil {
@@ -236,6 +245,9 @@ func fitAction(c *ucli.Context) error {
 		if err := countLabels(0, mat.Labels); err != nil {
 			return err
 		}
+	}
+	if !storeCounts {
+		counts = nil
 	}
 	o.NoNormalize = c.Bool("no-normalize")
 	if pub := c.String("public"); pub != "" {
@@ -272,6 +284,9 @@ func fitAction(c *ucli.Context) error {
 	}
 	if c.Bool("no-normalize") {
 		res.Prep.Normalize = false
+	}
+	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
+		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
 	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: f32(res.W), Bias: f32(res.B),
 		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Clip: res.Prep.Clip},

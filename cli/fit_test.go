@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,5 +214,82 @@ func TestFitMemoryPasses(t *testing.T) {
 	code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "x"), "--memory", "lots")
 	if code != 1 || !strings.Contains(errs, "--memory") {
 		t.Errorf("--memory lots: exit %d, stderr %q; want 1 naming --memory", code, errs)
+	}
+}
+
+// TestClassCountsStayPrivate: a private fit does not store the training
+// file's class counts in the classifier unless --public-counts says they
+// are public (and the guarantee then lists them); eval then names the
+// minority classes from --train, or leaves minority accuracy out.
+func TestClassCountsStayPrivate(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c", "d"}
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 800, 10, classes, "sha-1", 1)
+	blobFile(t, test, 400, 10, classes, "sha-1", 2)
+	for _, c := range []struct {
+		method, eps string
+		public      bool
+		stored      bool
+	}{{"dpls", "1", false, false}, {"dpfc", "1", false, false}, {"dpsgd", "1", false, false},
+		{"dpls", "1", true, true}, {"dpsgd", "1", true, true}, {"ls", "inf", false, true}} {
+		name := fmt.Sprintf("%s-%v", c.method, c.public)
+		clf := filepath.Join(dir, name+".safetensors")
+		args := []string{"fit", "--method", c.method, "--train", train, "--epsilon", c.eps, "--delta", "1e-5", "--out", clf}
+		if c.public {
+			args = append(args, "--public-counts")
+		}
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		got, err := models.LoadClassifier(clf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := slices.ContainsFunc(got.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") })
+		if (len(got.TrainCounts) > 0) != c.stored || (c.public && !listed) || (!c.public && listed) {
+			t.Errorf("%s: counts %v, listed public %v", name, got.TrainCounts, listed)
+		}
+		for _, withTrain := range []bool{false, true} {
+			args := []string{"eval", "--classifier", clf, "--test", test, "--json"}
+			if withTrain {
+				args = append(args, "--train", train)
+			}
+			code, out, errs := run(t, args...)
+			if code != 0 {
+				t.Fatalf("%s eval: exit %d: %s", name, code, errs)
+			}
+			var ev evalReport
+			if err := json.Unmarshal([]byte(out), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if known := c.stored || withTrain; (ev.MinorityAccuracy != nil) != known || (known && ev.MinorityFrom == "") {
+				t.Errorf("%s eval (--train %v): minority %v from %q", name, withTrain, ev.MinorityAccuracy, ev.MinorityFrom)
+			}
+		}
+	}
+}
+
+// TestFitRefusesUnlabeledRows: streaming and in-memory methods name the
+// first unlabeled row of the training file.
+func TestFitRefusesUnlabeledRows(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	b := features.Batch{Dim: 3, Features: make([]float32, 30), Labels: make([]int32, 10)}
+	for i := range b.Features {
+		b.Features[i] = float32(i%7) + 1
+	}
+	for i := range b.Labels {
+		b.Labels[i] = int32(i % 2)
+	}
+	b.Labels[6] = features.Unlabeled
+	if err := features.WriteFile(train, features.Metadata{Classes: []string{"a", "b"}}, features.WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dpplmean"} {
+		code, _, errs := run(t, "fit", "--method", m, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, m))
+		if code != 1 || !strings.Contains(errs, "row 6 is unlabeled") || !strings.Contains(errs, train) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming row 6 and the file", m, code, errs)
+		}
 	}
 }

@@ -122,11 +122,6 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				for i, v := range o.Gaussian("b", M*D, z*math.Sqrt(k)*C) {
 					b[i] += v
 				}
-				if psd {
-					if err := psdProject(G, D); err != nil {
-						return nil, err
-					}
-				}
 				publicN(res, int(n))
 			} else {
 				res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
@@ -144,20 +139,34 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				symAdd(st.ClassGram[j], 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
 			}
 		}
-		errs := make([]error, len(chunk))
+		// The projections first, G's with the first chunk's (the solves
+		// need it), all in parallel; then the solves.
+		proj := make([][]float64, 0, len(chunk)+1)
+		if psd {
+			if ci == 0 {
+				proj = append(proj, G)
+			}
+			for _, j := range chunk {
+				proj = append(proj, st.ClassGram[j])
+			}
+		}
+		errs := make([]error, max(len(chunk), len(proj)))
+		backend.Parallel(len(proj), func(a int) {
+			if errs[a] = ctx.Err(); errs[a] == nil {
+				errs[a] = psdProject(proj[a], D) // a D³ eigendecomposition each
+			}
+		})
+		if err := firstError(errs); err != nil {
+			return nil, err
+		}
 		var done atomic.Int64
 		backend.Parallel(len(chunk), func(a int) {
 			j := chunk[a]
 			if errs[a] = ctx.Err(); errs[a] != nil {
-				return // each class takes a D³ eigendecomposition: stop between them
-			}
-			A := st.ClassGram[j]
-			if psd {
-				if errs[a] = psdProject(A, D); errs[a] != nil {
-					return
-				}
+				return
 			}
 			// The system Aⱼ + αG + λI is formed in Aⱼ's memory.
+			A := st.ClassGram[j]
 			symAdd(A, alpha, G)
 			addDiag(A, D, lambda)
 			theta, err := solveSPD(A, D, b[j*D:(j+1)*D])

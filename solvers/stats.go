@@ -226,7 +226,10 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		}
 		work = work[:n*d]
 		for i, c := range y {
-			if c < 0 || int(c) >= m {
+			if c < 0 {
+				return fmt.Errorf("row %d is unlabeled; training rows need labels", offset+int64(i))
+			}
+			if int(c) >= m {
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
 			}
 		}

@@ -99,7 +99,10 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			return err
 		}
 		for i, c := range y {
-			if c < 0 || int(c) >= s.m {
+			if c < 0 {
+				return fmt.Errorf("row %d is unlabeled; training rows need labels", offset+int64(i))
+			}
+			if int(c) >= s.m {
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, s.m-1)
 			}
 		}

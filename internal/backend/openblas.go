@@ -6,6 +6,7 @@ package backend
 // #include <lapacke.h>
 // void openblas_set_num_threads(int num_threads);
 // int openblas_get_num_threads(void);
+// int blas_thread_shutdown_(void);
 import "C"
 
 import (
@@ -41,6 +42,10 @@ func init() {
 	// the user wins.
 	if os.Getenv("OPENBLAS_NUM_THREADS") == "" && os.Getenv("OMP_NUM_THREADS") == "" {
 		C.openblas_set_num_threads(1)
+		// The pool OpenBLAS started when it was loaded would spin for
+		// its timeout (~0.1 s of a core) before sleeping: stop it now.
+		// A later SetThreads(n > 1) starts it again.
+		C.blas_thread_shutdown_()
 	}
 }
 
