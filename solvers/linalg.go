@@ -3,6 +3,7 @@ package solvers
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -29,8 +30,8 @@ func addDiag(a []float64, d int, v float64) {
 // psdProject replaces the symmetric d×d matrix a by its projection on the
 // positive semidefinite cone: negative eigenvalues are set to 0. The DP-LS
 // authors' code does this to noisy Gram matrices before solving. With the
-// eigendecomposition a = V·diag(λ)·Vᵀ, the projection is (V·diag(√λ₊))·(…)ᵀ,
-// one SYRK.
+// eigendecomposition a = Σₖ λₖ vₖvₖᵀ, the projection is WᵀW for the rows
+// wₖ = √max(λₖ, 0)·vₖ: one SYRK.
 func psdProject(a []float64, d int) error {
 	v := bigmem.Float64s(len(a))
 	copy(v, a)
@@ -41,23 +42,21 @@ func psdProject(a []float64, d int) error {
 	if w[0] >= 0 {
 		return nil // already PSD (eigenvalues ascend)
 	}
-	// Scale column k of V by √max(λₖ, 0); keep only the positive part.
-	for i := 0; i < d; i++ {
-		row := v[i*d : (i+1)*d]
-		for k, lam := range w {
-			if lam > 0 {
-				row[k] *= math.Sqrt(lam)
-			} else {
-				row[k] = 0
-			}
+	// Keep the rows (eigenvectors) of positive eigenvalues, scaled.
+	first := sort.SearchFloat64s(w, math.SmallestNonzeroFloat64)
+	for k := first; k < d; k++ {
+		s := math.Sqrt(w[k])
+		row := v[k*d : (k+1)*d]
+		for i := range row {
+			row[i] *= s
 		}
 	}
-	for i := range a {
-		a[i] = 0
-	}
-	vs := blas64.General{Rows: d, Cols: d, Stride: d, Data: v}
+	clear(a)
+	vs := blas64.General{Rows: d - first, Cols: d, Stride: d, Data: v[first*d:]}
 	cs := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: a}
-	blas64.Syrk(blas.NoTrans, 1, vs, 0, cs)
+	if d > first {
+		blas64.Syrk(blas.Trans, 1, vs, 0, cs)
+	}
 	for i := 0; i < d; i++ {
 		for j := i + 1; j < d; j++ {
 			a[j*d+i] = a[i*d+j]

@@ -29,7 +29,7 @@ func Cholesky(n int, a []float64) (ok bool, err error) {
 
 // SymEig computes all eigenvalues (ascending, into w) and eigenvectors of
 // the symmetric n×n row-major matrix a, which is overwritten by the
-// eigenvectors as its columns.
+// eigenvectors as its rows.
 func SymEig(n int, a, w []float64) error {
 	var eig mat.EigenSym
 	if !eig.Factorize(mat.NewSymDense(n, append([]float64(nil), a[:n*n]...)), true) {
@@ -38,6 +38,11 @@ func SymEig(n int, a, w []float64) error {
 	eig.Values(w[:n])
 	v := mat.NewDense(n, n, a[:n*n])
 	eig.VectorsTo(v)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			a[i*n+j], a[j*n+i] = a[j*n+i], a[i*n+j]
+		}
+	}
 	return nil
 }
 

@@ -59,7 +59,9 @@ func Cholesky(n int, a []float64) (ok bool, err error) {
 	if n == 0 {
 		return true, nil
 	}
-	info := C.LAPACKE_dpotrf(C.LAPACK_ROW_MAJOR, 'U', C.lapack_int(n), (*C.double)(unsafe.Pointer(&a[0])), C.lapack_int(n))
+	// The row-major upper triangle is the column-major lower one: LAPACK's
+	// own layout, which spares LAPACKE a transposed copy.
+	info := C.LAPACKE_dpotrf(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), (*C.double)(unsafe.Pointer(&a[0])), C.lapack_int(n))
 	if info < 0 {
 		return false, fmt.Errorf("LAPACKE_dpotrf: argument %d invalid", int(-info))
 	}
@@ -68,7 +70,7 @@ func Cholesky(n int, a []float64) (ok bool, err error) {
 
 // SymEig computes all eigenvalues (ascending, into w) and eigenvectors of
 // the symmetric n×n row-major matrix a, which is overwritten by the
-// eigenvectors as its columns.
+// eigenvectors as its rows.
 func SymEig(n int, a, w []float64) error {
 	if len(a) < n*n || len(w) < n {
 		return fmt.Errorf("SymEig: buffers too small for n = %d", n)
@@ -76,7 +78,10 @@ func SymEig(n int, a, w []float64) error {
 	if n == 0 {
 		return nil
 	}
-	info := C.LAPACKE_dsyevd(C.LAPACK_ROW_MAJOR, 'V', 'U', C.lapack_int(n),
+	// A symmetric matrix reads the same in either layout, and LAPACK's
+	// column-major eigenvectors are rows in row-major: no transposed
+	// copies in LAPACKE.
+	info := C.LAPACKE_dsyevd(C.LAPACK_COL_MAJOR, 'V', 'L', C.lapack_int(n),
 		(*C.double)(unsafe.Pointer(&a[0])), C.lapack_int(n), (*C.double)(unsafe.Pointer(&w[0])))
 	if info != 0 {
 		return fmt.Errorf("LAPACKE_dsyevd: info %d (the eigendecomposition did not converge)", int(info))
