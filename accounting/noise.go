@@ -103,12 +103,28 @@ func AddSymmetricGaussian(n Noise, a []float64, d int, std float64) {
 		panic(fmt.Sprintf("accounting: AddSymmetricGaussian: len %d is not %d×%d", len(a), d, d))
 	}
 	checkStd(std)
+	// Draws go to the upper triangle row by row (the order a seeded run
+	// reproduces); a scratch row keeps them for the lower triangle, which
+	// is then filled in tiles (column-wise writes of a large matrix would
+	// miss the cache on every draw).
+	up := make([]float64, d*d)
 	for i := 0; i < d; i++ {
+		row := up[i*d : (i+1)*d]
 		for j := i; j < d; j++ {
-			z := std * n.NormFloat64()
-			a[i*d+j] += z
-			if j != i {
-				a[j*d+i] += z
+			row[j] = std * n.NormFloat64()
+		}
+	}
+	const tile = 32
+	for i0 := 0; i0 < d; i0 += tile {
+		for j0 := i0; j0 < d; j0 += tile {
+			for i := i0; i < min(i0+tile, d); i++ {
+				for j := max(j0, i); j < min(j0+tile, d); j++ {
+					z := up[i*d+j]
+					a[i*d+j] += z
+					if j != i {
+						a[j*d+i] += z
+					}
+				}
 			}
 		}
 	}

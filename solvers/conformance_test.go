@@ -109,6 +109,21 @@ func TestBackendConformance(t *testing.T) {
 	if err := psdProject(ind, d); err != nil {
 		t.Fatal(err)
 	}
+	// The other path (negative eigenpairs only, used from negEigFrom on)
+	// gives the same projection.
+	viaNeg := make([]float64, d*d)
+	copy(viaNeg, got)
+	addDiag(viaNeg, d, -float64(n)/2)
+	defer func(v int) { negEigFrom = v }(negEigFrom)
+	negEigFrom = 0
+	if err := psdProject(viaNeg, d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ind {
+		if math.Abs(viaNeg[i]-ind[i]) > 1e-9*math.Max(1, math.Abs(ind[i])) {
+			t.Fatalf("projections from all and from the negative eigenpairs differ at %d: %v vs %v", i, ind[i], viaNeg[i])
+		}
+	}
 	for trial := 0; trial < 20; trial++ {
 		v := make([]float64, d)
 		for i := range v {

@@ -46,5 +46,22 @@ func SymEig(n int, a, w []float64) error {
 	return nil
 }
 
+// NegEig computes the eigenvalues λ ≤ 0 of the symmetric n×n matrix a
+// (ascending, into w) and their eigenvectors, as the rows of z (n×n
+// capacity), and returns how many there are; a is destroyed.
+func NegEig(n int, a, w, z []float64) (int, error) {
+	all := make([]float64, n)
+	if err := SymEig(n, a, all); err != nil {
+		return 0, err
+	}
+	m := 0
+	for m < n && all[m] <= 0 {
+		m++
+	}
+	copy(w, all[:m])
+	copy(z, a[:m*n])
+	return m, nil
+}
+
 // SetThreads has nothing to set: gonum parallelises its own routines.
 func SetThreads(int) (restore func()) { return func() {} }

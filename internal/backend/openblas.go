@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"unsafe"
 
@@ -27,7 +28,7 @@ import (
 // D = 1664; netlib's LAPACKE bindings predate gonum v0.17's LAPACK
 // interface).
 const (
-	name        = "OpenBLAS + LAPACKE dsyevd/dpotrf (cgo, gonum.org/v1/netlib), gonum's LAPACK for the rest"
+	name        = "OpenBLAS + LAPACKE dsyevd/dsyevr/dpotrf (cgo, gonum.org/v1/netlib), gonum's LAPACK for the rest"
 	accelerated = true
 )
 
@@ -87,6 +88,31 @@ func SymEig(n int, a, w []float64) error {
 		return fmt.Errorf("LAPACKE_dsyevd: info %d (the eigendecomposition did not converge)", int(info))
 	}
 	return nil
+}
+
+// NegEig computes the eigenvalues λ ≤ 0 of the symmetric n×n matrix a
+// (ascending, into w) and their eigenvectors, as the rows of z (n×n
+// capacity), and returns how many there are; a is destroyed. LAPACKE
+// dsyevr (MRRR) computes only those: cheaper than all of them when the
+// PSD projection needs just the part to remove.
+func NegEig(n int, a, w, z []float64) (int, error) {
+	if len(a) < n*n || len(w) < n || len(z) < n*n {
+		return 0, fmt.Errorf("NegEig: buffers too small for n = %d", n)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var m C.lapack_int
+	isuppz := make([]C.lapack_int, 2*n)
+	// Column-major: the row-major upper triangle is LAPACK's lower one,
+	// and eigenvector k is z[k·n : (k+1)·n].
+	info := C.LAPACKE_dsyevr(C.LAPACK_COL_MAJOR, 'V', 'V', 'L', C.lapack_int(n),
+		(*C.double)(unsafe.Pointer(&a[0])), C.lapack_int(n), C.double(math.Inf(-1)), 0, 0, 0, 0,
+		&m, (*C.double)(unsafe.Pointer(&w[0])), (*C.double)(unsafe.Pointer(&z[0])), C.lapack_int(n), &isuppz[0])
+	if info != 0 {
+		return 0, fmt.Errorf("LAPACKE_dsyevr: info %d (the eigendecomposition did not converge)", int(info))
+	}
+	return int(m), nil
 }
 
 // SetThreads sets how many threads OpenBLAS computes with (benchmarks
