@@ -16,22 +16,22 @@ import (
 )
 
 func init() {
-	solvers.Register(solvers.Method{Name: "dpplmean", Private: true,
+	solvers.Register(solvers.Method{Name: "dpplmean", Params: []string{"k_pool", "clip", "count_noise"}, Private: true,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
 		}})
-	solvers.Register(solvers.Method{Name: "protomean", Private: false,
+	solvers.Register(solvers.Method{Name: "protomean", Params: []string{"k_pool"}, Private: false,
 		Summary: "non-private class-mean prototypes",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublic", Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []string{"d_min", "d_max"}, Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublick", Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublick", Params: []string{"d_min", "d_max", "k"}, Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, true)

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpfc", Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Stream: fitFC})
+	Register(Method{Name: "dpfc", Params: []string{"clip_cov", "clip_grad", "steps", "lr", "lambda", "bias_init"}, Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Stream: fitFC})
 }
 
 // fitFC is DP-FC (Mehta et al. 2023, Alg. 3): one noisy release of the

@@ -13,11 +13,11 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpls", Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
+	Register(Method{Name: "dpls", Params: []string{"clip", "alpha", "lambda", "psd"}, Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "ls", Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
+	Register(Method{Name: "ls", Params: []string{"alpha", "lambda"}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, false)
 		}})
@@ -57,7 +57,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	if err != nil {
 		return nil, err
 	}
-	psd := p.Get("psd", 1) != 0 && private
+	psd := private && p.Get("psd", 1) != 0
 	const k = 1.0
 	D := rows.Dim()
 	so := StatsOptions{Normalize: !o.NoNormalize, Gram: true}

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpsgd", Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
+	Register(Method{Name: "dpsgd", Params: []string{"clip", "steps", "lr", "batch", "weight_decay", "bias_init"}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
 }
 
 // fitSGD is the generalized first-order DP algorithm (Mehta et al. 2023,

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "logreg", Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
+	Register(Method{Name: "logreg", Params: []string{"lambda", "steps"}, Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
 }
 
 // fitLogReg is the non-private reference of softmax (multinomial) logistic

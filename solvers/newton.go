@@ -14,11 +14,11 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpnewton", Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
+	Register(Method{Name: "dpnewton", Params: []string{"clip", "steps", "lr", "lambda", "bias_init"}, Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "newton", Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
+	Register(Method{Name: "newton", Params: []string{"steps", "lr", "lambda", "bias_init"}, Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, false)
 		}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -103,6 +104,8 @@ type Result struct {
 	Prototypes []float64
 	PerClass   int
 	Distance   string
+	// read lists the hyperparameters the method read (see finish).
+	read []string
 }
 
 // Preprocessing of features before a solver sees them: unit L2 norm
@@ -125,7 +128,10 @@ type Method struct {
 	Pure bool
 	// Summary is a line for help texts.
 	Summary string
-	Run     func(ctx context.Context, d *Data, o *Options) (*Result, error)
+	// Params names the hyperparameters the method reads (Options.Params);
+	// any other name is refused before the fit.
+	Params []string
+	Run    func(ctx context.Context, d *Data, o *Options) (*Result, error)
 	// Stream, when set, fits from a stream of rows in passes, with memory
 	// independent of the number of rows (FitRows); Fit then streams its
 	// in-memory data through it.
@@ -209,7 +215,33 @@ func Streams(name string) bool {
 	return err == nil && m.Stream != nil
 }
 
+// CheckParams refuses hyperparameter names that the method does not read.
+func CheckParams(name string, params map[string]float64) error {
+	m, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for k := range params {
+		if !slices.Contains(m.Params, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	known := "none"
+	if len(m.Params) > 0 {
+		known = strings.Join(m.Params, ", ")
+	}
+	return fmt.Errorf("%s has no hyperparameter %s (it has: %s)", m.Name, strings.Join(bad, ", "), known)
+}
+
 func prepareOptions(m Method, o *Options) error {
+	if err := CheckParams(m.Name, o.Params); err != nil {
+		return err
+	}
 	if m.Private {
 		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
 			return fmt.Errorf("%s is private: give a finite --epsilon (the non-private references are ls, newton, logreg, protomean)", m.Name)
@@ -238,6 +270,11 @@ func prepareOptions(m Method, o *Options) error {
 func finish(m Method, res *Result, err error, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range res.read {
+		if !slices.Contains(m.Params, k) {
+			panic(fmt.Sprintf("solvers: %s reads hyperparameter %q but does not declare it in Method.Params", m.Name, k))
+		}
 	}
 	for _, v := range append(append(append([]float64(nil), res.W...), res.B...), res.Prototypes...) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -294,15 +331,17 @@ func (d *Data) check() error {
 type Params struct {
 	set       map[string]float64
 	used      map[string]any
+	read      map[string]bool
 	defaulted []string
 }
 
 func NewParams(o *Options) *Params {
-	return &Params{set: o.Params, used: map[string]any{}}
+	return &Params{set: o.Params, used: map[string]any{}, read: map[string]bool{}}
 }
 
 // get returns the user's value for name, or def (recorded as defaulted).
 func (p *Params) Get(name string, def float64) float64 {
+	p.read[name] = true
 	if v, ok := p.set[name]; ok {
 		p.used[name] = v
 		return v
@@ -338,6 +377,9 @@ func (p *Params) Record(name string, v any) { p.used[name] = v }
 // Finish stores the settings in the result.
 func (p *Params) Finish(r *Result) {
 	r.Hyperparameters = p.used
+	for k := range p.read {
+		r.read = append(r.read, k)
+	}
 	sort.Strings(p.defaulted)
 	r.Defaulted = p.defaulted
 }

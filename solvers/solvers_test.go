@@ -582,6 +582,7 @@ func TestFitRefusesBadInput(t *testing.T) {
 		{"one class", "dpls", one, Options{Epsilon: 1, Delta: 1e-5}, "at least 2"},
 		{"empty class", "dpls", gap, Options{Epsilon: 1, Delta: 1e-5}, "class 3 has no training examples"},
 		{"bad hyperparameter", "dpfc", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": -1}}, "lr must be a positive number"},
+		{"unknown hyperparameter", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1, "steps": 3}}, "dpls has no hyperparameter lr, steps (it has: clip, alpha, lambda, psd)"},
 		{"bad optimizer", "dpsgd", d, Options{Epsilon: 1, Delta: 1e-5, Optimizer: "rmsprop"}, "unknown optimizer"},
 		{"unknown method", "svm", d, Options{Epsilon: 1, Delta: 1e-5}, "unknown method"},
 	}
