@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -33,24 +31,12 @@ func evalCommand() *ucli.Command {
 	}
 }
 
-type classAccuracy struct {
-	Class    string  `json:"class"`
-	Rows     int64   `json:"rows"`
-	Accuracy float64 `json:"accuracy"`
-	Minority bool    `json:"minority"`
-}
-
 type evalReport struct {
-	Accuracy         float64         `json:"accuracy"`
-	BalancedAccuracy float64         `json:"balanced_accuracy"`
-	MinorityAccuracy *float64        `json:"minority_accuracy"` // null: no training counts
-	MinorityFrom     string          `json:"minority_from,omitempty"`
-	PerClass         []classAccuracy `json:"per_class"`
-	Rows             int64           `json:"rows"`
-	Unlabeled        int64           `json:"unlabeled_rows_skipped"`
-	Classifier       string          `json:"classifier"`
-	Method           string          `json:"method"`
-	Privacy          string          `json:"privacy"`
+	models.Metrics
+	MinorityFrom string `json:"minority_from,omitempty"`
+	Classifier   string `json:"classifier"`
+	Method       string `json:"method"`
+	Privacy      string `json:"privacy"`
 }
 
 // loadPair opens a classifier and a feature file and checks they belong
@@ -84,48 +70,6 @@ func short(s string) string {
 	return s
 }
 
-// predictAll scores every row; it returns the predicted classes and scores.
-func predictAll(clf *models.Classifier, m *features.Matrix) ([]int32, []float32) {
-	k := len(clf.Classes)
-	pred := make([]int32, m.Rows)
-	scores := make([]float32, m.Rows*k)
-	x := make([]float64, m.Dim)
-	s := make([]float64, k)
-	for i := 0; i < m.Rows; i++ {
-		for j, v := range m.Row(i) {
-			x[j] = float64(v)
-		}
-		clf.Scores(x, s)
-		best := 0
-		for j, v := range s {
-			scores[i*k+j] = float32(v)
-			if v > s[best] {
-				best = j
-			}
-		}
-		pred[i] = int32(best)
-	}
-	return pred, scores
-}
-
-// minorityClasses are the ceil(25%) of classes with the fewest training
-// rows (ties broken by class index).
-func minorityClasses(counts []int64, k int) map[int]bool {
-	idx := make([]int, k)
-	for i := range idx {
-		idx[i] = i
-	}
-	out := map[int]bool{}
-	if len(counts) != k {
-		return out
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return counts[idx[a]] < counts[idx[b]] })
-	for _, i := range idx[:int(math.Ceil(0.25*float64(k)))] {
-		out[i] = true
-	}
-	return out
-}
-
 func evalAction(c *ucli.Context) error {
 	clfPath, err := requiredString(c, "classifier")
 	if err != nil {
@@ -139,23 +83,9 @@ func evalAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	pred, _ := predictAll(clf, m)
-	k := len(clf.Classes)
-	rows := make([]int64, k)
-	right := make([]int64, k)
 	rep := evalReport{Classifier: clfPath, Method: clf.Method, Privacy: clf.Guarantee.String()}
-	for i, y := range m.Labels {
-		if y < 0 {
-			rep.Unlabeled++
-			continue
-		}
-		rows[y]++
-		if pred[i] == y {
-			right[y]++
-		}
-	}
 	trainCounts := clf.TrainCounts
-	if len(trainCounts) == k {
+	if len(trainCounts) == len(clf.Classes) {
 		rep.MinorityFrom = "the classifier's training counts"
 	}
 	if tr := c.String("train"); tr != "" {
@@ -164,34 +94,12 @@ func evalAction(c *ucli.Context) error {
 		}
 		rep.MinorityFrom = tr
 	}
-	minority := minorityClasses(trainCounts, k)
-	var total, correct, minRows, minRight int64
-	var balSum float64
-	present := 0
-	for j := 0; j < k; j++ {
-		ca := classAccuracy{Class: clf.Classes[j], Rows: rows[j], Minority: minority[j]}
-		if rows[j] > 0 {
-			ca.Accuracy = float64(right[j]) / float64(rows[j])
-			balSum += ca.Accuracy
-			present++
-		}
-		total += rows[j]
-		correct += right[j]
-		if minority[j] {
-			minRows += rows[j]
-			minRight += right[j]
-		}
-		rep.PerClass = append(rep.PerClass, ca)
-	}
-	if total == 0 {
+	rep.Metrics = clf.Evaluate(m, trainCounts)
+	if rep.Rows == 0 {
 		return userErrorf("%s has no labelled rows to evaluate on", testPath)
 	}
-	rep.Rows = total
-	rep.Accuracy = float64(correct) / float64(total)
-	rep.BalancedAccuracy = balSum / float64(present)
-	if minRows > 0 {
-		v := float64(minRight) / float64(minRows)
-		rep.MinorityAccuracy = &v
+	if rep.MinorityAccuracy == nil {
+		rep.MinorityFrom = ""
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
@@ -201,7 +109,7 @@ func evalAction(c *ucli.Context) error {
 	if rep.MinorityAccuracy != nil {
 		minText = fmt.Sprintf("%.4f", *rep.MinorityAccuracy)
 	}
-	fmt.Fprintf(&b, "%s on %s (%d rows): accuracy %.4f, balanced %.4f, minority classes %s\n", clfPath, testPath, total, rep.Accuracy, rep.BalancedAccuracy, minText)
+	fmt.Fprintf(&b, "%s on %s (%d rows): accuracy %.4f, balanced %.4f, minority classes %s\n", clfPath, testPath, rep.Rows, rep.Accuracy, rep.BalancedAccuracy, minText)
 	fmt.Fprintf(&b, "classifier: %s, %s\n", clf.Method, rep.Privacy)
 	for _, ca := range rep.PerClass {
 		mark := ""

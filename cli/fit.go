@@ -288,14 +288,10 @@ func fitAction(c *ucli.Context) error {
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
-	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: f32(res.W), Bias: f32(res.B),
-		Prep:          models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Clip: res.Prep.Clip},
-		EncoderSHA256: meta.EncoderSHA256, EncoderName: meta.EncoderName, Method: m.Name,
-		Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee,
-		TrainRows: int64(rows), TrainCounts: counts, Version: Version, Created: time.Now().UTC().Format(time.RFC3339)}
-	if res.Prototypes != nil {
-		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", f32(res.Prototypes), nil, res.PerClass, res.Distance
-	}
+	clf := models.FromResult(m.Name, res, classes, dim)
+	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
+	clf.TrainRows, clf.TrainCounts = int64(rows), counts
+	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
 	if err := clf.Save(out); err != nil {
 		return err
 	}
@@ -344,14 +340,6 @@ func printFit(c *ucli.Context, r fitReport) error {
 	}
 	fmt.Fprintf(&b, "hyperparameters: %s\n", strings.Join(parts, ", "))
 	return printf(c.App.Writer, "%s", b.String())
-}
-
-func f32(x []float64) []float32 {
-	out := make([]float32, len(x))
-	for i, v := range x {
-		out[i] = float32(v)
-	}
-	return out
 }
 
 // parseBytes reads a size such as 4GiB, 512MiB, 1e9 or 4096.

@@ -38,7 +38,7 @@ func predictCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			pred, scores := predictAll(clf, m)
+			pred, scores := clf.Predict(m)
 			err = features.WritePredictions(outs[0], features.Predictions{Classes: clf.Classes, IDs: m.IDs, Labels: m.Labels,
 				Predicted: pred, Scores: scores, Metadata: map[string]string{"dpfeat.classifier": clfPath, "dpfeat.privacy": clf.Guarantee.String()}})
 			if err != nil {
