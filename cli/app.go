@@ -55,6 +55,8 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			predictCommand(),
 			splitCommand(),
 			imbalanceCommand(),
+			sweepCommand(),
+			exportCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

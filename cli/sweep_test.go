@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSweepAndExport(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	blobFile(t, filepath.Join(dir, "train.arrow"), 300, 6, classes, "sha-1", 1)
+	blobFile(t, filepath.Join(dir, "test.arrow"), 150, 6, classes, "sha-1", 2)
+	cfg := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, dpfc: {steps: [2, 3]}, ls: {}}\nepsilons: [1, 4]\nseeds: 2\n"), 0o644)
+	out := filepath.Join(dir, "results.arrow")
+	code, stdout, errs := run(t, "sweep", "--config", cfg, "--out", out, "--jobs", "2")
+	if code != 0 || !strings.Contains(stdout, "14 jobs") || !strings.Contains(stdout, "| dpfc |") || !strings.Contains(errs, "[14/14]") {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out); code != 1 || !strings.Contains(errs, "--resume") {
+		t.Errorf("sweep over existing results: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--resume", "--json"); code != 0 || !strings.Contains(errs, "14 of 14 jobs already done") {
+		t.Errorf("resume of a finished sweep: exit %d, %q", code, errs)
+	}
+	for _, f := range []string{"csv", "json", "parquet", "ipynb", "png", "svg"} {
+		p := filepath.Join(dir, "out."+f)
+		if code, _, errs := run(t, "export", "--results", out, "--format", f, "--out", p); code != 0 {
+			t.Fatalf("export %s: exit %d: %s", f, code, errs)
+		}
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("export %s: %v", f, err)
+		}
+	}
+	for _, f := range []string{"csv", "json"} {
+		p := filepath.Join(dir, "summary."+f)
+		if code, _, errs := run(t, "export", "--results", out, "--format", f, "--summary", "--out", p); code != 0 {
+			t.Fatalf("export --summary %s: exit %d: %s", f, code, errs)
+		}
+	}
+	nb, _ := os.ReadFile(filepath.Join(dir, "out.ipynb"))
+	if !strings.Contains(string(nb), `RESULTS = \"results.arrow\"`) {
+		t.Errorf("the notebook does not load results.arrow relative to itself")
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "--results", out, "--format", "png", "--out", filepath.Join(dir, "out.png")}, "exists: pass --force"},
+		{[]string{"export", "--results", out, "--format", "xlsx", "--out", filepath.Join(dir, "x")}, "--format must be one of"},
+		{[]string{"export", "--results", out, "--format", "png", "--summary", "--out", filepath.Join(dir, "y")}, "--summary applies to csv and json"},
+		{[]string{"export", "--results", filepath.Join(dir, "train.arrow"), "--format", "csv", "--out", filepath.Join(dir, "z")}, "not a dpfeat results file"},
+		{[]string{"sweep", "--config", cfg, "--out", filepath.Join(dir, "r2.arrow"), "--jobs", "-1"}, "--jobs must be at least 1"},
+	}
+	for _, c := range bad {
+		if code, _, errs := run(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+	// A bad configuration is refused before any work: no output, no journal.
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\nsedes: 3\n"), 0o644)
+	r3 := filepath.Join(dir, "r3.arrow")
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", r3); code != 1 || !strings.Contains(errs, "sedes") || !strings.Contains(errs, cfg) {
+		t.Errorf("unknown key: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(r3 + ".journal"); !os.IsNotExist(err) {
+		t.Errorf("a refused sweep left a journal")
+	}
+}

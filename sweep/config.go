@@ -1,0 +1,529 @@
+package sweep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// Config is a sweep: datasets × methods (with hyperparameter grids) × ε ×
+// seeds. See the package documentation for the file format.
+type Config struct {
+	Datasets []Dataset `yaml:"datasets"`
+	// Methods maps a method name to its grid: hyperparameter name → a
+	// number, a list, or a range {log|linear: [lo, hi], num: n}; and the
+	// option keys optimizer (dpsgd), distance (prototype methods).
+	Methods  map[string]map[string]yaml.Node `yaml:"methods"`
+	Epsilons []float64                       `yaml:"epsilons"`
+	Delta    float64                         `yaml:"delta"`
+	// Seeds is a count (seeds 1..n) or a list.
+	Seeds yaml.Node `yaml:"seeds"`
+	// Noise is secure (the default: seeds only number repetitions) or
+	// seeded (each job's noise is derived from its seed and settings:
+	// reproducible, for reproduction only).
+	Noise string `yaml:"noise"`
+	// SplitSeed seeds the validation split of datasets that take a
+	// fraction of their training file.
+	SplitSeed  uint64 `yaml:"split_seed"`
+	Accountant string `yaml:"accountant"`
+	// Selection is how the summary picks hyperparameters: validation (the
+	// papers' practice, not accounted) or a private selection.
+	Selection *Selection `yaml:"selection"`
+
+	dir   string
+	seeds []int64
+}
+
+// Dataset names the feature files of one experiment. Relative paths are
+// relative to the configuration file.
+type Dataset struct {
+	Name  string `yaml:"name"`
+	Train string `yaml:"train"`
+	// Validation is a feature file, or a fraction of the training rows
+	// split off (stratified by class, seeded by split_seed); default 0.1.
+	Validation string `yaml:"validation"`
+	Test       string `yaml:"test"`
+	// Public is unlabeled public data for dpplpublic and dpplpublick.
+	Public string `yaml:"public"`
+
+	valFraction float64
+}
+
+// Selection configures private hyperparameter selection (Papernot &
+// Steinke 2022): see PrivateSelection.
+type Selection struct {
+	Mode string `yaml:"mode"` // validation (default) or private
+	// Distribution of the number of runs: logarithmic (η = 0), geometric
+	// (η = 1) or negbin (η given), truncated at 0; Mean is E[K].
+	Distribution string  `yaml:"distribution"`
+	Eta          float64 `yaml:"eta"`
+	Mean         float64 `yaml:"mean"`
+	// ValidationPublic treats the validation rows as public: their
+	// accuracy is used as it is. Otherwise it gets Gaussian noise at
+	// the runs' privacy level.
+	ValidationPublic bool `yaml:"validation_public"`
+}
+
+// optionKeys are grid keys that are not numeric hyperparameters.
+var optionKeys = map[string][]string{
+	"optimizer": {"sgd", "momentum", "adam", "lamb"},
+	"distance":  {"cosine", "euclidean"},
+}
+
+// Job is one fit: a dataset, a method with its settings, ε, δ and a seed.
+type Job struct {
+	Dataset   int
+	Method    string
+	Private   bool
+	Epsilon   float64
+	Delta     float64
+	Seed      int64
+	Params    map[string]float64
+	Optimizer string
+	Distance  string
+	// ID identifies the job across runs (resume): a hash of its settings
+	// and of its data files' names, sizes and modification times.
+	ID string
+	// candidates, for a private selection, are the settings it draws from
+	// (Params, Optimizer and Distance are then unset).
+	candidates []setting
+}
+
+// Setting is the job's hyperparameters as a stable, readable string.
+func (j Job) Setting() string {
+	if j.candidates != nil {
+		var names []string
+		for _, c := range j.candidates {
+			names = append(names, Job{Params: c.params, Optimizer: c.optimizer, Distance: c.distance}.Setting())
+		}
+		return fmt.Sprintf("private selection among %d: %s", len(names), strings.Join(names, " | "))
+	}
+	var parts []string
+	for _, k := range sortedKeys(j.Params) {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, strconv.FormatFloat(j.Params[k], 'g', -1, 64)))
+	}
+	if j.Optimizer != "" {
+		parts = append(parts, "optimizer="+j.Optimizer)
+	}
+	if j.Distance != "" {
+		parts = append(parts, "distance="+j.Distance)
+	}
+	if len(parts) == 0 {
+		return "defaults"
+	}
+	return strings.Join(parts, " ")
+}
+
+// LoadConfig reads and checks a sweep configuration: unknown keys, unknown
+// methods or hyperparameters, missing files and empty grids are errors
+// that name the file and key.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	c, err := ParseConfig(data, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig parses a configuration whose relative paths are relative to
+// dir.
+func ParseConfig(data []byte, dir string) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("empty configuration")
+		}
+		return nil, err
+	}
+	c.dir = dir
+	return &c, c.check()
+}
+
+func (c *Config) check() error {
+	if len(c.Datasets) == 0 {
+		return fmt.Errorf("datasets: none given; each needs train and test feature files")
+	}
+	names := map[string]bool{}
+	for i := range c.Datasets {
+		d := &c.Datasets[i]
+		where := fmt.Sprintf("datasets[%d]", i)
+		if d.Train == "" || d.Test == "" {
+			return fmt.Errorf("%s: train and test are required", where)
+		}
+		if d.Name == "" {
+			d.Name = strings.TrimSuffix(filepath.Base(d.Train), filepath.Ext(d.Train))
+		}
+		if names[d.Name] {
+			return fmt.Errorf("%s: the name %q is used twice", where, d.Name)
+		}
+		names[d.Name] = true
+		d.Train, d.Test = c.resolve(d.Train), c.resolve(d.Test)
+		if d.Public != "" {
+			d.Public = c.resolve(d.Public)
+		}
+		switch f, err := strconv.ParseFloat(d.Validation, 64); {
+		case d.Validation == "":
+			d.valFraction = 0.1
+		case err == nil:
+			if !(f > 0 && f < 1) {
+				return fmt.Errorf("%s: validation fraction must be in (0, 1), got %v", where, f)
+			}
+			d.valFraction = f
+		default:
+			d.Validation = c.resolve(d.Validation)
+		}
+		for _, p := range []string{d.Train, d.Test, d.Validation, d.Public} {
+			if p == "" || d.valFraction > 0 && p == d.Validation {
+				continue
+			}
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		}
+	}
+	if len(c.Methods) == 0 {
+		return fmt.Errorf("methods: none given")
+	}
+	for name := range c.Methods {
+		if _, err := solvers.Lookup(name); err != nil {
+			return fmt.Errorf("methods: %w", err)
+		}
+	}
+	for _, e := range c.Epsilons {
+		if !(e > 0) || math.IsInf(e, 0) {
+			return fmt.Errorf("epsilons: %v is not a positive finite ε (the non-private references run without one)", e)
+		}
+	}
+	if c.Delta == 0 {
+		c.Delta = 1e-5
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return fmt.Errorf("delta must be in (0, 1), got %v", c.Delta)
+	}
+	var err error
+	if c.seeds, err = parseSeeds(c.Seeds); err != nil {
+		return fmt.Errorf("seeds: %w", err)
+	}
+	switch c.Noise {
+	case "":
+		c.Noise = "secure"
+	case "secure", "seeded":
+	default:
+		return fmt.Errorf("noise must be secure or seeded, got %q", c.Noise)
+	}
+	if c.Accountant == "" {
+		c.Accountant = "auto"
+	}
+	if _, err := accounting.ParseAccountant(c.Accountant); err != nil {
+		return fmt.Errorf("accountant: %w", err)
+	}
+	if c.Selection == nil {
+		c.Selection = &Selection{Mode: "validation"}
+	}
+	if err := c.Selection.check(); err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	jobs, err := c.Jobs()
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("the grid runs no jobs (private methods need epsilons)")
+	}
+	return nil
+}
+
+func (c *Config) resolve(p string) string {
+	if filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+func parseSeeds(n yaml.Node) ([]int64, error) {
+	switch n.Kind {
+	case 0:
+		return []int64{1}, nil
+	case yaml.ScalarNode:
+		k, err := strconv.Atoi(n.Value)
+		if err != nil || k < 1 || k > 10000 {
+			return nil, fmt.Errorf("a count from 1 to 10000 or a list of integers, got %q", n.Value)
+		}
+		out := make([]int64, k)
+		for i := range out {
+			out[i] = int64(i + 1)
+		}
+		return out, nil
+	case yaml.SequenceNode:
+		var out []int64
+		if err := n.Decode(&out); err != nil || len(out) == 0 {
+			return nil, fmt.Errorf("a count or a non-empty list of integers (line %d)", n.Line)
+		}
+		seen := map[int64]bool{}
+		for _, s := range out {
+			if seen[s] {
+				return nil, fmt.Errorf("seed %d is listed twice", s)
+			}
+			seen[s] = true
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("a count or a list of integers (line %d)", n.Line)
+}
+
+// values expands one grid entry: a number, a list of numbers, or a range.
+func values(n yaml.Node) ([]float64, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("expected a number, got %q", n.Value)
+		}
+		return []float64{v}, nil
+	case yaml.SequenceNode:
+		var out []float64
+		if err := n.Decode(&out); err != nil {
+			return nil, fmt.Errorf("expected a list of numbers")
+		}
+		return out, nil
+	case yaml.MappingNode:
+		var r struct {
+			Log    []float64 `yaml:"log"`
+			Linear []float64 `yaml:"linear"`
+			Num    int       `yaml:"num"`
+		}
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "log" && k != "linear" && k != "num" {
+				return nil, fmt.Errorf("unknown range key %q (log, linear, num)", k)
+			}
+		}
+		if err := n.Decode(&r); err != nil {
+			return nil, err
+		}
+		lohi := r.Linear
+		if (r.Log == nil) == (r.Linear == nil) {
+			return nil, fmt.Errorf("a range needs one of log: [lo, hi] or linear: [lo, hi]")
+		}
+		if r.Log != nil {
+			lohi = r.Log
+		}
+		if len(lohi) != 2 || r.Num < 1 || r.Num > 1000 {
+			return nil, fmt.Errorf("a range needs [lo, hi] and num from 1 to 1000")
+		}
+		lo, hi := lohi[0], lohi[1]
+		if r.Log != nil && !(lo > 0 && hi > 0) {
+			return nil, fmt.Errorf("a log range needs positive ends")
+		}
+		out := make([]float64, r.Num)
+		for i := range out {
+			t := 0.0
+			if r.Num > 1 {
+				t = float64(i) / float64(r.Num-1)
+			}
+			if r.Log != nil {
+				out[i] = math.Exp(math.Log(lo) + t*(math.Log(hi)-math.Log(lo)))
+			} else {
+				out[i] = lo + t*(hi-lo)
+			}
+			// 12 significant digits: settings print and hash stably.
+			out[i], _ = strconv.ParseFloat(strconv.FormatFloat(out[i], 'g', 12, 64), 64)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("expected a number, a list or a range")
+}
+
+func strs(n yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return []string{n.Value}, nil
+	case yaml.SequenceNode:
+		var out []string
+		if err := n.Decode(&out); err != nil {
+			return nil, fmt.Errorf("expected a list of names")
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("expected a name or a list of names")
+}
+
+// settings expands a method's grid into its settings.
+type setting struct {
+	params    map[string]float64
+	optimizer string
+	distance  string
+}
+
+func (c *Config) settings(method string) ([]setting, error) {
+	grid := c.Methods[method]
+	out := []setting{{params: map[string]float64{}}}
+	for _, key := range sortedKeys(grid) {
+		node := grid[key]
+		name := strings.ReplaceAll(key, "-", "_")
+		if allowed, ok := optionKeys[name]; ok {
+			vs, err := strs(node)
+			if err != nil {
+				return nil, fmt.Errorf("methods.%s.%s: %w", method, key, err)
+			}
+			for _, v := range vs {
+				if !slices.Contains(allowed, v) {
+					return nil, fmt.Errorf("methods.%s.%s: %q is not one of %s", method, key, v, strings.Join(allowed, ", "))
+				}
+			}
+			if name == "optimizer" && method != "dpsgd" {
+				return nil, fmt.Errorf("methods.%s.optimizer: only dpsgd has an optimizer", method)
+			}
+			if name == "distance" && !strings.Contains(method, "ppl") && method != "protomean" {
+				return nil, fmt.Errorf("methods.%s.distance: only the prototype methods have a distance", method)
+			}
+			var next []setting
+			for _, s := range out {
+				for _, v := range vs {
+					t := s.clone()
+					if name == "optimizer" {
+						t.optimizer = v
+					} else {
+						t.distance = v
+					}
+					next = append(next, t)
+				}
+			}
+			out = next
+			continue
+		}
+		if err := solvers.CheckParams(method, map[string]float64{name: 0}); err != nil {
+			return nil, fmt.Errorf("methods.%s: %w", method, err)
+		}
+		vs, err := values(node)
+		if err != nil {
+			return nil, fmt.Errorf("methods.%s.%s (line %d): %w", method, key, node.Line, err)
+		}
+		var next []setting
+		for _, s := range out {
+			for _, v := range vs {
+				t := s.clone()
+				t.params[name] = v
+				next = append(next, t)
+			}
+		}
+		out = next
+	}
+	return out, nil
+}
+
+func (s setting) clone() setting {
+	t := s
+	t.params = map[string]float64{}
+	for k, v := range s.params {
+		t.params[k] = v
+	}
+	return t
+}
+
+// Jobs expands the configuration: for every dataset, method setting and
+// seed, one job per ε (private methods) or one at ε = ∞ (references).
+func (c *Config) Jobs() ([]Job, error) {
+	var jobs []Job
+	for di, d := range c.Datasets {
+		files := fileIdentity(d.Train, d.Validation, d.Test, d.Public)
+		for _, method := range sortedKeys(c.Methods) {
+			m, _ := solvers.Lookup(method)
+			sets, err := c.settings(method)
+			if err != nil {
+				return nil, err
+			}
+			eps := c.Epsilons
+			if !m.Private {
+				eps = []float64{math.Inf(1)}
+			}
+			if m.Private && c.Selection.Mode == "private" {
+				if err := selectable(m, sets); err != nil {
+					return nil, err
+				}
+				for _, e := range eps {
+					for _, seed := range c.seeds {
+						j := Job{Dataset: di, Method: method, Private: true, Epsilon: e, Delta: c.Delta, Seed: seed, candidates: sets}
+						j.ID = jobID(j, d, files, c)
+						jobs = append(jobs, j)
+					}
+				}
+				continue
+			}
+			for _, e := range eps {
+				for _, s := range sets {
+					for _, seed := range c.seeds {
+						j := Job{Dataset: di, Method: method, Private: m.Private, Epsilon: e, Delta: c.Delta, Seed: seed,
+							Params: s.params, Optimizer: s.optimizer, Distance: s.distance}
+						j.ID = jobID(j, d, files, c)
+						jobs = append(jobs, j)
+					}
+				}
+			}
+		}
+	}
+	return jobs, nil
+}
+
+func jobID(j Job, d Dataset, files string, c *Config) string {
+	key, _ := json.Marshal(map[string]any{
+		"dataset": d.Name, "files": files, "val": d.valFraction, "split_seed": c.SplitSeed,
+		"method": j.Method, "epsilon": strconv.FormatFloat(j.Epsilon, 'g', -1, 64), "delta": j.Delta, "seed": j.Seed,
+		"setting": j.Setting(), "noise": c.Noise, "accountant": c.Accountant, "selection": c.Selection,
+	})
+	h := sha256.Sum256(key)
+	return hex.EncodeToString(h[:8])
+}
+
+// fileIdentity names files by path, size and modification time.
+func fileIdentity(paths ...string) string {
+	var parts []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && p != "" {
+			parts = append(parts, fmt.Sprintf("%s:%d:%d", p, st.Size(), st.ModTime().UnixNano()))
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// selectable refuses private selection over candidates whose runs are not
+// ρ-zCDP with a known ρ: Poisson-sampled DP-SGD (batch > 0) is accounted
+// by its own RDP curve.
+func selectable(m solvers.Method, sets []setting) error {
+	for _, s := range sets {
+		if s.params["batch"] > 0 {
+			return fmt.Errorf("methods.%s: private selection needs full-batch runs (batch: 0); Poisson-sampled DP-SGD is not supported there", m.Name)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,518 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// RunOptions control a sweep run.
+type RunOptions struct {
+	// Out is the results file; Out + ".journal" records finished jobs
+	// while the sweep runs.
+	Out string
+	// Jobs is how many fits run at once (0: half the cores, at least 1:
+	// each fit uses several cores itself).
+	Jobs int
+	// Resume continues an interrupted or extended sweep: jobs already in
+	// Out or its journal are not run again. Force starts over.
+	Resume, Force bool
+	// Progress receives one line per finished job.
+	Progress func(format string, args ...any)
+	// Version is dpfeat's version, recorded in every row.
+	Version string
+}
+
+// JournalPath is where a sweep writing out records its finished jobs.
+func JournalPath(out string) string { return out + ".journal" }
+
+// CheckOutput refuses to overwrite results or a journal unless resuming
+// or forced: run it before any work.
+func CheckOutput(o RunOptions) error {
+	if o.Resume && o.Force {
+		return fmt.Errorf("--resume and --force exclude each other")
+	}
+	if o.Resume || o.Force {
+		return nil
+	}
+	for _, p := range []string{o.Out, JournalPath(o.Out)} {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("%s exists: pass --resume to continue that sweep (finished jobs are kept) or --force to start over", p)
+		}
+	}
+	return nil
+}
+
+// data is a dataset loaded for fitting and evaluation.
+type data struct {
+	train      *solvers.Data
+	val, test  *features.Matrix
+	public     *solvers.Data
+	classes    []string
+	dim        int
+	counts     []int64
+	imbalanced bool
+}
+
+// Run runs the jobs of c that are not done yet, in parallel, and writes
+// all rows to o.Out. An error or an interruption leaves the journal, so
+// that --resume picks up from there.
+func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
+	if err := CheckOutput(o); err != nil {
+		return nil, err
+	}
+	jobs, err := c.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, j := range jobs {
+		want[j.ID] = true
+	}
+	done := map[string]Row{}
+	jpath := JournalPath(o.Out)
+	if o.Force {
+		if err := os.Remove(jpath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if o.Resume {
+		if _, err := os.Stat(o.Out); err == nil {
+			prev, err := ReadResults(o.Out)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range prev {
+				if want[r.Job] {
+					done[r.Job] = r
+				}
+			}
+		}
+		rows, torn, err := readJournal(jpath)
+		if err != nil {
+			return nil, err
+		}
+		if torn {
+			o.progress("sweep: the last line of %s was cut short (an interrupted write); that job runs again", jpath)
+		}
+		for _, r := range rows {
+			if want[r.Job] {
+				done[r.Job] = r
+			}
+		}
+	}
+	var pending []Job
+	for _, j := range jobs {
+		if _, ok := done[j.ID]; !ok {
+			pending = append(pending, j)
+		}
+	}
+	if len(done) > 0 {
+		o.progress("sweep: %d of %d jobs already done", len(done), len(jobs))
+	}
+	if len(pending) > 0 {
+		sets := make([]*data, len(c.Datasets))
+		for _, j := range pending {
+			if sets[j.Dataset] == nil {
+				if sets[j.Dataset], err = load(c, c.Datasets[j.Dataset]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		jr, err := openJournal(jpath)
+		if err != nil {
+			return nil, err
+		}
+		err = runJobs(ctx, c, o, pending, sets, len(jobs)-len(pending), len(jobs), func(r Row) error {
+			done[r.Job] = r
+			return jr.add(r)
+		})
+		if cerr := jr.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]Row, 0, len(jobs))
+	for _, j := range jobs {
+		rows = append(rows, done[j.ID])
+	}
+	if err := WriteResults(o.Out, rows); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(jpath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (o RunOptions) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(format, args...)
+	}
+}
+
+// runJobs runs jobs on o.Jobs workers; record is called (serialised) with
+// each finished row.
+func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, before, total int, record func(Row) error) error {
+	workers := o.Jobs
+	if workers <= 0 {
+		workers = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan Job)
+	var mu sync.Mutex
+	var firstErr error
+	finished := before
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				row := runJob(ctx, c, o, j, sets[j.Dataset])
+				if ctx.Err() != nil {
+					return // interrupted: the job is not recorded, it runs again on --resume
+				}
+				mu.Lock()
+				if firstErr == nil {
+					if err := record(row); err != nil {
+						firstErr = err
+						cancel()
+					}
+				}
+				finished++
+				eta := time.Duration(float64(time.Since(start)) / float64(finished-before) * float64(total-finished)).Round(time.Second)
+				o.progress("sweep: [%d/%d] %s %s %s seed %d %s: %s (%.1f s; about %s left)", finished, total, row.Dataset, row.Method,
+					epsText(row.Epsilon), row.Seed, row.Setting, outcome(row), row.Seconds, eta)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		select {
+		case next <- j:
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+func epsText(e float64) string {
+	if math.IsInf(e, 1) {
+		return "ε=∞"
+	}
+	return fmt.Sprintf("ε=%g", e)
+}
+
+func outcome(r Row) string {
+	if r.Error != "" {
+		return "failed: " + r.Error
+	}
+	return fmt.Sprintf("val %.4f, test %.4f", deref(r.ValAccuracy), deref(r.TestAccuracy))
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// load reads a dataset's files, splits off the validation rows if asked,
+// and prepares the training rows (unit-normalised, grouped by class).
+func load(c *Config, d Dataset) (*data, error) {
+	tr, err := features.ReadAll(d.Train, features.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	classes := tr.Meta.Classes
+	if len(classes) < 2 {
+		return nil, fmt.Errorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", d.Train, len(classes))
+	}
+	for i, y := range tr.Labels {
+		if y < 0 {
+			return nil, fmt.Errorf("%s: row %d is unlabeled; training rows need labels", d.Train, i)
+		}
+	}
+	var val *features.Matrix
+	if d.valFraction > 0 {
+		trainIdx, valIdx, err := features.ValidationSplit(tr.Labels, len(classes), d.valFraction, c.SplitSeed)
+		if err != nil {
+			return nil, fmt.Errorf("%s: validation split: %w", d.Train, err)
+		}
+		tr, val = subset(tr, trainIdx), subset(tr, valIdx)
+	} else if val, err = readLike(d.Validation, tr); err != nil {
+		return nil, err
+	}
+	test, err := readLike(d.Test, tr)
+	if err != nil {
+		return nil, err
+	}
+	ds := &data{val: val, test: test, classes: classes, dim: tr.Dim, counts: make([]int64, len(classes)),
+		imbalanced: tr.Meta.Subset != nil && tr.Meta.Subset.Kind == "imbalanced"}
+	for _, y := range tr.Labels {
+		ds.counts[y]++
+	}
+	if ds.train, err = solvers.Prepare(tr, len(classes), true); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Train, err)
+	}
+	if d.Public != "" {
+		pub, err := features.ReadAll(d.Public, features.ReadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if pub.Dim != tr.Dim {
+			return nil, fmt.Errorf("%s has %d features per row; %s has %d", d.Public, pub.Dim, d.Train, tr.Dim)
+		}
+		// Public rows need no labels: prepared as one group.
+		for i := range pub.Labels {
+			pub.Labels[i] = -1
+		}
+		if ds.public, err = solvers.Prepare(pub, len(classes), true); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Public, err)
+		}
+	}
+	return ds, nil
+}
+
+// readLike reads an evaluation file and checks it against the training
+// file: dimension, classes, encoder.
+func readLike(path string, tr *features.Matrix) (*features.Matrix, error) {
+	m, err := features.ReadAll(path, features.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Dim != tr.Dim:
+		return nil, fmt.Errorf("%s has %d features per row; the training file has %d", path, m.Dim, tr.Dim)
+	case strings.Join(m.Meta.Classes, "\x00") != strings.Join(tr.Meta.Classes, "\x00"):
+		return nil, fmt.Errorf("%s has classes %v; the training file has %v", path, m.Meta.Classes, tr.Meta.Classes)
+	case m.Meta.EncoderSHA256 != tr.Meta.EncoderSHA256:
+		return nil, fmt.Errorf("%s comes from encoder %s, the training file from %s", path, m.Meta.EncoderName, tr.Meta.EncoderName)
+	}
+	return m, nil
+}
+
+func subset(m *features.Matrix, rows []int) *features.Matrix {
+	out := &features.Matrix{Rows: len(rows), Dim: m.Dim, Data: make([]float32, len(rows)*m.Dim), Labels: make([]int32, len(rows)), Meta: m.Meta}
+	for k, i := range rows {
+		copy(out.Data[k*m.Dim:(k+1)*m.Dim], m.Row(i))
+		out.Labels[k] = m.Labels[i]
+	}
+	return out
+}
+
+// options are the solver options of one job.
+func (c *Config) options(j Job, ds *data) solvers.Options {
+	acc, _ := accounting.ParseAccountant(c.Accountant)
+	o := solvers.Options{Epsilon: j.Epsilon, Delta: j.Delta, Accountant: acc, Optimizer: j.Optimizer, Distance: j.Distance,
+		Params: map[string]float64{}}
+	for k, v := range j.Params {
+		o.Params[k] = v
+	}
+	if !j.Private {
+		o.Epsilon = math.Inf(1)
+	}
+	if c.Noise == "seeded" {
+		h := sha256.Sum256([]byte("dpfeat sweep noise:" + j.ID))
+		o.Noise = accounting.SeededNoise(binary.LittleEndian.Uint64(h[:8]))
+	}
+	if ds.public != nil {
+		o.Public = ds.public
+	}
+	return o
+}
+
+// runJob fits and evaluates one job; failures become the row's error.
+func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
+	start := time.Now()
+	d := c.Datasets[j.Dataset]
+	row := Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
+		Private: j.Private, Epsilon: j.Epsilon, Delta: j.Delta, Seed: j.Seed, Setting: j.Setting(), Hyperparameters: "{}",
+		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: int64(ds.train.N),
+		Backend: backend.Name(), Version: o.Version}
+	if !j.Private {
+		row.Tuning = "non-private reference"
+	}
+	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }()
+	if j.candidates != nil {
+		selectPrivately(ctx, c, j, ds, &row)
+		row.Seconds = time.Since(start).Seconds()
+		return row
+	}
+	res, err := fitJob(ctx, c, j, ds)
+	row.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		row.Error = err.Error()
+		row.Finished = time.Now().UTC().Format(time.RFC3339)
+		return row
+	}
+	fill(&row, j, res, ds)
+	row.Finished = time.Now().UTC().Format(time.RFC3339)
+	return row
+}
+
+// fitJob fits one job (recovering from a solver's panic as an error, so a
+// sweep records it and goes on).
+func fitJob(ctx context.Context, c *Config, j Job, ds *data) (res *solvers.Result, err error) {
+	return fitWith(ctx, j.Method, ds, c.options(j, ds))
+}
+
+func fitWith(ctx context.Context, method string, ds *data, o solvers.Options) (res *solvers.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return solvers.Fit(ctx, method, ds.train, o)
+}
+
+// selectPrivately is a private selection job (see selection.go): K runs
+// of uniformly drawn candidates, each ρ-zCDP, scored on validation with
+// noise of the same ρ, the best released; the guarantee includes the
+// tuning.
+func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) {
+	s := c.Selection
+	gamma := gammaFor(s.Eta, s.Mean)
+	rho, err := runRho(j.Epsilon, j.Delta, s.Eta, gamma)
+	if err != nil {
+		row.Error = err.Error()
+		return
+	}
+	total, err := tuningEpsilon(rho, s.Eta, gamma, j.Delta)
+	if err != nil {
+		row.Error = err.Error()
+		return
+	}
+	mu := math.Sqrt(2 * rho)
+	noise := accounting.SecureNoise()
+	if c.Noise == "seeded" {
+		h := sha256.Sum256([]byte("dpfeat sweep selection:" + j.ID))
+		noise = accounting.SeededNoise(binary.LittleEndian.Uint64(h[:8]))
+	}
+	m, _ := solvers.Lookup(j.Method)
+	k := drawK(noise, s.Eta, gamma)
+	var nval int64
+	for _, y := range ds.val.Labels {
+		if y >= 0 {
+			nval++
+		}
+	}
+	best, bestScore := -1, math.Inf(-1)
+	var bestRes *solvers.Result
+	var bestJob Job
+	for run := 0; run < k; run++ {
+		if ctx.Err() != nil {
+			return
+		}
+		cand := j.candidates[min(int(noise.Float64()*float64(len(j.candidates))), len(j.candidates)-1)]
+		cj := j
+		cj.candidates, cj.Params, cj.Optimizer, cj.Distance = nil, cand.params, cand.optimizer, cand.distance
+		o := c.options(cj, ds)
+		o.Noise = noise.Split()
+		if m.Pure {
+			o.Epsilon = 2 * mu // ε²/8 = ρ
+		} else {
+			o.Accountant = accounting.AccountantGDP
+			if o.Epsilon, err = accounting.GaussianEpsilon(mu, j.Delta); err != nil {
+				row.Error = err.Error()
+				return
+			}
+		}
+		score := math.Inf(-1) // a failed run scores lowest
+		res, err := fitWith(ctx, j.Method, ds, o)
+		if err == nil {
+			g := res.Guarantee
+			if (m.Pure && float64(g.Epsilon) > 2*mu*(1+1e-12)) || (!m.Pure && (g.Mu == nil || *g.Mu > mu*(1+1e-12))) {
+				row.Error = fmt.Sprintf("internal error: a run of %s spent more than the selection's per-run budget (μ = %v): %s", j.Method, mu, g)
+				return
+			}
+			clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
+			correct := clf.Evaluate(ds.val, nil).Accuracy * float64(nval)
+			if !s.ValidationPublic {
+				correct += noise.NormFloat64() / mu // sensitivity 1, μ-GDP
+			}
+			score = correct
+		}
+		if score > bestScore || best < 0 {
+			best, bestScore, bestRes, bestJob = run, score, res, cj
+		}
+	}
+	row.Setting = bestJob.Setting()
+	row.Tuning = fmt.Sprintf("private selection (Papernot & Steinke 2022, Thm. 2): %d run(s), K from the %s distribution (η = %g, E[K] = %g), each %.4g-zCDP; the guarantee includes the tuning",
+		k, s.Distribution, s.Eta, s.Mean, rho)
+	if s.ValidationPublic {
+		row.Tuning += "; the validation rows are treated as public"
+	}
+	row.Accountant = "rdp (private selection)"
+	row.EpsilonSpent = &total
+	row.Rho = nil
+	row.Privacy = fmt.Sprintf("(ε = %s, δ = %g)-DP including the hyperparameter selection (RDP of Papernot & Steinke Thm. 2 over per-run ρ = %.4g)", accounting.FormatEpsilon(total), j.Delta, rho)
+	if bestRes == nil {
+		row.Error = "every run of the selection failed"
+		return
+	}
+	if hp, err := json.Marshal(bestRes.Hyperparameters); err == nil {
+		row.Hyperparameters = string(hp)
+	}
+	row.NoiseMultiplier = bestRes.NoiseMultiplier
+	row.Seeded = bestRes.Guarantee.Seeded
+	clf := models.FromResult(j.Method, bestRes, ds.classes, ds.dim)
+	v := clf.Evaluate(ds.val, nil)
+	noisy := bestScore / float64(nval) // what the selection saw
+	row.ValAccuracy, row.ValBalanced = &noisy, ptr(v.BalancedAccuracy)
+	if !s.ValidationPublic {
+		row.ValBalanced = nil // not released privately
+	}
+	t := clf.Evaluate(ds.test, ds.counts)
+	row.TestAccuracy, row.TestBalanced, row.TestMinority = ptr(t.Accuracy), ptr(t.BalancedAccuracy), t.MinorityAccuracy
+}
+
+// fill records a fitted result and its validation and test metrics.
+func fill(row *Row, j Job, res *solvers.Result, ds *data) {
+	g := res.Guarantee
+	if hp, err := json.Marshal(res.Hyperparameters); err == nil {
+		row.Hyperparameters = string(hp)
+	}
+	if j.Private {
+		e := float64(g.Epsilon)
+		row.EpsilonSpent, row.Mu, row.Rho = &e, g.Mu, g.Rho
+		row.NoiseMultiplier = res.NoiseMultiplier
+	}
+	row.Accountant, row.Privacy, row.Seeded = string(g.Accountant), g.String(), g.Seeded
+	clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
+	if ds.val != nil {
+		v := clf.Evaluate(ds.val, nil)
+		row.ValAccuracy, row.ValBalanced = ptr(v.Accuracy), ptr(v.BalancedAccuracy)
+	}
+	t := clf.Evaluate(ds.test, ds.counts)
+	row.TestAccuracy, row.TestBalanced, row.TestMinority = ptr(t.Accuracy), ptr(t.BalancedAccuracy), t.MinorityAccuracy
+}
+
+func ptr(v float64) *float64 { return &v }
