@@ -19,6 +19,15 @@ func Write(path string, write func(io.Writer) error) error {
 	}
 	err = write(f)
 	if err == nil {
+		// CreateTemp makes the file private (0600); the result gets the
+		// destination's mode if it exists, else the usual 0644.
+		mode := os.FileMode(0o644)
+		if st, serr := os.Stat(path); serr == nil {
+			mode = st.Mode().Perm()
+		}
+		err = f.Chmod(mode)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
