@@ -4,35 +4,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/synth"
 	"github.com/dpfeat/dpfeat/models"
 )
 
 // blobFile writes a labelled feature file of Gaussian clusters.
 func blobFile(t *testing.T, path string, n, d int, classes []string, sha string, seed uint64) {
 	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 3))
-	cr := rand.New(rand.NewPCG(99, 3)) // the same centres in every file
-	m := len(classes)
-	centers := make([]float32, m*d)
-	for i := range centers {
-		centers[i] = float32(cr.NormFloat64())
-	}
-	b := features.Batch{Dim: d, Features: make([]float32, n*d), Labels: make([]int32, n)}
-	for i := 0; i < n; i++ {
-		j := i % m
-		b.Labels[i] = int32(j)
-		for k := 0; k < d; k++ {
-			b.Features[i*d+k] = centers[j*d+k] + float32(0.7*r.NormFloat64())
-		}
-	}
-	if err := features.WriteFile(path, features.Metadata{Classes: classes, EncoderSHA256: sha, EncoderName: "enc"}, features.WriterOptions{}, b); err != nil {
+	meta := features.Metadata{Classes: classes, EncoderSHA256: sha, EncoderName: "enc"}
+	if err := synth.WriteClusters(path, n, d, meta, 0.7, seed, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"image/png"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,38 +20,28 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/synth"
 
 	// The prototype methods register with solvers.
 	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
-// blobFile writes a labelled feature file of Gaussian clusters (the same
-// centres in every file), with an optional imbalance derivation.
+// blobFile writes a labelled feature file of Gaussian clusters, long-
+// tailed if imbalanced (class c keeps about a ninth of its rows).
 func blobFile(t *testing.T, path string, n int, seed uint64, imbalanced bool) {
 	t.Helper()
-	const d, m = 8, 3
-	r := rand.New(rand.NewPCG(seed, 3))
-	cr := rand.New(rand.NewPCG(99, 3))
-	centers := make([]float32, m*d)
-	for i := range centers {
-		centers[i] = float32(cr.NormFloat64())
-	}
-	b := features.Batch{Dim: d, Features: make([]float32, n*d), Labels: make([]int32, n)}
-	for i := 0; i < n; i++ {
-		j := i % m
-		if imbalanced && j == 2 && i%9 != 2 {
-			j = i % 2
-		}
-		b.Labels[i] = int32(j)
-		for k := 0; k < d; k++ {
-			b.Features[i*d+k] = centers[j*d+k] + float32(0.9*r.NormFloat64())
-		}
-	}
 	meta := features.Metadata{Classes: []string{"a", "b", "c"}, EncoderSHA256: "sha-1", EncoderName: "enc"}
+	var label func(int) int
 	if imbalanced {
 		meta.Subset = &features.Derivation{Kind: "imbalanced", From: "test", ImbalanceRatio: 10}
+		label = func(i int) int {
+			if i%3 == 2 && i%9 != 2 {
+				return i % 2
+			}
+			return i % 3
+		}
 	}
-	if err := features.WriteFile(path, meta, features.WriterOptions{}, b); err != nil {
+	if err := synth.WriteClusters(path, n, 8, meta, 0.9, seed, label); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -212,7 +201,7 @@ func exportAll(t *testing.T, dir string, rows []Row, sum []Selected) {
 
 	cols, nrows := PlotLayout(sum)
 	if cols != 2 || nrows != 2 {
-		t.Errorf("layout %d×%d, want 2 datasets × (accuracy, imbalance)", cols, nrows)
+		t.Errorf("layout %d×%d, want 2×2: two accuracy panels, one imbalance panel, the legend", cols, nrows)
 	}
 	b.Reset()
 	if err := WritePlot(&b, "png", sum); err != nil {
