@@ -61,6 +61,10 @@ type Dataset struct {
 	Test       string `yaml:"test"`
 	// Public is unlabeled public data for dpplpublic and dpplpublick.
 	Public string `yaml:"public"`
+	// ValidationPublic says the validation rows are public data (a
+	// labelled public set): choosing hyperparameters on them costs no
+	// privacy, and the rows say so.
+	ValidationPublic bool `yaml:"validation_public"`
 
 	valFraction float64
 }
@@ -183,10 +187,16 @@ func (c *Config) check() error {
 		if d.Public != "" {
 			d.Public = c.resolve(d.Public)
 		}
+		if d.ValidationPublic && d.Validation == "" {
+			return fmt.Errorf("%s: validation_public needs a validation file (a fraction of train is private)", where)
+		}
 		switch f, err := strconv.ParseFloat(d.Validation, 64); {
 		case d.Validation == "":
 			d.valFraction = 0.1
 		case err == nil:
+			if d.ValidationPublic {
+				return fmt.Errorf("%s: validation_public needs a validation file (a fraction of train is private)", where)
+			}
 			if !(f > 0 && f < 1) {
 				return fmt.Errorf("%s: validation fraction must be in (0, 1), got %v", where, f)
 			}
@@ -488,7 +498,7 @@ func (c *Config) Jobs() ([]Job, error) {
 
 func jobID(j Job, d Dataset, files string, c *Config) string {
 	key, _ := json.Marshal(map[string]any{
-		"dataset": d.Name, "files": files, "val": d.valFraction, "split_seed": c.SplitSeed,
+		"dataset": d.Name, "files": files, "val": d.valFraction, "val_public": d.ValidationPublic, "split_seed": c.SplitSeed,
 		"method": j.Method, "epsilon": strconv.FormatFloat(j.Epsilon, 'g', -1, 64), "delta": j.Delta, "seed": j.Seed,
 		"setting": j.Setting(), "noise": c.Noise, "accountant": c.Accountant, "selection": c.Selection,
 	})

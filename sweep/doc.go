@@ -12,6 +12,7 @@
 //	    validation: 0.1                 # a fraction split off train, or a file
 //	    test: test.arrow
 //	    public: public.arrow            # for dpplpublic, dpplpublick
+//	    validation_public: false        # true: the validation file is public data
 //	methods:
 //	  dpls: {}                          # the method's defaults
 //	  dpfc: {lr: [4, 8], steps: 10}     # numbers or lists

@@ -56,10 +56,11 @@ import pyarrow.ipc as ipc
 RESULTS = %s
 with pa.memory_map(RESULTS) as source:
     df = ipc.open_file(source).read_all().to_pandas()
-print(len(df), "jobs;", (df["error"] != "").sum(), "failed")
+failed = df["error"].fillna("") != ""
+print(len(df), "jobs;", failed.sum(), "failed")
 df.head()`, path)),
 		code("summary", `
-ok = df[df["error"] == ""].copy()
+ok = df[df["error"].fillna("") == ""].copy()
 # A private selection chooses its own setting per seed: one group.
 ok["group"] = ok["setting"].where(~ok["tuning"].str.startswith("private selection"), "private selection")
 keys = ["dataset", "method", "epsilon"]

@@ -25,16 +25,33 @@ const (
 	PlotDPI     = 96
 )
 
-// PlotLayout is the grid of panels WritePlot draws for a summary: one
-// column per dataset; one row of accuracy, and a second of balanced and
-// minority accuracy when some training file is imbalanced.
+// PlotLayout is the grid WritePlot draws for a summary: a panel of
+// accuracy per dataset, a panel of balanced and minority accuracy per
+// imbalanced dataset, and a legend, flowing left to right in at most three
+// columns.
 func PlotLayout(sel []Selected) (cols, rows int) {
-	ds, imb := datasets(sel)
-	rows = 1
-	if len(imb) > 0 {
-		rows = 2
+	n := len(panels(sel)) + 1
+	cols = min(3, int(math.Ceil(math.Sqrt(float64(n)))))
+	return cols, (n + cols - 1) / cols
+}
+
+type panel struct {
+	dataset   string
+	imbalance bool
+}
+
+func panels(sel []Selected) []panel {
+	names, imb := datasets(sel)
+	var out []panel
+	for _, d := range names {
+		out = append(out, panel{dataset: d})
 	}
-	return max(1, len(ds)), rows
+	for _, d := range names {
+		if imb[d] {
+			out = append(out, panel{dataset: d, imbalance: true})
+		}
+	}
+	return out
 }
 
 func datasets(sel []Selected) (all []string, imbalanced map[string]bool) {
@@ -53,17 +70,47 @@ func datasets(sel []Selected) (all []string, imbalanced map[string]bool) {
 	return all, imbalanced
 }
 
+// palette is Tableau's ten colours: distinct, and readable in print.
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff},
+}
+
+func colorOf(i int) color.Color { return palette[i%len(palette)] }
+
+// style gives each method the same colour and marker in every panel, and
+// each reference a dash pattern.
+type style struct {
+	index map[string]int
+}
+
+func newStyle(sel []Selected) style {
+	st := style{index: map[string]int{}}
+	var methods []string
+	for _, s := range sel {
+		if _, ok := st.index[s.Method]; !ok {
+			st.index[s.Method] = 0
+			methods = append(methods, s.Method)
+		}
+	}
+	sort.Strings(methods)
+	for i, m := range methods {
+		st.index[m] = i
+	}
+	return st
+}
+
 // WritePlot draws the summary as png or svg: per dataset, test accuracy
 // against ε (log axis) with one line per private method through the
 // medians over seeds and a band from their min to max, and the non-private
 // references as dashed lines; per imbalanced dataset, balanced (solid)
-// and minority-class (dashed) accuracy against ε.
+// and minority-class (dashed) accuracy against ε; and one legend.
 func WritePlot(w io.Writer, format string, sel []Selected) error {
 	cols, rows := PlotLayout(sel)
 	width, height := PanelWidth*vg.Length(cols), PanelHeight*vg.Length(rows)
-	var canvas interface {
-		vg.CanvasWriterTo
-	}
+	var canvas vg.CanvasWriterTo
 	switch format {
 	case "png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PlotDPI), vgimg.UseBackgroundColor(color.White))}
@@ -73,23 +120,30 @@ func WritePlot(w io.Writer, format string, sel []Selected) error {
 		return fmt.Errorf("plot format %q: expected png or svg", format)
 	}
 	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	names, imb := datasets(sel)
-	for c, name := range names {
-		p, err := accuracyPanel(sel, name)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
+	st := newStyle(sel)
+	legend := plot.NewLegend()
+	inLegend := map[string]bool{}
+	ps := panels(sel)
+	for k, pn := range ps {
+		var p *plot.Plot
+		var err error
+		if pn.imbalance {
+			p, err = imbalancePanel(sel, pn.dataset, st, &legend, inLegend)
+		} else {
+			p, err = accuracyPanel(sel, pn.dataset, st, &legend, inLegend)
+		}
 		if err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, c, 0))
-		if imb[name] {
-			p, err := imbalancePanel(sel, name)
-			if err != nil {
-				return err
-			}
-			p.Draw(tiles.At(dc, c, 1))
-		}
+		p.Draw(tiles.At(dc, k%cols, k/cols))
 	}
+	k := len(ps)
+	lc := tiles.At(dc, k%cols, k/cols)
+	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Millimeter
+	legend.Draw(lc)
 	_, err := canvas.WriteTo(w)
 	return err
 }
@@ -139,14 +193,14 @@ func byMethod(sel []Selected, dataset string) (methods []string, lines map[strin
 	return methods, lines, refs, eps
 }
 
-func accuracyPanel(sel []Selected, dataset string) (*plot.Plot, error) {
+func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = dataset
-	p.Y.Label.Text = "test accuracy (median; band: min–max over seeds)"
+	p.Title.Text = dataset + ": test accuracy"
+	p.Y.Label.Text = "median over seeds; band: min–max"
 	methods, lines, refs, eps := byMethod(sel, dataset)
 	epsAxis(p, eps)
-	p.Legend.Top, p.Legend.Left = false, false
-	for i, m := range methods {
+	for _, m := range methods {
+		i := st.index[m]
 		ls := lines[m]
 		mid, band := make(plotter.XYs, len(ls)), make(plotter.XYs, 0, 2*len(ls))
 		for k, s := range ls {
@@ -156,7 +210,7 @@ func accuracyPanel(sel []Selected, dataset string) (*plot.Plot, error) {
 		for k := len(ls) - 1; k >= 0; k-- {
 			band = append(band, plotter.XY{X: ls[k].Epsilon, Y: ls[k].TestMax})
 		}
-		col := plotutil.Color(i)
+		col := colorOf(i)
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
 			return nil, err
@@ -171,30 +225,36 @@ func accuracyPanel(sel []Selected, dataset string) (*plot.Plot, error) {
 		line.Color, points.Color = col, col
 		points.Shape = plotutil.Shape(i)
 		p.Add(poly, line, points)
-		p.Legend.Add(m, line, points)
+		if !inLegend[m] {
+			inLegend[m] = true
+			legend.Add(m, line, points)
+		}
 	}
-	for i, r := range refs {
+	for _, r := range refs {
 		lo, hi := p.X.Min, p.X.Max
 		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: r.TestMedian}, {X: hi, Y: r.TestMedian}})
 		if err != nil {
 			return nil, err
 		}
-		l.Color = color.Gray{Y: 0x60}
-		l.Dashes = plotutil.Dashes(1 + i%4)
+		l.Color = color.Gray{Y: 0x50}
+		l.Dashes = plotutil.Dashes(1 + st.index[r.Method]%4)
 		p.Add(l)
-		p.Legend.Add(r.Method+" (non-private)", l)
+		if name := r.Method + " (non-private)"; !inLegend[name] {
+			inLegend[name] = true
+			legend.Add(name, l)
+		}
 	}
 	return p, nil
 }
 
-func imbalancePanel(sel []Selected, dataset string) (*plot.Plot, error) {
+func imbalancePanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = dataset + ": balanced (solid) and minority-class (dashed) accuracy"
-	p.Y.Label.Text = "test accuracy (median over seeds)"
+	p.Title.Text = dataset + ": balanced (solid), minority (dashed)"
+	p.Y.Label.Text = "test accuracy, median over seeds"
 	methods, lines, _, eps := byMethod(sel, dataset)
 	epsAxis(p, eps)
-	p.Legend.Top, p.Legend.Left = false, false
-	for i, m := range methods {
+	for _, m := range methods {
+		i := st.index[m]
 		var bal, minor plotter.XYs
 		for _, s := range lines[m] {
 			if s.Balanced != nil {
@@ -204,7 +264,7 @@ func imbalancePanel(sel []Selected, dataset string) (*plot.Plot, error) {
 				minor = append(minor, plotter.XY{X: s.Epsilon, Y: *s.Minority})
 			}
 		}
-		col := plotutil.Color(i)
+		col := colorOf(i)
 		for k, xys := range []plotter.XYs{bal, minor} {
 			if len(xys) == 0 {
 				continue
@@ -217,8 +277,9 @@ func imbalancePanel(sel []Selected, dataset string) (*plot.Plot, error) {
 			pts.Shape = plotutil.Shape(i)
 			if k == 1 {
 				l.Dashes = plotutil.Dashes(2)
-			} else {
-				p.Legend.Add(m, l, pts)
+			} else if !inLegend[m] {
+				inLegend[m] = true
+				legend.Add(m, l, pts)
 			}
 			p.Add(l, pts)
 		}

@@ -357,8 +357,11 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 		Private: j.Private, Epsilon: j.Epsilon, Delta: j.Delta, Seed: j.Seed, Setting: j.Setting(), Hyperparameters: "{}",
 		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: int64(ds.train.N),
 		Backend: backend.Name(), Version: o.Version}
-	if !j.Private {
+	switch {
+	case !j.Private:
 		row.Tuning = "non-private reference"
+	case d.ValidationPublic:
+		row.Tuning = "hyperparameters chosen on public validation data (no privacy cost)"
 	}
 	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }()
 	if j.candidates != nil {
@@ -417,6 +420,7 @@ func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) 
 		noise = accounting.SeededNoise(binary.LittleEndian.Uint64(h[:8]))
 	}
 	m, _ := solvers.Lookup(j.Method)
+	valPublic := s.ValidationPublic || c.Datasets[j.Dataset].ValidationPublic
 	k := drawK(noise, s.Eta, gamma)
 	var nval int64
 	for _, y := range ds.val.Labels {
@@ -455,7 +459,7 @@ func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) 
 			}
 			clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
 			correct := clf.Evaluate(ds.val, nil).Accuracy * float64(nval)
-			if !s.ValidationPublic {
+			if !valPublic {
 				correct += noise.NormFloat64() / mu // sensitivity 1, μ-GDP
 			}
 			score = correct
@@ -467,7 +471,7 @@ func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) 
 	row.Setting = bestJob.Setting()
 	row.Tuning = fmt.Sprintf("private selection (Papernot & Steinke 2022, Thm. 2): %d run(s), K from the %s distribution (η = %g, E[K] = %g), each %.4g-zCDP; the guarantee includes the tuning",
 		k, s.Distribution, s.Eta, s.Mean, rho)
-	if s.ValidationPublic {
+	if valPublic {
 		row.Tuning += "; the validation rows are treated as public"
 	}
 	row.Accountant = "rdp (private selection)"
@@ -487,7 +491,7 @@ func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) 
 	v := clf.Evaluate(ds.val, nil)
 	noisy := bestScore / float64(nval) // what the selection saw
 	row.ValAccuracy, row.ValBalanced = &noisy, ptr(v.BalancedAccuracy)
-	if !s.ValidationPublic {
+	if !valPublic {
 		row.ValBalanced = nil // not released privately
 	}
 	t := clf.Evaluate(ds.test, ds.counts)
