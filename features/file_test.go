@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -380,6 +381,25 @@ func TestEachReleasesPagesKeepsData(t *testing.T) {
 					t.Fatalf("pass %d batch %d value %d: %v after release, want %v", pass, i, j, got[j], v)
 				}
 			}
+		}
+	}
+}
+
+// TestFirstNonFiniteParallel: the parallel scan of a large batch finds the
+// first non-finite value, whichever part it is in.
+func TestFirstNonFiniteParallel(t *testing.T) {
+	v := make([]float32, 3<<20)
+	if j := firstNonFiniteParallel(v); j != -1 {
+		t.Fatalf("all finite: %d", j)
+	}
+	for _, pos := range [][]int{{5}, {len(v) - 1}, {len(v) / 2, len(v) - 3}, {len(v)/3 + 1, 17}} {
+		w := make([]float32, len(v))
+		for k, p := range pos {
+			w[p] = float32([]float64{math.NaN(), math.Inf(1)}[k%2])
+		}
+		want := slices.Min(pos)
+		if j := firstNonFiniteParallel(w); j != want {
+			t.Errorf("non-finite at %v: found %d, want %d", pos, j, want)
 		}
 	}
 }

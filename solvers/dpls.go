@@ -132,28 +132,29 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			}
 		}
 		// The noise is drawn in class order (a seeded run reproduces
-		// whatever the parallelism); then the classes are projected and
-		// solved in parallel, each a D³ eigendecomposition and Cholesky.
-		if private {
-			for _, j := range chunk {
-				symAdd(st.ClassGram[j], 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
-			}
-		}
-		// The projections first, G's with the first chunk's (the solves
-		// need it), all in parallel; then the solves.
+		// whatever the parallelism) while earlier classes are projected,
+		// each a D³ eigendecomposition (G's with the first chunk: the
+		// solves need it); then the solves, in parallel.
 		proj := make([][]float64, 0, len(chunk)+1)
-		if psd {
-			if ci == 0 {
-				proj = append(proj, G)
-			}
-			for _, j := range chunk {
-				proj = append(proj, st.ClassGram[j])
-			}
+		if psd && ci == 0 {
+			proj = append(proj, G)
+		}
+		for _, j := range chunk {
+			proj = append(proj, st.ClassGram[j])
 		}
 		errs := make([]error, max(len(chunk), len(proj)))
-		backend.Parallel(len(proj), func(a int) {
-			if errs[a] = ctx.Err(); errs[a] == nil {
-				errs[a] = psdProject(proj[a], D) // a D³ eigendecomposition each
+		backend.Ordered(len(proj), func(a int) func() {
+			m := proj[a]
+			if private && (a > 0 || !(psd && ci == 0)) {
+				symAdd(m, 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
+			}
+			if !psd {
+				return nil
+			}
+			return func() {
+				if errs[a] = ctx.Err(); errs[a] == nil {
+					errs[a] = psdProject(m, D)
+				}
 			}
 		})
 		if err := firstError(errs); err != nil {

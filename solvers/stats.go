@@ -303,17 +303,18 @@ func parallelRows(n, d int, fn func(i int)) {
 	wg.Wait()
 }
 
-// prep32 applies normalisation, pooling and clipping to one row.
+// prep32 applies normalisation, pooling and clipping to one row. Without
+// pooling the scale is known from one pass (normalised rows have norm 1)
+// and applied in a second.
 func prep32(in, out []float32, opt StatsOptions) {
-	scale := float32(1)
-	if opt.Normalize {
-		var s float64
-		for _, v := range in {
-			s += float64(v) * float64(v)
-		}
-		if s > 0 {
-			scale = float32(1 / math.Sqrt(s))
-		}
+	var ss float64
+	for _, v := range in {
+		ss += float64(v) * float64(v)
+	}
+	norm := math.Sqrt(ss)
+	scale := 1.0
+	if opt.Normalize && norm > 0 {
+		scale, norm = 1/norm, 1
 	}
 	if opt.Pool > 1 {
 		for g := range out {
@@ -322,25 +323,31 @@ func prep32(in, out []float32, opt StatsOptions) {
 			for _, v := range in[lo:hi] {
 				s += v
 			}
-			out[g] = scale * s / float32(hi-lo)
+			out[g] = float32(scale) * s / float32(hi-lo)
 		}
-	} else {
-		for i, v := range in {
-			out[i] = scale * v
+		if opt.Clip <= 0 {
+			return
 		}
-	}
-	if opt.Clip > 0 {
-		var s float64
+		// Pooling changes the norm: measure it again.
+		ss = 0
 		for _, v := range out {
-			s += float64(v) * float64(v)
+			ss += float64(v) * float64(v)
 		}
-		// To C·clipMargin: float32 rounding cannot take the norm above C.
-		if n, lim := math.Sqrt(s), opt.Clip*clipMargin; n > lim {
-			f := float32(lim / n)
+		if lim := opt.Clip * clipMargin; math.Sqrt(ss) > lim {
+			f := float32(lim / math.Sqrt(ss))
 			for i := range out {
 				out[i] *= f
 			}
 		}
+		return
+	}
+	// To C·clipMargin: float32 rounding cannot take the norm above C.
+	if lim := opt.Clip * clipMargin; opt.Clip > 0 && norm > lim {
+		scale *= lim / norm
+	}
+	f := float32(scale)
+	for i, v := range in {
+		out[i] = f * v
 	}
 }
 
