@@ -26,7 +26,7 @@ import (
 // paramFlags are hyperparameter flags; each sets the solver parameter of
 // the same name with dashes as underscores.
 var paramFlags = []struct{ name, usage string }{
-	{"clip", "L2 clipping norm C of features (dpls, dpnewton) or gradients (dpsgd)"},
+	{"clip", "L2 clipping norm C of features (dpls, dpnewton) or gradients (dpsgd, dplp)"},
 	{"clip-cov", "dpfc: clipping norm C_G of the covariance features"},
 	{"clip-grad", "dpfc: clipping norm C_g of per-example gradients"},
 	{"lambda", "ridge regulariser λ"},
@@ -42,6 +42,9 @@ var paramFlags = []struct{ name, usage string }{
 	{"d-max", "dpplpublic(k): upper clip of the similarity 1 + cos, in (0, 2]"},
 	{"k", "dpplpublick: prototypes per class"},
 	{"count-noise", "dpplmean with euclidean distance: noise multiplier of the counts relative to the sums'"},
+	{"norm", "dplp: the fixed norm C features are scaled to before private centring"},
+	{"momentum", "dplp: SGD momentum (0.9)"},
+	{"sigma-ratio", "dplp: noise multiplier of the centring mean over the gradients' (σ₁/σ₂)"},
 }
 
 func fitCommand() *ucli.Command {

@@ -31,7 +31,7 @@ func TestFitEvalPredict(t *testing.T) {
 	blobFile(t, test, 400, 10, classes, "sha-1", 2)
 	for _, m := range []struct {
 		method, eps string
-	}{{"dpfc", "1"}, {"dpls", "0.5"}, {"dpnewton", "2"}, {"dpsgd", "4"}, {"ls", "inf"}, {"newton", "inf"}} {
+	}{{"dpfc", "1"}, {"dpls", "0.5"}, {"dpnewton", "2"}, {"dpsgd", "4"}, {"dplp", "1"}, {"ls", "inf"}, {"newton", "inf"}} {
 		clf := filepath.Join(dir, m.method+".safetensors")
 		code, out, errs := run(t, "fit", "--method", m.method, "--train", train, "--epsilon", m.eps, "--delta", "1e-5", "--out", clf, "--json", "--seed", "3")
 		if code != 0 {

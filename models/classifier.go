@@ -53,10 +53,10 @@ type Classifier struct {
 }
 
 // Preprocessing is what is applied to a feature vector before scoring, in
-// this order: subtract Center (if any), scale to unit L2 norm (if
-// Normalize), average-pool groups of Pool consecutive features (if Pool >
-// 1; DPPL-Mean's k_pool), multiply by Scale (if not 0), clip to L2 norm Clip
-// (if not 0).
+// this order: scale to unit L2 norm (if Normalize), average-pool groups of
+// Pool consecutive features (if Pool > 1; DPPL-Mean's k_pool), multiply by
+// Scale (if not 0), subtract Center (if any: dplp's private mean of the
+// scaled features), clip to L2 norm Clip (if not 0).
 type Preprocessing struct {
 	Center    []float32 `json:"-"`
 	Normalize bool      `json:"normalize"`
@@ -76,11 +76,6 @@ func (p Preprocessing) PooledDim(d int) int {
 // Apply preprocesses x (modifying it) and returns the result, which is
 // shorter than x when pooling.
 func (p Preprocessing) Apply(x []float64) []float64 {
-	if p.Center != nil {
-		for i := range x {
-			x[i] -= float64(p.Center[i])
-		}
-	}
 	if p.Normalize {
 		if n := norm(x); n > 0 {
 			for i := range x {
@@ -103,6 +98,11 @@ func (p Preprocessing) Apply(x []float64) []float64 {
 	if p.Scale != 0 {
 		for i := range x {
 			x[i] *= p.Scale
+		}
+	}
+	if p.Center != nil {
+		for i := range x {
+			x[i] -= float64(p.Center[i])
 		}
 	}
 	if p.Clip > 0 {
@@ -191,8 +191,8 @@ func (c *Classifier) Validate() error {
 	if len(c.Weight) != want {
 		return fmt.Errorf("classifier has %d weights; expected %d", len(c.Weight), want)
 	}
-	if c.Prep.Center != nil && len(c.Prep.Center) != c.Dim {
-		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), c.Dim)
+	if d := c.Prep.PooledDim(c.Dim); c.Prep.Center != nil && len(c.Prep.Center) != d {
+		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), d)
 	}
 	for _, s := range [][]float32{c.Weight, c.Bias, c.Prep.Center} {
 		for i, v := range s {
@@ -229,7 +229,7 @@ func (c *Classifier) Save(path string) error {
 		ts = append(ts, tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
 	}
 	if c.Prep.Center != nil {
-		ts = append(ts, tensor{"center", []int64{int64(c.Dim)}, c.Prep.Center})
+		ts = append(ts, tensor{"center", []int64{int64(len(c.Prep.Center))}, c.Prep.Center})
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
 	header := map[string]any{}

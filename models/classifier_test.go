@@ -17,7 +17,7 @@ func TestClassifierRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Classifier{Kind: "linear", Classes: []string{"a", "b", "c"}, Dim: 2, Weight: []float32{1, 0, 0, 1, -1, -1}, Bias: []float32{0, 0.5, 0},
-		Prep: Preprocessing{Normalize: true, Clip: 1, Center: []float32{0.5, 0.5}}, EncoderSHA256: "abc", Method: "dpls",
+		Prep: Preprocessing{Normalize: true, Scale: 2, Center: []float32{1, -1}, Clip: 3}, EncoderSHA256: "abc", Method: "dpls",
 		Hyperparameters: map[string]any{"alpha": 0.1}, Defaulted: []string{"alpha"}, Guarantee: g, TrainRows: 10, TrainCounts: []int64{5, 3, 2}}
 	path := filepath.Join(t.TempDir(), "c.safetensors")
 	if err := c.Save(path); err != nil {
@@ -27,7 +27,7 @@ func TestClassifierRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Guarantee.Epsilon != g.Epsilon || *back.Guarantee.Mu != *g.Mu || back.Classes[2] != "c" || back.Prep.Center[1] != 0.5 || back.TrainCounts[1] != 3 {
+	if back.Guarantee.Epsilon != g.Epsilon || *back.Guarantee.Mu != *g.Mu || back.Classes[2] != "c" || back.Prep.Center[1] != -1 || back.Prep.Scale != 2 || back.TrainCounts[1] != 3 {
 		t.Errorf("round trip: %+v", back)
 	}
 	// The file is plain safetensors: an 8-byte header length, a JSON header
@@ -37,10 +37,11 @@ func TestClassifierRoundTrip(t *testing.T) {
 	if header := string(b[8 : 8+hl]); !strings.Contains(header, `"bias":{"dtype":"F32","shape":[3]`) || !strings.Contains(header, `"weight":{"dtype":"F32","shape":[3,2]`) || (8+hl)%8 != 0 {
 		t.Errorf("header: %q", header)
 	}
-	// Scores: (x − center), normalised, clipped, then W·x + b.
+	// Scores: normalised, scaled, centred (dplp's order), clipped, then
+	// W·x + b: (3, 0) → (1, 0) → (2, 0) → (1, 1), inside the clip.
 	s := make([]float64, 3)
-	back.Scores([]float64{1.5, 0.5}, s) // → (1, 0)
-	if math.Abs(s[0]-1) > 1e-6 || math.Abs(s[1]-0.5) > 1e-6 || math.Abs(s[2]+1) > 1e-6 {
+	back.Scores([]float64{3, 0}, s)
+	if math.Abs(s[0]-1) > 1e-6 || math.Abs(s[1]-1.5) > 1e-6 || math.Abs(s[2]+2) > 1e-6 {
 		t.Errorf("scores %v", s)
 	}
 	// A non-finite model is never written.

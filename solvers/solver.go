@@ -108,13 +108,16 @@ type Result struct {
 	read []string
 }
 
-// Preprocessing of features before a solver sees them: unit L2 norm
-// (Normalize, the default: a per-example map, free of privacy cost),
-// average pooling of Pool consecutive features (prototypes), then clipping
-// to L2 norm Clip.
+// Preprocessing of features before a solver sees them, in this order:
+// unit L2 norm (Normalize, the default: a per-example map, free of privacy
+// cost), average pooling of Pool consecutive features (prototypes),
+// multiplication by Scale (if not 0), subtraction of Center (dplp's
+// private mean), clipping to L2 norm Clip.
 type Preprocessing struct {
 	Normalize bool
 	Pool      int
+	Scale     float64
+	Center    []float64
 	Clip      float64
 }
 

@@ -446,6 +446,9 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 			map[string]int{"gradient": 2 * d.M, "hessian": 2 * d.M}},
 		{"dpsgd", map[string]float64{"clip": 0.4, "steps": 6}, map[string]float64{"gradient": z * 0.4}, math.Sqrt(6) / z,
 			map[string]int{"gradient": 6}},
+		// DP-RandP App. G: μ² = 1/σ₁² + T/σ₂², σ₁ = ratio·z, σ₂ = z.
+		{"dplp", map[string]float64{"norm": 2, "clip": 0.5, "steps": 4, "sigma_ratio": 3}, map[string]float64{"mean": z * 3 * 2, "gradient": z * 0.5},
+			math.Sqrt(1/(9*z*z) + 4/(z*z)), map[string]int{"mean": 1, "gradient": 4}},
 	}
 	for _, c := range cases {
 		seen := map[string][]float64{}
@@ -481,7 +484,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 		}
 		for release := range c.std {
 			xs := seen[release]
-			if len(xs) < 50 {
+			if len(xs) < 16 { // dplp's mean is one D-vector
 				t.Errorf("%s: release %q observed %d values", c.method, release, len(xs))
 				continue
 			}
@@ -510,7 +513,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 
 func TestCalibratedFitsMeetTheTarget(t *testing.T) {
 	d := blobs(300, 5, 3, 6)
-	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd"} {
+	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp"} {
 		for _, eps := range []float64{0.1, 1, 8} {
 			res, err := Fit(context.Background(), m, d, Options{Epsilon: eps, Delta: 1e-5})
 			if err != nil {
@@ -641,5 +644,61 @@ func TestLogisticPassesCachedOrStreamed(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDPLPNoiseOffIsTheRecipe checks private linear probing without noise
+// against App. G done by hand: the centring vector is the mean of the
+// features scaled to norm C, and one step from W = 0 (momentum 0) is
+// −η/n · Σ clip((softmax(0) − yᵢ) ⊗ x̃ᵢ).
+func TestDPLPNoiseOffIsTheRecipe(t *testing.T) {
+	d := blobs(90, 5, 3, 12)
+	const C, clip, lr = 3.0, 0.7, 2.0
+	res, err := Fit(context.Background(), "dplp", d, Options{Sigma: 1, Delta: 1e-5, Noise: zeroNoise{},
+		Params: map[string]float64{"norm": C, "clip": clip, "lr": lr, "steps": 1, "momentum": 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := make([]float64, d.D)
+	for i := 0; i < d.N; i++ {
+		x := d.Row(i)
+		for k, v := range x {
+			mean[k] += C * v / l2(x) / float64(d.N)
+		}
+	}
+	want := make([]float64, d.M*d.D)
+	for i := 0; i < d.N; i++ {
+		x := d.Row(i)
+		xt := make([]float64, d.D)
+		for k, v := range x {
+			xt[k] = C*v/l2(x) - mean[k]
+		}
+		g := make([]float64, d.M*d.D)
+		for j := 0; j < d.M; j++ {
+			r := 1 / float64(d.M)
+			if int(d.Y[i]) == j {
+				r -= 1
+			}
+			for k, v := range xt {
+				g[j*d.D+k] = r * v
+			}
+		}
+		f := math.Min(1, clip*clipMargin/l2(g))
+		for k := range want {
+			want[k] -= lr * f * g[k] / float64(d.N)
+		}
+	}
+	for k := range mean {
+		if math.Abs(res.Prep.Center[k]-mean[k]) > 1e-12 {
+			t.Fatalf("centre[%d] = %v, want %v", k, res.Prep.Center[k], mean[k])
+		}
+	}
+	for k := range want {
+		if math.Abs(res.W[k]-want[k]) > 1e-12 {
+			t.Fatalf("W[%d] = %v, want %v", k, res.W[k], want[k])
+		}
+	}
+	if !res.Prep.Normalize || res.Prep.Scale != C || res.B[0] != 0 {
+		t.Errorf("preprocessing %+v, bias %v", res.Prep, res.B)
 	}
 }
