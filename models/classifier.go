@@ -1,13 +1,10 @@
 package models
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -204,11 +201,6 @@ func (c *Classifier) Validate() error {
 	return nil
 }
 
-type tensorInfo struct {
-	DType       string  `json:"dtype"`
-	Shape       []int64 `json:"shape"`
-	DataOffsets [2]int  `json:"data_offsets"`
-}
 
 // Save writes the classifier as a safetensors file (atomically: a temporary
 // file renamed into place).
@@ -216,46 +208,25 @@ func (c *Classifier) Save(path string) error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	type tensor struct {
-		name  string
-		shape []int64
-		data  []float32
-	}
 	m, d := int64(len(c.Classes)), int64(c.Prep.PooledDim(c.Dim))
-	var ts []tensor
+	var ts []Tensor
 	if c.Kind == "linear" {
-		ts = append(ts, tensor{"weight", []int64{m, d}, c.Weight}, tensor{"bias", []int64{m}, c.Bias})
+		ts = append(ts, Tensor{"weight", []int64{m, d}, c.Weight}, Tensor{"bias", []int64{m}, c.Bias})
 	} else {
-		ts = append(ts, tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
+		ts = append(ts, Tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
 	}
 	if c.Prep.Center != nil {
-		ts = append(ts, tensor{"center", []int64{int64(len(c.Prep.Center))}, c.Prep.Center})
-	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
-	header := map[string]any{}
-	var body bytes.Buffer
-	for _, t := range ts {
-		start := body.Len()
-		binary.Write(&body, binary.LittleEndian, t.data)
-		header[t.name] = tensorInfo{DType: "F32", Shape: t.shape, DataOffsets: [2]int{start, body.Len()}}
+		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, c.Prep.Center})
 	}
 	meta, err := c.metadata()
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	header["__metadata__"] = meta
-	hb, err := json.Marshal(header)
+	b, err := EncodeSafetensors(ts, meta)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	for len(hb)%8 != 0 { // align the data, as the reference writer does
-		hb = append(hb, ' ')
-	}
-	var out bytes.Buffer
-	binary.Write(&out, binary.LittleEndian, uint64(len(hb)))
-	out.Write(hb)
-	out.Write(body.Bytes())
-	return atomicfile.WriteBytes(path, out.Bytes())
+	return atomicfile.WriteBytes(path, b)
 }
 
 func (c *Classifier) metadata() (map[string]string, error) {
@@ -295,20 +266,11 @@ func LoadClassifier(path string) (*Classifier, error) {
 }
 
 func parseClassifier(b []byte) (*Classifier, error) {
-	if len(b) < 8 {
-		return nil, fmt.Errorf("too short for a safetensors file")
+	tensors, md, err := DecodeSafetensors(b)
+	if err != nil {
+		return nil, err
 	}
-	hl := binary.LittleEndian.Uint64(b)
-	if hl > uint64(len(b)-8) || hl > 100<<20 {
-		return nil, fmt.Errorf("not a safetensors file (header length %d in a %d-byte file)", hl, len(b))
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+hl], &raw); err != nil {
-		return nil, fmt.Errorf("not a safetensors file: %v", err)
-	}
-	body := b[8+hl:]
-	var md map[string]string
-	if err := json.Unmarshal(raw["__metadata__"], &md); err != nil || md["format"] != "dpfeat.classifier.v1" {
+	if md["format"] != "dpfeat.classifier.v1" {
 		return nil, fmt.Errorf("not a dpfeat classifier (no dpfeat.classifier.v1 metadata)")
 	}
 	c := &Classifier{Kind: md["kind"], EncoderSHA256: md["encoder.sha256"], EncoderName: md["encoder.name"],
@@ -328,47 +290,11 @@ func parseClassifier(b []byte) (*Classifier, error) {
 	fmt.Sscan(md["dim"], &c.Dim)
 	fmt.Sscan(md["train_rows"], &c.TrainRows)
 	fmt.Sscan(md["per_class"], &c.PerClass)
-	tensor := func(name string) ([]float32, error) {
-		r, ok := raw[name]
-		if !ok {
-			return nil, nil
-		}
-		var ti tensorInfo
-		if err := json.Unmarshal(r, &ti); err != nil {
-			return nil, fmt.Errorf("tensor %s: %v", name, err)
-		}
-		if ti.DType != "F32" {
-			return nil, fmt.Errorf("tensor %s has dtype %s; expected F32", name, ti.DType)
-		}
-		s, e := ti.DataOffsets[0], ti.DataOffsets[1]
-		if s < 0 || e < s || e > len(body) || (e-s)%4 != 0 {
-			return nil, fmt.Errorf("tensor %s: data offsets [%d, %d) outside the %d-byte body", name, s, e, len(body))
-		}
-		n := int64(1)
-		for _, d := range ti.Shape {
-			n *= d
-		}
-		if n != int64((e-s)/4) {
-			return nil, fmt.Errorf("tensor %s: shape %v does not match %d bytes", name, ti.Shape, e-s)
-		}
-		out := make([]float32, (e-s)/4)
-		binary.Read(bytes.NewReader(body[s:e]), binary.LittleEndian, out)
-		return out, nil
-	}
-	var err error
 	name := "weight"
 	if c.Kind == "prototypes" {
 		name = "prototypes"
 	}
-	if c.Weight, err = tensor(name); err != nil {
-		return nil, err
-	}
-	if c.Bias, err = tensor("bias"); err != nil {
-		return nil, err
-	}
-	if c.Prep.Center, err = tensor("center"); err != nil {
-		return nil, err
-	}
+	c.Weight, c.Bias, c.Prep.Center = tensors[name].Data, tensors["bias"].Data, tensors["center"].Data
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

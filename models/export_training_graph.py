@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""Export a PyTorch classifier as a dpfeat *training graph*: an ordinary ONNX
+model whose inputs are the trainable parameters (by name), a batch of images
+(`images`) and labels (`labels`, int64), and whose outputs are, for every
+parameter P, the per-example gradient `grad.P` (a leading batch axis, then
+P's shape) of the cross-entropy, and the per-example loss `loss` [B].
+dpfeat drives DP-SGD itself (clipping, noise, the optimizer) and feeds the
+updated parameters back as inputs every step: ONNX Runtime's training API
+is not needed.
+
+ONNX export cannot trace autograd or torch.func transforms (PyTorch 1.13), so
+the backward pass is written out with ordinary tensor operations for
+nn.Sequential models built from Linear, Conv2d, ReLU, Tanh and Flatten; per-example weight gradients are outer products (Linear) or
+unfold products (Conv2d). The exported graph is checked against per-example
+gradients computed by autograd (functorch/torch.func vmap over grad when
+available, else one backward pass per example) before it is written.
+
+    /usr/bin/python3 models/export_training_graph.py --demo mlp --out OUT.onnx
+    # or, from Python:
+    from export_training_graph import export
+    export(model, example_images, "train.onnx", params_out="init.safetensors")
+
+Needs python3-torch (and python3-onnx to check the file); not needed by CI.
+"""
+import argparse
+import json
+import struct
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SUPPORTED = (nn.Linear, nn.Conv2d, nn.ReLU, nn.Tanh, nn.Flatten)
+
+
+class _PerExample(nn.Module):
+    """forward(*params, images, labels) -> (*per-example grads, loss)."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.layers = list(model)
+        self.names = names
+
+    def forward(self, *args):
+        params = dict(zip(self.names, args[: len(self.names)]))
+        x, y = args[len(self.names) :]
+        acts, pre = [x], []
+        for i, layer in enumerate(self.layers):
+            h = acts[-1]
+            if isinstance(layer, nn.Linear):
+                out = h @ params[f"{i}.weight"].t()
+                if layer.bias is not None:
+                    out = out + params[f"{i}.bias"]
+            elif isinstance(layer, nn.Conv2d):
+                out = F.conv2d(h, params[f"{i}.weight"], params.get(f"{i}.bias"), layer.stride, layer.padding)
+            elif isinstance(layer, nn.ReLU):
+                out = torch.relu(h)
+            elif isinstance(layer, nn.Tanh):
+                out = torch.tanh(h)
+            else:  # Flatten
+                out = h.reshape(h.shape[0], -1)
+            acts.append(out)
+        z = acts[-1]
+        m = z.shape[1]
+        onehot = (torch.arange(m).unsqueeze(0) == y.unsqueeze(1)).to(z.dtype)
+        logp = torch.log_softmax(z, dim=1)
+        loss = -(logp * onehot).sum(dim=1)
+        d = torch.softmax(z, dim=1) - onehot  # dloss_i/dz_i, row by row
+        grads = {}
+        for i in range(len(self.layers) - 1, -1, -1):
+            layer, h, out = self.layers[i], acts[i], acts[i + 1]
+            if isinstance(layer, nn.Linear):
+                w = params[f"{i}.weight"]
+                grads[f"{i}.weight"] = d.unsqueeze(2) * h.unsqueeze(1)
+                if layer.bias is not None:
+                    grads[f"{i}.bias"] = d
+                d = d @ w
+            elif isinstance(layer, nn.Conv2d):
+                w = params[f"{i}.weight"]
+                b, co = d.shape[0], d.shape[1]
+                cols = F.unfold(h, layer.kernel_size, padding=layer.padding, stride=layer.stride)  # [B, Ci·k·k, L]
+                dflat = d.reshape(b, co, -1)  # [B, Co, L]
+                grads[f"{i}.weight"] = torch.bmm(dflat, cols.transpose(1, 2)).reshape((b,) + tuple(w.shape))
+                if layer.bias is not None:
+                    grads[f"{i}.bias"] = dflat.sum(dim=2)
+                # The input's gradient is the transposed convolution, padded
+                # back to the input's size where the stride dropped rows.
+                (sh, sw), (ph, pw), (kh, kw) = layer.stride, layer.padding, layer.kernel_size
+                oph = h.shape[2] - ((out.shape[2] - 1) * sh - 2 * ph + kh)
+                opw = h.shape[3] - ((out.shape[3] - 1) * sw - 2 * pw + kw)
+                d = F.conv_transpose2d(d, w, stride=layer.stride, padding=layer.padding, output_padding=(oph, opw))
+            elif isinstance(layer, nn.ReLU):
+                d = d * (h > 0).to(d.dtype)
+            elif isinstance(layer, nn.Tanh):
+                d = d * (1 - out * out)
+            else:  # Flatten
+                d = d.reshape(h.shape)
+        return tuple(grads[n] for n in self.names) + (loss,)
+
+
+def _reference(model, x, y):
+    """Per-example gradients and losses by autograd, for the check."""
+    names = [n for n, _ in model.named_parameters()]
+    out = {n: [] for n in names}
+    losses = []
+    for i in range(x.shape[0]):
+        model.zero_grad()
+        loss = F.cross_entropy(model(x[i : i + 1]), y[i : i + 1])
+        loss.backward()
+        losses.append(loss.detach())
+        for n, p in model.named_parameters():
+            out[n].append(p.grad.detach().clone())
+    return [torch.stack(out[n]) for n in names], torch.stack(losses)
+
+
+def export(model, images, path, labels=None, params_out=None, opset=14, atol=1e-5):
+    """Export model as a training graph at path, checked on images (and
+    labels, default random) against autograd; optionally write the initial
+    parameters as safetensors to params_out."""
+    if not isinstance(model, nn.Sequential) or not all(isinstance(l, SUPPORTED) for l in model):
+        raise ValueError("export supports nn.Sequential of " + ", ".join(c.__name__ for c in SUPPORTED))
+    model = model.eval()
+    names = [n for n, _ in model.named_parameters()]
+    params = [p.detach() for _, p in model.named_parameters()]
+    with torch.no_grad():
+        m = model(images).shape[1]
+    if labels is None:
+        labels = torch.randint(0, m, (images.shape[0],))
+    graph = _PerExample(model, names)
+    with torch.no_grad():
+        got = graph(*params, images, labels)
+    want, want_loss = _reference(model, images, labels)
+    for n, g, w in zip(names, got[:-1], want):
+        if not torch.allclose(g, w, atol=atol, rtol=1e-4):
+            raise AssertionError(f"per-example gradient of {n} differs from autograd by {(g - w).abs().max():.3g}")
+    if not torch.allclose(got[-1], want_loss, atol=atol):
+        raise AssertionError("per-example loss differs from autograd")
+    dyn = {"images": {0: "batch"}, "labels": {0: "batch"}, "loss": {0: "batch"}}
+    for n in names:
+        dyn["grad." + n] = {0: "batch"}
+    torch.onnx.export(graph, (*params, images, labels), path, input_names=names + ["images", "labels"],
+                      output_names=["grad." + n for n in names] + ["loss"], dynamic_axes=dyn, opset_version=opset)
+    try:
+        import onnx
+
+        onnx.checker.check_model(onnx.load(path))
+    except ImportError:
+        pass
+    if params_out:
+        write_safetensors(params_out, dict(zip(names, params)))
+    return names
+
+
+def write_safetensors(path, tensors):
+    """Plain safetensors (F32), readable by dpfeat and safetensors.numpy."""
+    header, blobs, off = {}, [], 0
+    for n, t in tensors.items():
+        b = t.detach().float().contiguous().numpy().tobytes()
+        header[n] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def demo_model(kind):
+    """The test graphs: a 2-layer MLP on 1×4×2 'images' with 3 classes, or
+    a small CNN (two convolutions, one strided) on 1×8×8 with 4 classes."""
+    if kind == "mlp":
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Flatten(), nn.Linear(8, 6), nn.Tanh(), nn.Linear(6, 3)), (5, 1, 4, 2)
+    torch.manual_seed(2)
+    cnn = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.Conv2d(3, 2, 3, stride=2), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 3 * 3, 4))
+    return cnn, (6, 1, 8, 8)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--demo", choices=["mlp", "cnn"], required=True, help="which test model to export (or call export() from Python)")
+    ap.add_argument("--out", required=True, metavar="OUT.onnx")
+    ap.add_argument("--params", metavar="OUT.safetensors", help="also write the initial parameters")
+    a = ap.parse_args()
+    model, shape = demo_model(a.demo)
+    torch.manual_seed(1)
+    names = export(model, torch.randn(*shape), a.out, params_out=a.params)
+    print(f"wrote {a.out}: parameters {names}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
