@@ -84,12 +84,17 @@ class _PerExample(nn.Module):
                 grads[f"{i}.weight"] = torch.bmm(dflat, cols.transpose(1, 2)).reshape((b,) + tuple(w.shape))
                 if layer.bias is not None:
                     grads[f"{i}.bias"] = dflat.sum(dim=2)
-                # The input's gradient is the transposed convolution, padded
-                # back to the input's size where the stride dropped rows.
+                # The input's gradient is the transposed convolution; input
+                # rows and columns the strided convolution never read (at
+                # the bottom and right) get zeros. (Padding explicitly rather
+                # than with output_padding: ONNX Runtime's ConvTranspose
+                # disagrees with PyTorch's there.)
                 (sh, sw), (ph, pw), (kh, kw) = layer.stride, layer.padding, layer.kernel_size
                 oph = h.shape[2] - ((out.shape[2] - 1) * sh - 2 * ph + kh)
                 opw = h.shape[3] - ((out.shape[3] - 1) * sw - 2 * pw + kw)
-                d = F.conv_transpose2d(d, w, stride=layer.stride, padding=layer.padding, output_padding=(oph, opw))
+                d = F.conv_transpose2d(d, w, stride=layer.stride, padding=layer.padding)
+                if oph or opw:
+                    d = F.pad(d, (0, opw, 0, oph))
             elif isinstance(layer, nn.ReLU):
                 d = d * (h > 0).to(d.dtype)
             elif isinstance(layer, nn.Tanh):
@@ -168,12 +173,16 @@ def write_safetensors(path, tensors):
 
 def demo_model(kind):
     """The test graphs: a 2-layer MLP on 1×4×2 'images' with 3 classes, or
-    a small CNN (two convolutions, one strided) on 1×8×8 with 4 classes."""
+    a small CNN (two convolutions, one padded, one strided) on 1×8×8 with 4
+    classes."""
     if kind == "mlp":
         torch.manual_seed(0)
         return nn.Sequential(nn.Flatten(), nn.Linear(8, 6), nn.Tanh(), nn.Linear(6, 3)), (5, 1, 4, 2)
     torch.manual_seed(2)
-    cnn = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.Conv2d(3, 2, 3, stride=2), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 3 * 3, 4))
+    # Tanh, not ReLU: the Go tests compare with finite differences, which a
+    # ReLU kink near a pre-activation spoils (ReLU is checked against
+    # autograd at export time like every layer).
+    cnn = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.Tanh(), nn.Conv2d(3, 2, 3, stride=2), nn.Tanh(), nn.Flatten(), nn.Linear(2 * 3 * 3, 4))
     return cnn, (6, 1, 8, 8)
 
 

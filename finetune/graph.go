@@ -1,0 +1,164 @@
+//go:build cgo
+
+package finetune
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/dpfeat/dpfeat/encode"
+)
+
+// OpenGraph opens a training graph (see Graph) with ONNX Runtime, checking
+// its inputs and outputs against the contract; threads is ONNX Runtime's
+// intra-op thread count (0: its default).
+func OpenGraph(path string, threads int) (*Graph, error) {
+	if err := encode.InitRuntime(""); err != nil {
+		return nil, err
+	}
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	g := &Graph{path: path}
+	var images, labels *ort.InputOutputInfo
+	for i := range ins {
+		in := &ins[i]
+		switch in.Name {
+		case InputImages:
+			images = in
+		case InputLabels:
+			labels = in
+		default:
+			if in.DataType != ort.TensorElementDataTypeFloat {
+				return nil, fmt.Errorf("%s: parameter input %q is %v; the contract wants float32", path, in.Name, in.DataType)
+			}
+			var shape []int64
+			size := 1
+			for _, d := range in.Dimensions {
+				if d < 1 {
+					return nil, fmt.Errorf("%s: parameter %q has a dynamic shape %v; parameters need fixed shapes", path, in.Name, in.Dimensions)
+				}
+				shape = append(shape, d)
+				size *= int(d)
+			}
+			g.Params = append(g.Params, Param{Name: in.Name, Shape: shape, Size: size})
+		}
+	}
+	if images == nil || labels == nil {
+		return nil, fmt.Errorf("%s: a training graph has inputs %q and %q besides the parameters (see the README's training-graph contract)", path, InputImages, InputLabels)
+	}
+	if images.DataType != ort.TensorElementDataTypeFloat || labels.DataType != ort.TensorElementDataTypeInt64 {
+		return nil, fmt.Errorf("%s: %q must be float32 and %q int64", path, InputImages, InputLabels)
+	}
+	if len(images.Dimensions) < 2 || len(labels.Dimensions) != 1 {
+		return nil, fmt.Errorf("%s: %q needs a batch axis and at least one more, %q is [batch]", path, InputImages, InputLabels)
+	}
+	for _, d := range images.Dimensions[1:] {
+		if d < 1 {
+			return nil, fmt.Errorf("%s: %q has a dynamic shape %v beyond the batch axis", path, InputImages, images.Dimensions)
+		}
+		g.ImageShape = append(g.ImageShape, d)
+	}
+	if len(g.Params) == 0 {
+		return nil, fmt.Errorf("%s: no parameter inputs", path)
+	}
+	var outNames []string
+	for _, p := range g.Params {
+		want := GradPrefix + p.Name
+		k := slices.IndexFunc(outs, func(o ort.InputOutputInfo) bool { return o.Name == want })
+		if k < 0 {
+			return nil, fmt.Errorf("%s: no output %q (the per-example gradient of parameter %q)", path, want, p.Name)
+		}
+		o := outs[k]
+		if len(o.Dimensions) != len(p.Shape)+1 || !slices.Equal([]int64(o.Dimensions[1:]), p.Shape) {
+			return nil, fmt.Errorf("%s: output %q has shape %v; expected [batch %s]", path, want, o.Dimensions, strings.Trim(fmt.Sprint(p.Shape), "[]"))
+		}
+		outNames = append(outNames, want)
+	}
+	if !slices.ContainsFunc(outs, func(o ort.InputOutputInfo) bool { return o.Name == OutputLoss && len(o.Dimensions) == 1 }) {
+		return nil, fmt.Errorf("%s: no output %q of shape [batch] (the per-example loss)", path, OutputLoss)
+	}
+	inNames := make([]string, 0, len(g.Params)+2)
+	for _, p := range g.Params {
+		inNames = append(inNames, p.Name)
+	}
+	inNames = append(inNames, InputImages, InputLabels)
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	if threads > 0 {
+		so.SetIntraOpNumThreads(threads)
+		so.SetInterOpNumThreads(1)
+	}
+	if g.session, err = ort.NewDynamicAdvancedSession(path, inNames, append(outNames, OutputLoss), so); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return g, nil
+}
+
+type session = *ort.DynamicAdvancedSession
+
+// Run evaluates the graph on n examples: params[p] holds parameter p's
+// values, images n·ImageSize() values, labels n labels; grads[p] receives
+// n·Params[p].Size per-example gradient values and loss n losses.
+func (g *Graph) Run(params [][]float32, images []float32, labels []int64, n int, grads [][]float32, loss []float32) error {
+	if len(params) != len(g.Params) || len(grads) != len(g.Params) {
+		return fmt.Errorf("run %s: %d parameters and %d gradient buffers for %d parameters", g.path, len(params), len(grads), len(g.Params))
+	}
+	var values []ort.Value
+	defer func() {
+		for _, v := range values {
+			v.Destroy()
+		}
+	}()
+	tensor := func(shape []int64, data []float32) error {
+		t, err := ort.NewTensor(ort.NewShape(shape...), data)
+		if err == nil {
+			values = append(values, t)
+		}
+		return err
+	}
+	for i, p := range g.Params {
+		if len(params[i]) != p.Size {
+			return fmt.Errorf("run %s: parameter %q has %d values; expected %d", g.path, p.Name, len(params[i]), p.Size)
+		}
+		if err := tensor(p.Shape, params[i]); err != nil {
+			return err
+		}
+	}
+	if err := tensor(append([]int64{int64(n)}, g.ImageShape...), images[:n*g.ImageSize()]); err != nil {
+		return err
+	}
+	lt, err := ort.NewTensor(ort.NewShape(int64(n)), labels[:n])
+	if err != nil {
+		return err
+	}
+	values = append(values, lt)
+	nin := len(values)
+	for i, p := range g.Params {
+		if err := tensor(append([]int64{int64(n)}, p.Shape...), grads[i][:n*p.Size]); err != nil {
+			return err
+		}
+	}
+	if err := tensor([]int64{int64(n)}, loss[:n]); err != nil {
+		return err
+	}
+	if err := g.session.Run(values[:nin], values[nin:]); err != nil {
+		return fmt.Errorf("run %s: %w", g.path, err)
+	}
+	return nil
+}
+
+// Close releases the session.
+func (g *Graph) Close() error {
+	if g.session != nil {
+		return g.session.Destroy()
+	}
+	return nil
+}
