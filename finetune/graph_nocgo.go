@@ -12,7 +12,9 @@ var errNoCgo = errors.New("this dpfeat was built without cgo, and ONNX Runtime n
 func OpenGraph(string, int) (*Graph, error) { return nil, errNoCgo }
 
 // Run fails without cgo.
-func (g *Graph) Run([][]float32, []float32, []int64, int, [][]float32, []float32) error { return errNoCgo }
+func (g *Graph) Run([][]float32, []float32, []int64, int, [][]float32, []float32) error {
+	return errNoCgo
+}
 
 // Close does nothing without cgo.
 func (g *Graph) Close() error { return nil }
