@@ -1,0 +1,219 @@
+package finetune
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+// clipMargin shrinks the clipping norm a little so that float rounding
+// cannot leave a clipped gradient longer than the norm the accounting
+// assumes (as the feature-space solvers do).
+const clipMargin = 1 - 1e-6
+
+// Data is a training set held as the graph's inputs: N examples of
+// ImageSize values each, and their labels.
+type Data struct {
+	Images []float32
+	Labels []int64
+	N      int
+}
+
+// Phase is one private phase of DP-SGD through a training graph (DP-RandP
+// Phase II with only the head trainable, Phase III with all): per step, a
+// Poisson sample of the examples (each with probability Batch/N; Batch 0 is
+// the full batch), per-example gradients from the graph, clipped jointly
+// over the trainable parameters to Clip, summed, with N(0, (Sigma·Clip)²)
+// on every coordinate, divided by the expected batch size (a public
+// constant), and a step of SGD with momentum.
+type Phase struct {
+	Name string
+	// Trainable marks the parameters this phase updates (nil: all).
+	Trainable []bool
+	Steps     int
+	Batch     float64
+	Clip      float64
+	Sigma     float64
+	LR        float64
+	Momentum  float64
+}
+
+// Mechanisms is the phase's accounting: Steps releases of a clipped
+// gradient sum (sensitivity Clip under add/remove) with noise Sigma·Clip,
+// Poisson-sampled at Batch/N.
+func (p Phase) Mechanisms(n int) []accounting.Mechanism {
+	if p.Steps == 0 {
+		return nil
+	}
+	m := accounting.Mechanism{Name: p.Name + ": noisy clipped gradient sum", Kind: accounting.KindGaussian,
+		Sensitivity: p.Clip, NoiseStd: p.Sigma * p.Clip, Count: p.Steps}
+	if p.Batch > 0 && p.Batch < float64(n) {
+		m.SamplingRate = p.Batch / float64(n)
+	}
+	return []accounting.Mechanism{m}
+}
+
+// State is what a phase changes and a checkpoint keeps: the parameters,
+// the momentum buffers, and the next step.
+type State struct {
+	Params   [][]float32
+	Velocity [][]float32
+	Step     int
+}
+
+// RunOptions are a phase run's noise source and callbacks.
+type RunOptions struct {
+	Noise accounting.Noise
+	// Chunk bounds the examples per graph call (memory); 0: 256.
+	Chunk int
+	// Observe sees every noise release (tests check its scale).
+	Observe func(release string, std float64, noise []float64)
+	// AfterStep is called after each step with the batch's mean loss;
+	// an error stops the phase (checkpointing happens here).
+	AfterStep func(st *State, loss float64) error
+}
+
+// Run continues phase p from st.Step to p.Steps.
+func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOptions) error {
+	if err := p.check(g, d, o); err != nil {
+		return err
+	}
+	if st.Velocity == nil {
+		st.Velocity = make([][]float32, len(g.Params))
+		for i, pr := range g.Params {
+			st.Velocity[i] = make([]float32, pr.Size)
+		}
+	}
+	chunk := o.Chunk
+	if chunk <= 0 {
+		chunk = 256
+	}
+	trainable := p.Trainable
+	if trainable == nil {
+		trainable = make([]bool, len(g.Params))
+		for i := range trainable {
+			trainable[i] = true
+		}
+	}
+	size := g.ImageSize()
+	imgs := make([]float32, chunk*size)
+	labs := make([]int64, chunk)
+	grads := make([][]float32, len(g.Params))
+	sums := make([][]float64, len(g.Params))
+	for i, pr := range g.Params {
+		grads[i] = make([]float32, chunk*pr.Size)
+		if trainable[i] {
+			sums[i] = make([]float64, pr.Size)
+		}
+	}
+	loss := make([]float32, chunk)
+	q := 1.0
+	if p.Batch > 0 && p.Batch < float64(d.N) {
+		q = p.Batch / float64(d.N)
+	}
+	denom := q * float64(d.N) // the expected batch size: public
+	lim := p.Clip * clipMargin
+	for st.Step < p.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, s := range sums {
+			clear(s)
+		}
+		var lossSum float64
+		var taken int
+		flush := func(k int) error {
+			if k == 0 {
+				return nil
+			}
+			if err := g.Run(st.Params, imgs, labs, k, grads, loss); err != nil {
+				return err
+			}
+			for e := 0; e < k; e++ {
+				var ss float64
+				for i, pr := range g.Params {
+					if trainable[i] {
+						for _, v := range grads[i][e*pr.Size : (e+1)*pr.Size] {
+							ss += float64(v) * float64(v)
+						}
+					}
+				}
+				f := 1.0
+				if n := math.Sqrt(ss); n > lim {
+					f = lim / n
+				}
+				for i, pr := range g.Params {
+					if trainable[i] {
+						s := sums[i]
+						for k, v := range grads[i][e*pr.Size : (e+1)*pr.Size] {
+							s[k] += f * float64(v)
+						}
+					}
+				}
+				lossSum += float64(loss[e])
+			}
+			taken += k
+			return nil
+		}
+		k := 0
+		for e := 0; e < d.N; e++ {
+			if q < 1 && o.Noise.Float64() >= q {
+				continue
+			}
+			copy(imgs[k*size:(k+1)*size], d.Images[e*size:(e+1)*size])
+			labs[k] = d.Labels[e]
+			if k++; k == chunk {
+				if err := flush(k); err != nil {
+					return err
+				}
+				k = 0
+			}
+		}
+		if err := flush(k); err != nil {
+			return err
+		}
+		for i, pr := range g.Params {
+			if !trainable[i] {
+				continue
+			}
+			noise := make([]float64, pr.Size)
+			accounting.AddGaussian(o.Noise, noise, p.Sigma*p.Clip)
+			if o.Observe != nil {
+				o.Observe(p.Name+": gradient "+pr.Name, p.Sigma*p.Clip, noise)
+			}
+			w, v := st.Params[i], st.Velocity[i]
+			for k := range w {
+				gk := (sums[i][k] + noise[k]) / denom
+				v[k] = float32(p.Momentum*float64(v[k]) + gk)
+				w[k] -= float32(p.LR * float64(v[k]))
+			}
+		}
+		st.Step++
+		if o.AfterStep != nil {
+			mean := math.NaN()
+			if taken > 0 {
+				mean = lossSum / float64(taken)
+			}
+			if err := o.AfterStep(st, mean); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p Phase) check(g *Graph, d Data, o RunOptions) error {
+	switch {
+	case o.Noise == nil:
+		return fmt.Errorf("%s: no noise source", p.Name)
+	case p.Steps < 0 || p.Clip <= 0 || p.Sigma <= 0 || p.LR <= 0 || p.Momentum < 0 || p.Momentum >= 1 || p.Batch < 0:
+		return fmt.Errorf("%s: steps ≥ 0, clip, sigma, lr > 0, momentum in [0, 1) and batch ≥ 0 needed, got %+v", p.Name, p)
+	case d.N < 1 || len(d.Images) != d.N*g.ImageSize() || len(d.Labels) != d.N:
+		return fmt.Errorf("%s: %d examples with %d values and %d labels; the graph wants %d values each", p.Name, d.N, len(d.Images), len(d.Labels), g.ImageSize())
+	case p.Trainable != nil && len(p.Trainable) != len(g.Params):
+		return fmt.Errorf("%s: %d trainable flags for %d parameters", p.Name, len(p.Trainable), len(g.Params))
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package finetune
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+// zeroNoise draws no noise and samples every example.
+type zeroNoise struct{}
+
+func (zeroNoise) NormFloat64() float64    { return 0 }
+func (zeroNoise) Float64() float64        { return 0 }
+func (zeroNoise) Seeded() bool            { return true }
+func (zeroNoise) Split() accounting.Noise { return zeroNoise{} }
+
+func testData(g *Graph, n, classes int, seed uint64) Data {
+	r := rand.New(rand.NewPCG(seed, 1))
+	d := Data{Images: make([]float32, n*g.ImageSize()), Labels: make([]int64, n), N: n}
+	for i := range d.Images {
+		d.Images[i] = float32(r.NormFloat64())
+	}
+	for i := range d.Labels {
+		d.Labels[i] = int64(r.IntN(classes))
+	}
+	return d
+}
+
+func clone(ps [][]float32) [][]float32 {
+	out := make([][]float32, len(ps))
+	for i, p := range ps {
+		out[i] = append([]float32(nil), p...)
+	}
+	return out
+}
+
+// TestPhaseClipsWhatTheAccountantAssumes: without noise, one full-batch
+// step (momentum 0, lr 1) moves the trainable parameters by minus the mean
+// of the per-example gradients, each clipped jointly over the trainable
+// parameters to C — the clipping binds here — and leaves the frozen ones.
+func TestPhaseClipsWhatTheAccountantAssumes(t *testing.T) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 37, 3, 1)
+	const clip = 0.05
+	trainable := []bool{false, false, true, true} // the head, as Phase II
+	st := &State{Params: clone(params)}
+	p := Phase{Name: "test", Trainable: trainable, Steps: 1, Clip: clip, Sigma: 1, LR: 1}
+	if err := p.Run(context.Background(), g, d, st, RunOptions{Noise: zeroNoise{}, Chunk: 8}); err != nil {
+		t.Fatal(err)
+	}
+	grads := make([][]float32, len(g.Params))
+	for i, pr := range g.Params {
+		grads[i] = make([]float32, d.N*pr.Size)
+	}
+	if err := g.Run(params, d.Images, d.Labels, d.N, grads, make([]float32, d.N)); err != nil {
+		t.Fatal(err)
+	}
+	want := clone(params)
+	bound := 0
+	for e := 0; e < d.N; e++ {
+		var ss float64
+		for i, pr := range g.Params {
+			if trainable[i] {
+				for _, v := range grads[i][e*pr.Size : (e+1)*pr.Size] {
+					ss += float64(v) * float64(v)
+				}
+			}
+		}
+		f := math.Min(1, clip*clipMargin/math.Sqrt(ss))
+		if f < 1 {
+			bound++
+		}
+		for i, pr := range g.Params {
+			if trainable[i] {
+				for k, v := range grads[i][e*pr.Size : (e+1)*pr.Size] {
+					want[i][k] -= float32(f * float64(v) / float64(d.N))
+				}
+			}
+		}
+	}
+	if bound < d.N/2 {
+		t.Fatalf("clipping bound only %d of %d examples; the test wants it to matter", bound, d.N)
+	}
+	for i := range want {
+		for k := range want[i] {
+			if math.Abs(float64(st.Params[i][k]-want[i][k])) > 1e-6 {
+				t.Fatalf("%s[%d] = %v, want %v (trainable %v)", g.Params[i].Name, k, st.Params[i][k], want[i][k], trainable[i])
+			}
+		}
+	}
+	if st.Step != 1 {
+		t.Errorf("step %d after one step", st.Step)
+	}
+}
+
+// TestPhaseNoiseHasTheCalibratedScale: every step adds, to every trainable
+// parameter, noise of standard deviation σ·C (a χ² test at false-alarm
+// 1e-6), and the phase's mechanisms say exactly that, at the Poisson rate.
+func TestPhaseNoiseHasTheCalibratedScale(t *testing.T) {
+	g, params := openTestGraph(t, "cnn")
+	d := testData(g, 50, 4, 2)
+	p := Phase{Name: "phase III", Steps: 3, Batch: 10, Clip: 0.7, Sigma: 1.3, LR: 0.1, Momentum: 0.9}
+	var ss float64
+	var n, releases int
+	o := RunOptions{Noise: accounting.SeededNoise(4), Observe: func(name string, std float64, noise []float64) {
+		releases++
+		if math.Abs(std-1.3*0.7) > 1e-12 || !strings.HasPrefix(name, "phase III: gradient ") {
+			t.Errorf("release %q with std %v, want %v", name, std, 1.3*0.7)
+		}
+		for _, v := range noise {
+			ss += (v / std) * (v / std)
+			n++
+		}
+	}}
+	st := &State{Params: clone(params)}
+	if err := p.Run(context.Background(), g, d, st, o); err != nil {
+		t.Fatal(err)
+	}
+	if releases != 3*len(g.Params) {
+		t.Errorf("%d releases, want %d", releases, 3*len(g.Params))
+	}
+	if z := (ss - float64(n)) / math.Sqrt(2*float64(n)); math.Abs(z) > 4.89 {
+		t.Errorf("noise variance off by z = %.2f over %d values", z, n)
+	}
+	m := p.Mechanisms(d.N)
+	if len(m) != 1 || m[0].SamplingRate != 0.2 || m[0].Count != 3 || m[0].Sensitivity != 0.7 || math.Abs(m[0].NoiseStd-1.3*0.7) > 1e-12 {
+		t.Errorf("mechanisms %+v", m)
+	}
+}
+
+// TestPlanMeetsTheTarget: Phase II alone meets share·ε, both together ε,
+// and the multipliers are the smallest that do.
+func TestPlanMeetsTheTarget(t *testing.T) {
+	for _, eps := range []float64{0.5, 1, 8} {
+		share := DefaultShare(eps)
+		p2 := Phase{Name: "II", Steps: 100, Clip: 1, LR: 1}
+		p3 := Phase{Name: "III", Steps: 50, Batch: 100, Clip: 1, LR: 1}
+		g, err := Plan(eps, 1e-5, share, 1000, &p2, &p3, accounting.AccountantAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(g.Epsilon) > eps {
+			t.Errorf("ε = %v: total %v", eps, g.Epsilon)
+		}
+		g2, _ := accounting.Account(p2.Mechanisms(1000), 1e-5, accounting.AccountantAuto, accounting.Options{})
+		if float64(g2.Epsilon) > share*eps {
+			t.Errorf("ε = %v: Phase II alone %v > %v", eps, g2.Epsilon, share*eps)
+		}
+		// A slightly smaller Phase III multiplier misses the target.
+		q := p3
+		q.Sigma *= 1 - 1e-6
+		gq, _ := accounting.Account(append(p2.Mechanisms(1000), q.Mechanisms(1000)...), 1e-5, accounting.AccountantAuto, accounting.Options{})
+		if float64(gq.Epsilon) <= eps {
+			t.Errorf("ε = %v: Phase III multiplier %v is not the smallest", eps, p3.Sigma)
+		}
+	}
+	if DefaultShare(0.1) != 1 || math.Abs(DefaultShare(1)-0.5) > 1e-12 || DefaultShare(1e6) != 0.1 {
+		t.Errorf("default shares %v %v %v", DefaultShare(0.1), DefaultShare(1), DefaultShare(1e6))
+	}
+	p2, p3 := Phase{Name: "II", Steps: 10, Clip: 1, LR: 1}, Phase{Name: "III", Steps: 10, Clip: 1, LR: 1}
+	if _, err := Plan(1, 1e-5, 1, 100, &p2, &p3, accounting.AccountantAuto); err == nil {
+		t.Error("share 1 with Phase III steps accepted")
+	}
+}
