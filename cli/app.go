@@ -57,6 +57,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			imbalanceCommand(),
 			sweepCommand(),
 			exportCommand(),
+			finetuneCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

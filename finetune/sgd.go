@@ -29,15 +29,15 @@ type Data struct {
 // on every coordinate, divided by the expected batch size (a public
 // constant), and a step of SGD with momentum.
 type Phase struct {
-	Name string
+	Name string `json:"name"`
 	// Trainable marks the parameters this phase updates (nil: all).
-	Trainable []bool
-	Steps     int
-	Batch     float64
-	Clip      float64
-	Sigma     float64
-	LR        float64
-	Momentum  float64
+	Trainable []bool  `json:"trainable,omitempty"`
+	Steps     int     `json:"steps"`
+	Batch     float64 `json:"batch"` // 0: the full batch
+	Clip      float64 `json:"clip"`
+	Sigma     float64 `json:"noise_multiplier"`
+	LR        float64 `json:"lr"`
+	Momentum  float64 `json:"momentum"`
 }
 
 // Mechanisms is the phase's accounting: Steps releases of a clipped

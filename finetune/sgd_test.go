@@ -2,6 +2,7 @@ package finetune
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -164,5 +165,58 @@ func TestPlanMeetsTheTarget(t *testing.T) {
 	p2, p3 := Phase{Name: "II", Steps: 10, Clip: 1, LR: 1}, Phase{Name: "III", Steps: 10, Clip: 1, LR: 1}
 	if _, err := Plan(1, 1e-5, 1, 100, &p2, &p3, accounting.AccountantAuto); err == nil {
 		t.Error("share 1 with Phase III steps accepted")
+	}
+}
+
+// TestCheckpointResumes: a phase stopped after 3 steps, checkpointed,
+// loaded and continued ends where an uninterrupted run does (no noise,
+// full batch: deterministic), momentum included.
+func TestCheckpointResumes(t *testing.T) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 20, 3, 3)
+	p := Phase{Name: "III", Steps: 6, Clip: 0.5, Sigma: 1, LR: 0.3, Momentum: 0.9}
+	whole := &State{Params: clone(params)}
+	if err := p.Run(context.Background(), g, d, whole, RunOptions{Noise: zeroNoise{}}); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/ckpt"
+	stop := errors.New("stop")
+	part := &State{Params: clone(params)}
+	err := p.Run(context.Background(), g, d, part, RunOptions{Noise: zeroNoise{}, AfterStep: func(s *State, loss float64) error {
+		if math.IsNaN(loss) || loss <= 0 {
+			t.Errorf("step %d: mean loss %v", s.Step, loss)
+		}
+		if s.Step == 3 {
+			if err := SaveCheckpoint(path, g, Checkpoint{Phase: 3, State: *s, Settings: "s"}); err != nil {
+				return err
+			}
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) {
+		t.Fatalf("run: %v", err)
+	}
+	ck, err := LoadCheckpoint(path, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Phase != 3 || ck.State.Step != 3 || ck.Settings != "s" {
+		t.Fatalf("checkpoint %d %d %q", ck.Phase, ck.State.Step, ck.Settings)
+	}
+	if err := p.Run(context.Background(), g, d, &ck.State, RunOptions{Noise: zeroNoise{}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole.Params {
+		for k := range whole.Params[i] {
+			if whole.Params[i][k] != ck.State.Params[i][k] {
+				t.Fatalf("resumed %s[%d] = %v, uninterrupted %v", g.Params[i].Name, k, ck.State.Params[i][k], whole.Params[i][k])
+			}
+		}
+	}
+	// Accuracy runs the graph once per class.
+	acc, err := Accuracy(g, whole.Params, d, 3, 7)
+	if err != nil || acc < 0 || acc > 1 {
+		t.Errorf("accuracy %v, %v", acc, err)
 	}
 }

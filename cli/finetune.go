@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/finetune"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+func finetuneCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "finetune",
+		Usage: "DP-RandP's private phases through a training graph: the head (Phase II), then all parameters (Phase III)",
+		UsageText: "dpfeat finetune --graph TRAIN.onnx --params INIT.safetensors --manifest ENC.json --data SRC --head NAME[,NAME…]\n" +
+			"                --epsilon E --delta D --out TRAINED.safetensors [--phase2-share S] [--test SRC] [--resume]\n\n" +
+			"TRAIN.onnx follows the training-graph contract (README; models/export_training_graph.py makes one):\n" +
+			"parameters, images and labels in, per-example gradients grad.P and losses out. Phase II trains only\n" +
+			"the --head parameters with full-batch DP-SGD, Phase III all of them with Poisson-sampled DP-SGD;\n" +
+			"Phase II alone gets --phase2-share of ε (default: DP-RandP's strategy, all of a small ε), and the two\n" +
+			"compose, by the accountant, to (--epsilon, --delta). A checkpoint beside --out lets an interrupted\n" +
+			"run continue with --resume. The result holds the trained parameters, named as the graph's inputs.\n\n" +
+			"Example:\n   dpfeat finetune --graph cnn-train.onnx --params cnn.safetensors --manifest cnn.json \\\n" +
+			"      --data /usr/share/datasets/fashion-mnist --offset 30000 --limit 30000 --head 6.weight,6.bias \\\n" +
+			"      --epsilon 8 --delta 1e-5 --out cnn-dp.safetensors",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "graph", Usage: "training graph (ONNX, required)"},
+			&ucli.StringFlag{Name: "params", Usage: "initial parameters, named as the graph's inputs (safetensors, required)"},
+			&ucli.StringFlag{Name: "manifest", Usage: "manifest whose input section says how to preprocess images (required)"},
+			&ucli.StringFlag{Name: "data", Usage: "training images (any source extract reads, required)"},
+			&ucli.StringFlag{Name: "split", Usage: "split of --data (train, test, …)"},
+			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N examples of --data"},
+			&ucli.Int64Flag{Name: "limit", Usage: "use at most N examples (after --offset)"},
+			&ucli.StringFlag{Name: "head", Usage: "comma-separated parameters Phase II trains (required unless --phase2-share 0)"},
+			&ucli.StringFlag{Name: "epsilon", Usage: "total privacy budget ε of both phases (required)"},
+			&ucli.Float64Flag{Name: "delta", Usage: "δ, well below 1/n (required)"},
+			&ucli.StringFlag{Name: "out", Usage: "trained parameters to write (safetensors, required)"},
+			&ucli.StringFlag{Name: "phase2-share", Usage: "the part of ε Phase II alone meets, in [0, 1] (default: 1 up to ε = 0.25, then 0.5/√ε, at least 0.1)"},
+			&ucli.IntFlag{Name: "phase2-steps", Value: 100, Usage: "Phase II steps (full batch; DP-RandP uses about 100)"},
+			&ucli.Float64Flag{Name: "phase2-lr", Value: 2, Usage: "Phase II learning rate"},
+			&ucli.IntFlag{Name: "phase3-steps", Value: 200, Usage: "Phase III steps"},
+			&ucli.Float64Flag{Name: "batch", Value: 256, Usage: "Phase III expected (Poisson) batch size"},
+			&ucli.Float64Flag{Name: "lr", Value: 0.5, Usage: "Phase III learning rate"},
+			&ucli.Float64Flag{Name: "clip", Value: 1, Usage: "per-example gradient clipping norm (both phases)"},
+			&ucli.Float64Flag{Name: "momentum", Value: 0.9, Usage: "SGD momentum (both phases)"},
+			&ucli.StringFlag{Name: "test", Usage: "labelled images to report test accuracy on"},
+			&ucli.StringFlag{Name: "test-split", Value: "test", Usage: "split of --test"},
+			&ucli.Int64Flag{Name: "test-limit", Usage: "use at most N test images"},
+			&ucli.IntFlag{Name: "checkpoint-every", Value: 20, Usage: "write a checkpoint every N steps"},
+			&ucli.BoolFlag{Name: "resume", Usage: "continue the run whose checkpoint is beside --out"},
+			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint"},
+			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
+			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
+			jsonFlag(),
+		},
+		Action: finetuneAction,
+	}
+}
+
+type finetuneReport struct {
+	Epsilon      accounting.Float     `json:"epsilon"`
+	Delta        float64              `json:"delta"`
+	Accountant   string               `json:"accountant"`
+	Phase2       finetune.Phase       `json:"phase2"`
+	Phase3       finetune.Phase       `json:"phase3"`
+	Share        float64              `json:"phase2_share"`
+	TrainRows    int                  `json:"train_rows"`
+	TestAccuracy *float64             `json:"test_accuracy"`
+	Seconds      float64              `json:"seconds"`
+	Out          string               `json:"out"`
+	Guarantee    accounting.Guarantee `json:"guarantee"`
+}
+
+func fileSHA(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+func finetuneAction(c *ucli.Context) error {
+	start := time.Now()
+	req := map[string]string{}
+	for _, name := range []string{"graph", "params", "manifest", "data", "epsilon", "out"} {
+		v, err := requiredString(c, name)
+		if err != nil {
+			return err
+		}
+		req[name] = v
+	}
+	eps, err := strconv.ParseFloat(req["epsilon"], 64)
+	if err != nil || !(eps > 0) || math.IsInf(eps, 0) {
+		return userErrorf("--epsilon must be a positive finite number, got %q", req["epsilon"])
+	}
+	if !c.IsSet("delta") {
+		return userErrorf("--delta is required (choose it well below 1/n)")
+	}
+	delta := c.Float64("delta")
+	if !(delta > 0 && delta < 1) {
+		return userErrorf("--delta must be in (0, 1), got %v", delta)
+	}
+	share := finetune.DefaultShare(eps)
+	if s := c.String("phase2-share"); s != "" {
+		if share, err = strconv.ParseFloat(s, 64); err != nil || !(share >= 0 && share <= 1) {
+			return userErrorf("--phase2-share must be in [0, 1], got %q", s)
+		}
+	}
+	for _, f := range []string{"phase2-steps", "phase3-steps", "checkpoint-every", "threads"} {
+		if c.Int(f) < 0 {
+			return userErrorf("--%s must not be negative", f)
+		}
+	}
+	out := req["out"]
+	ckpt := out + ".checkpoint"
+	if c.Bool("resume") && c.Bool("force") {
+		return userErrorf("--resume and --force exclude each other")
+	}
+	if !c.Bool("force") && !c.Bool("resume") {
+		for _, p := range []string{out, ckpt} {
+			if _, err := os.Stat(p); err == nil {
+				return userErrorf("%s exists: pass --resume to continue an interrupted run or --force to start over", p)
+			}
+		}
+	}
+	if c.Bool("resume") {
+		if _, err := os.Stat(ckpt); err != nil {
+			return userErrorf("--resume: no checkpoint %s", ckpt)
+		}
+	}
+	man, err := models.LoadManifest(req["manifest"])
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	g, err := finetune.OpenGraph(req["graph"], c.Int("threads"))
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	defer g.Close()
+	in := man.Input
+	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
+	if strings.EqualFold(in.Layout, "NHWC") {
+		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
+	}
+	if !slices.Equal(g.ImageShape, want) {
+		return userErrorf("%s takes images of shape %v; the manifest %s makes %v", req["graph"], g.ImageShape, req["manifest"], want)
+	}
+	params, err := finetune.LoadParams(req["params"], g)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	trainable := make([]bool, len(g.Params))
+	if share > 0 {
+		heads := strings.Split(c.String("head"), ",")
+		if c.String("head") == "" {
+			return userErrorf("--head names the parameters Phase II trains (or pass --phase2-share 0)")
+		}
+		for _, h := range heads {
+			k := slices.IndexFunc(g.Params, func(p finetune.Param) bool { return p.Name == strings.TrimSpace(h) })
+			if k < 0 {
+				var names []string
+				for _, p := range g.Params {
+					names = append(names, p.Name)
+				}
+				return userErrorf("--head: %q is not a parameter of %s (it has %s)", h, req["graph"], strings.Join(names, ", "))
+			}
+			trainable[k] = true
+		}
+	}
+	p2 := finetune.Phase{Name: "phase II", Trainable: trainable, Steps: c.Int("phase2-steps"), Clip: c.Float64("clip"),
+		LR: c.Float64("phase2-lr"), Momentum: c.Float64("momentum")}
+	p3 := finetune.Phase{Name: "phase III", Steps: c.Int("phase3-steps"), Batch: c.Float64("batch"), Clip: c.Float64("clip"),
+		LR: c.Float64("lr"), Momentum: c.Float64("momentum")}
+	if share == 1 {
+		p3.Steps = 0
+	}
+	if share == 0 {
+		p2.Steps = 0
+	}
+	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", req["data"])
+	data, classes, err := finetune.LoadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"))
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	if delta >= 1/float64(data.N) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g. Use δ ≪ 1/n.\n", delta, 1/float64(data.N))
+	}
+	guarantee, err := finetune.Plan(eps, delta, share, data.N, &p2, &p3, accounting.AccountantAuto)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	// The settings a resumed run must repeat: files, data, budget, phases.
+	graphSHA, err := fileSHA(req["graph"])
+	if err != nil {
+		return err
+	}
+	paramsSHA, err := fileSHA(req["params"])
+	if err != nil {
+		return err
+	}
+	settingsJSON, _ := json.Marshal(map[string]any{"graph": graphSHA, "params": paramsSHA, "data": req["data"], "split": c.String("split"),
+		"offset": c.Int64("offset"), "limit": c.Int64("limit"), "n": data.N, "epsilon": eps, "delta": delta, "share": share,
+		"phase2": p2, "phase3": p3, "seed": c.String("seed")})
+	settings := string(settingsJSON)
+	noise := accounting.SecureNoise()
+	if s := c.String("seed"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return userErrorf("--seed must be a non-negative whole number, got %q", s)
+		}
+		noise = accounting.SeededNoise(seed)
+		guarantee.Seeded, guarantee.Note = true, accounting.SeededNote
+		fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this result is for reproduction only, not private")
+	}
+	phase, st := 2, &finetune.State{Params: params}
+	if p2.Steps == 0 {
+		phase = 3
+	}
+	if c.Bool("resume") {
+		ck, err := finetune.LoadCheckpoint(ckpt, g)
+		if err != nil {
+			return userErrorf("%v", err)
+		}
+		if ck.Settings != settings {
+			return userErrorf("%s was written by a run with other settings (files, data, budget or phases): it cannot be resumed with these", ckpt)
+		}
+		phase, st = ck.Phase, &ck.State
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", map[int]string{2: "II", 3: "III"}[phase], st.Step)
+	}
+	every := max(1, c.Int("checkpoint-every"))
+	last := time.Now()
+	runPhase := func(p finetune.Phase, num int) error {
+		return p.Run(c.Context, g, data, st, finetune.RunOptions{Noise: noise, AfterStep: func(s *finetune.State, loss float64) error {
+			if time.Since(last) > 2*time.Second || s.Step == p.Steps {
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, loss %.4f (%s)\n", p.Name, s.Step, p.Steps, loss, time.Since(start).Round(time.Second))
+				last = time.Now()
+			}
+			if s.Step%every == 0 && s.Step < p.Steps {
+				return finetune.SaveCheckpoint(ckpt, g, finetune.Checkpoint{Phase: num, State: *s, Settings: settings})
+			}
+			return nil
+		}})
+	}
+	interrupted := func(err error) error {
+		if errors.Is(err, context.Canceled) {
+			if serr := finetune.SaveCheckpoint(ckpt, g, finetune.Checkpoint{Phase: phase, State: *st, Settings: settings}); serr != nil {
+				return serr
+			}
+			return userErrorf("interrupted: %s holds the run; continue it with --resume", ckpt)
+		}
+		return err
+	}
+	if phase == 2 {
+		if err := runPhase(p2, 2); err != nil {
+			return interrupted(err)
+		}
+		phase, st.Step, st.Velocity = 3, 0, nil
+	}
+	if p3.Steps > 0 {
+		if err := runPhase(p3, 3); err != nil {
+			return interrupted(err)
+		}
+	}
+	meta := map[string]string{"format": "dpfeat.finetune.v1", "privacy": guarantee.String(), "settings": settings, "dpfeat.version": Version}
+	if gj, err := json.Marshal(guarantee); err == nil {
+		meta["guarantee"] = string(gj)
+	}
+	meta["classes"] = strings.Join(classes, "\n")
+	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {
+		return err
+	}
+	os.Remove(ckpt)
+	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
+		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee}
+	if t := c.String("test"); t != "" {
+		test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"))
+		if err != nil {
+			return userErrorf("%v", err)
+		}
+		acc, err := finetune.Accuracy(g, st.Params, test, len(classes), 0)
+		if err != nil {
+			return err
+		}
+		rep.TestAccuracy = &acc
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return printFinetune(c.App.Writer, rep)
+}
+
+func printFinetune(w io.Writer, r finetuneReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wrote %s: %d training examples, %.1f s\n", r.Out, r.TrainRows, r.Seconds)
+	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
+	fmt.Fprintf(&b, "phase II: %d full-batch steps of the head, noise multiplier %.4g (share of ε %.2f)\n", r.Phase2.Steps, r.Phase2.Sigma, r.Share)
+	fmt.Fprintf(&b, "phase III: %d steps, expected batch %g, noise multiplier %.4g\n", r.Phase3.Steps, r.Phase3.Batch, r.Phase3.Sigma)
+	if r.TestAccuracy != nil {
+		fmt.Fprintf(&b, "test accuracy: %.4f\n", *r.TestAccuracy)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

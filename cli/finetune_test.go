@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/finetune"
+)
+
+func TestFinetune(t *testing.T) {
+	needORT(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"a", "b", "c"}, 20)
+	manifest := filepath.Join(dir, "mlp.json")
+	os.WriteFile(manifest, []byte(`{"name": "mlp", "input": {"layout": "NCHW", "channels": 1, "height": 4, "width": 2, "mean": [0.5], "std": [0.25]},
+		"output": {"name": "loss", "dim": 1, "pool": "none"}}`), 0o644)
+	graph := filepath.Join("..", "testdata", "training", "mlp.onnx")
+	params := filepath.Join("..", "testdata", "training", "mlp.safetensors")
+	out := filepath.Join(dir, "trained.safetensors")
+	base := []string{"finetune", "--graph", graph, "--params", params, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
+		"--epsilon", "4", "--delta", "1e-3", "--out", out, "--phase2-steps", "10", "--phase3-steps", "10", "--batch", "30", "--seed", "1"}
+	code, stdout, errs := run(t, append(base, "--test", data, "--json")...)
+	if code != 0 {
+		t.Fatalf("finetune: exit %d: %s", code, errs)
+	}
+	var rep finetuneReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if float64(rep.Epsilon) > 4 || rep.TrainRows != 60 || rep.TestAccuracy == nil || rep.Phase2.Sigma <= 0 || rep.Phase3.Sigma <= 0 || !rep.Guarantee.Seeded {
+		t.Errorf("report %+v", rep)
+	}
+	if !strings.Contains(errs, "reproduction only") {
+		t.Errorf("a seeded run does not say it is for reproduction only: %s", errs)
+	}
+	g, err := finetune.OpenGraph(graph, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := finetune.LoadParams(out, g); err != nil {
+		t.Errorf("the result does not load as the graph's parameters: %v", err)
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{base, "exists: pass --resume"},
+		{append(base[:len(base):len(base)], "--resume"), "no checkpoint"},
+		{append(append([]string{}, base...), "--force", "--head", "9.weight"), `"9.weight" is not a parameter`},
+		{append(append([]string{}, base...), "--force", "--phase2-share", "2"), "--phase2-share must be in [0, 1]"},
+	}
+	for _, c := range bad {
+		if code, _, errs := run(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args[len(c.args)-2:], code, errs, c.want)
+		}
+	}
+}
