@@ -201,7 +201,6 @@ func (c *Classifier) Validate() error {
 	return nil
 }
 
-
 // Save writes the classifier as a safetensors file (atomically: a temporary
 // file renamed into place).
 func (c *Classifier) Save(path string) error {
