@@ -193,12 +193,18 @@ func byMethod(sel []Selected, dataset string) (methods []string, lines map[strin
 	return methods, lines, refs, eps
 }
 
-func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
+// newPanel starts a dataset's panel: titles, the ε axis, and its lines.
+func newPanel(sel []Selected, dataset, title, ylabel string) (*plot.Plot, []string, map[string][]Selected, []Selected) {
 	p := plot.New()
-	p.Title.Text = dataset + ": test accuracy"
-	p.Y.Label.Text = "median over seeds; band: min–max"
+	p.Title.Text = dataset + ": " + title
+	p.Y.Label.Text = ylabel
 	methods, lines, refs, eps := byMethod(sel, dataset)
 	epsAxis(p, eps)
+	return p, methods, lines, refs
+}
+
+func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
+	p, methods, lines, refs := newPanel(sel, dataset, "test accuracy", "median over seeds; band: min–max")
 	for _, m := range methods {
 		i := st.index[m]
 		ls := lines[m]
@@ -248,11 +254,7 @@ func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend
 }
 
 func imbalancePanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = dataset + ": balanced (solid), minority (dashed)"
-	p.Y.Label.Text = "test accuracy, median over seeds"
-	methods, lines, _, eps := byMethod(sel, dataset)
-	epsAxis(p, eps)
+	p, methods, lines, _ := newPanel(sel, dataset, "balanced (solid), minority (dashed)", "test accuracy, median over seeds")
 	for _, m := range methods {
 		i := st.index[m]
 		var bal, minor plotter.XYs
