@@ -26,7 +26,7 @@ out=bench/results/finetune.md
 	echo "## Fine-tuning: DP-RandP Phase II only vs Phase II + III"
 	echo
 	echo "\`bench/finetune.sh\`, $(date -u +%Y-%m-%d), $(nproc) cores, ONNX Runtime on the CPU. A small CNN (two strided tanh"
-	echo "convolutions and a linear head, 10.3k parameters) pretrained without privacy on Fashion-MNIST's public half, its head"
+	echo "convolutions and a linear head, 7,018 parameters) pretrained without privacy on Fashion-MNIST's public half, its head"
 	echo "reset to zero; \`dpfeat finetune\` on the private half (30,000 images), δ = 1e-5. Phase II: 100 full-batch steps of"
 	echo "the head (η = 2); Phase III: 500 Poisson-sampled steps of everything (expected batch 256, η = 0.5); clip 1,"
 	echo "momentum 0.9; one run each (secure noise). Test accuracy on the 10,000 test images."
