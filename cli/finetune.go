@@ -20,6 +20,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -58,6 +59,8 @@ func finetuneCommand() *ucli.Command {
 			&ucli.Float64Flag{Name: "lr", Value: 0.5, Usage: "Phase III learning rate"},
 			&ucli.Float64Flag{Name: "clip", Value: 1, Usage: "per-example gradient clipping norm (both phases)"},
 			&ucli.Float64Flag{Name: "momentum", Value: 0.9, Usage: "SGD momentum (both phases)"},
+			&ucli.StringFlag{Name: "forward", Usage: "the forward graph (parameters as inputs, logits out) to bake the trained parameters into"},
+			&ucli.StringFlag{Name: "export", Usage: "with --forward: write the trained model as one standalone ONNX file (images in, logits out; privacy in its metadata)"},
 			&ucli.StringFlag{Name: "test", Usage: "labelled images to report test accuracy on"},
 			&ucli.StringFlag{Name: "test-split", Value: "test", Usage: "split of --test"},
 			&ucli.Int64Flag{Name: "test-limit", Usage: "use at most N test images"},
@@ -83,6 +86,7 @@ type finetuneReport struct {
 	TestAccuracy *float64             `json:"test_accuracy"`
 	Seconds      float64              `json:"seconds"`
 	Out          string               `json:"out"`
+	Export       string               `json:"export,omitempty"`
 	Guarantee    accounting.Guarantee `json:"guarantee"`
 }
 
@@ -129,6 +133,14 @@ func finetuneAction(c *ucli.Context) error {
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
+	if (c.String("forward") == "") != (c.String("export") == "") {
+		return userErrorf("--forward and --export go together: the forward graph to bake, and the ONNX file to write")
+	}
+	if e := c.String("export"); e != "" && !c.Bool("force") && !c.Bool("resume") {
+		if _, err := os.Stat(e); err == nil {
+			return userErrorf("%s exists: pass --force to replace it", e)
+		}
+	}
 	if c.Bool("resume") && c.Bool("force") {
 		return userErrorf("--resume and --force exclude each other")
 	}
@@ -285,9 +297,29 @@ func finetuneAction(c *ucli.Context) error {
 	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {
 		return err
 	}
-	os.Remove(ckpt)
 	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
 		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee}
+	if fwd := c.String("forward"); fwd != "" {
+		raw, err := os.ReadFile(fwd)
+		if err != nil {
+			return userErrorf("read %s: %v", fwd, err)
+		}
+		ts := map[string]finetune.Tensor{}
+		for i, p := range g.Params {
+			ts[p.Name] = finetune.Tensor{Shape: p.Shape, Data: st.Params[i]}
+		}
+		cj, _ := json.Marshal(classes)
+		baked, err := finetune.Bake(raw, ts, map[string]string{"dpfeat.privacy": guarantee.String(), "dpfeat.guarantee": meta["guarantee"],
+			"dpfeat.classes": string(cj), "dpfeat.version": Version, "dpfeat.settings": settings})
+		if err != nil {
+			return userErrorf("%s: %v", fwd, err)
+		}
+		if err := atomicfile.WriteBytes(c.String("export"), baked); err != nil {
+			return err
+		}
+		rep.Export = c.String("export")
+	}
+	os.Remove(ckpt)
 	if t := c.String("test"); t != "" {
 		test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"))
 		if err != nil {
@@ -309,6 +341,9 @@ func finetuneAction(c *ucli.Context) error {
 func printFinetune(w io.Writer, r finetuneReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "wrote %s: %d training examples, %.1f s\n", r.Out, r.TrainRows, r.Seconds)
+	if r.Export != "" {
+		fmt.Fprintf(&b, "wrote %s: the trained model as one ONNX file (images in, logits out)\n", r.Export)
+	}
 	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
 	fmt.Fprintf(&b, "phase II: %d full-batch steps of the head, noise multiplier %.4g (share of ε %.2f)\n", r.Phase2.Steps, r.Phase2.Sigma, r.Share)
 	fmt.Fprintf(&b, "phase III: %d steps, expected batch %g, noise multiplier %.4g\n", r.Phase3.Steps, r.Phase3.Batch, r.Phase3.Sigma)

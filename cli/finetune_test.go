@@ -23,7 +23,9 @@ func TestFinetune(t *testing.T) {
 	out := filepath.Join(dir, "trained.safetensors")
 	base := []string{"finetune", "--graph", graph, "--params", params, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
 		"--epsilon", "4", "--delta", "1e-3", "--out", out, "--phase2-steps", "10", "--phase3-steps", "10", "--batch", "30", "--seed", "1"}
-	code, stdout, errs := run(t, append(base, "--test", data, "--json")...)
+	exported := filepath.Join(dir, "trained.onnx")
+	forward := filepath.Join("..", "testdata", "training", "mlp-forward.onnx")
+	code, stdout, errs := run(t, append(base, "--test", data, "--json", "--forward", forward, "--export", exported)...)
 	if code != 0 {
 		t.Fatalf("finetune: exit %d: %s", code, errs)
 	}
@@ -33,6 +35,9 @@ func TestFinetune(t *testing.T) {
 	}
 	if float64(rep.Epsilon) > 4 || rep.TrainRows != 60 || rep.TestAccuracy == nil || rep.Phase2.Sigma <= 0 || rep.Phase3.Sigma <= 0 || !rep.Guarantee.Seeded {
 		t.Errorf("report %+v", rep)
+	}
+	if st, err := os.Stat(exported); err != nil || st.Size() < 500 || rep.Export != exported {
+		t.Errorf("export: %v, report %q", err, rep.Export)
 	}
 	if !strings.Contains(errs, "reproduction only") {
 		t.Errorf("a seeded run does not say it is for reproduction only: %s", errs)
@@ -53,6 +58,7 @@ func TestFinetune(t *testing.T) {
 		{append(base[:len(base):len(base)], "--resume"), "no checkpoint"},
 		{append(append([]string{}, base...), "--force", "--head", "9.weight"), `"9.weight" is not a parameter`},
 		{append(append([]string{}, base...), "--force", "--phase2-share", "2"), "--phase2-share must be in [0, 1]"},
+		{append(append([]string{}, base...), "--force", "--export", exported), "--forward and --export go together"},
 	}
 	for _, c := range bad {
 		if code, _, errs := run(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {

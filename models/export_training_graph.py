@@ -104,6 +104,33 @@ class _PerExample(nn.Module):
         return tuple(grads[n] for n in self.names) + (loss,)
 
 
+class _Forward(nn.Module):
+    """forward(*params, images) -> logits, the parameters as inputs."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.layers = list(model)
+        self.names = names
+
+    def forward(self, *args):
+        params = dict(zip(self.names, args[: len(self.names)]))
+        h = args[len(self.names)]
+        for i, layer in enumerate(self.layers):
+            if isinstance(layer, nn.Linear):
+                h = h @ params[f"{i}.weight"].t()
+                if layer.bias is not None:
+                    h = h + params[f"{i}.bias"]
+            elif isinstance(layer, nn.Conv2d):
+                h = F.conv2d(h, params[f"{i}.weight"], params.get(f"{i}.bias"), layer.stride, layer.padding)
+            elif isinstance(layer, nn.ReLU):
+                h = torch.relu(h)
+            elif isinstance(layer, nn.Tanh):
+                h = torch.tanh(h)
+            else:  # Flatten
+                h = h.reshape(h.shape[0], -1)
+        return h
+
+
 def _reference(model, x, y):
     """Per-example gradients and losses by autograd, for the check."""
     names = [n for n, _ in model.named_parameters()]
@@ -119,10 +146,12 @@ def _reference(model, x, y):
     return [torch.stack(out[n]) for n in names], torch.stack(losses)
 
 
-def export(model, images, path, labels=None, params_out=None, opset=14, atol=1e-5):
+def export(model, images, path, labels=None, params_out=None, forward_out=None, opset=14, atol=1e-5):
     """Export model as a training graph at path, checked on images (and
     labels, default random) against autograd; optionally write the initial
-    parameters as safetensors to params_out."""
+    parameters as safetensors to params_out, and the forward graph (the
+    same parameters as inputs, images in, `logits` out) to forward_out,
+    which dpfeat finetune --forward bakes the trained parameters into."""
     if not isinstance(model, nn.Sequential) or not all(isinstance(l, SUPPORTED) for l in model):
         raise ValueError("export supports nn.Sequential of " + ", ".join(c.__name__ for c in SUPPORTED))
     model = model.eval()
@@ -154,6 +183,13 @@ def export(model, images, path, labels=None, params_out=None, opset=14, atol=1e-
         pass
     if params_out:
         write_safetensors(params_out, dict(zip(names, params)))
+    if forward_out:
+        fwd = _Forward(model, names)
+        with torch.no_grad():
+            if not torch.allclose(fwd(*params, images), model(images), atol=atol):
+                raise AssertionError("the forward graph differs from the model")
+        torch.onnx.export(fwd, (*params, images), forward_out, input_names=names + ["images"], output_names=["logits"],
+                          dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}}, opset_version=opset)
     return names
 
 
@@ -191,10 +227,11 @@ def main():
     ap.add_argument("--demo", choices=["mlp", "cnn"], required=True, help="which test model to export (or call export() from Python)")
     ap.add_argument("--out", required=True, metavar="OUT.onnx")
     ap.add_argument("--params", metavar="OUT.safetensors", help="also write the initial parameters")
+    ap.add_argument("--forward", metavar="OUT.onnx", help="also write the forward graph (parameters as inputs, logits out)")
     a = ap.parse_args()
     model, shape = demo_model(a.demo)
     torch.manual_seed(1)
-    names = export(model, torch.randn(*shape), a.out, params_out=a.params)
+    names = export(model, torch.randn(*shape), a.out, params_out=a.params, forward_out=a.forward)
     print(f"wrote {a.out}: parameters {names}", file=sys.stderr)
 
 

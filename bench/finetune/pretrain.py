@@ -51,7 +51,7 @@ for epoch in range(2):
 with torch.no_grad():
     model[5].weight.zero_()
     model[5].bias.zero_()
-export(model, x[:8], f"{out}/cnn-train.onnx", labels=y[:8], params_out=f"{out}/cnn-init.safetensors")
+export(model, x[:8], f"{out}/cnn-train.onnx", labels=y[:8], params_out=f"{out}/cnn-init.safetensors", forward_out=f"{out}/cnn-forward.onnx")
 json.dump({"name": "fmnist-small-cnn", "input": {"layout": "NCHW", "channels": 1, "height": 28, "width": 28,
            "mean": [mean], "std": [std]}, "output": {"name": "loss", "dim": 1, "pool": "none"},
            "pretrained_on": "Fashion-MNIST train rows 0-29999 (public half), without privacy"},
