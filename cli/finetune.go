@@ -18,6 +18,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
@@ -68,6 +69,7 @@ func finetuneCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the run whose checkpoint is beside --out"},
 			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint"},
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
+			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto (CUDA when the runtime has it, else the CPU, saying so)"},
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
 			jsonFlag(),
 		},
@@ -87,6 +89,7 @@ type finetuneReport struct {
 	Seconds      float64              `json:"seconds"`
 	Out          string               `json:"out"`
 	Export       string               `json:"export,omitempty"`
+	Provider     string               `json:"provider"`
 	Guarantee    accounting.Guarantee `json:"guarantee"`
 }
 
@@ -160,11 +163,18 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	g, err := finetune.OpenGraph(req["graph"], c.Int("threads"))
+	dev, err := encode.ParseDevice(c.String("device"))
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	g, err := finetune.OpenGraph(req["graph"], finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
 	if err != nil {
 		return userErrorf("%v", err)
 	}
 	defer g.Close()
+	if g.Note != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
+	}
 	in := man.Input
 	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
 	if strings.EqualFold(in.Layout, "NHWC") {
@@ -298,7 +308,7 @@ func finetuneAction(c *ucli.Context) error {
 		return err
 	}
 	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
-		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee}
+		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee, Provider: g.Provider}
 	if fwd := c.String("forward"); fwd != "" {
 		raw, err := os.ReadFile(fwd)
 		if err != nil {

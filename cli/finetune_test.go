@@ -42,7 +42,7 @@ func TestFinetune(t *testing.T) {
 	if !strings.Contains(errs, "reproduction only") {
 		t.Errorf("a seeded run does not say it is for reproduction only: %s", errs)
 	}
-	g, err := finetune.OpenGraph(graph, 1)
+	g, err := finetune.OpenGraph(graph, finetune.GraphOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,8 @@ func TestFinetune(t *testing.T) {
 		{append(append([]string{}, base...), "--force", "--head", "9.weight"), `"9.weight" is not a parameter`},
 		{append(append([]string{}, base...), "--force", "--phase2-share", "2"), "--phase2-share must be in [0, 1]"},
 		{append(append([]string{}, base...), "--force", "--export", exported), "--forward and --export go together"},
+		// The runtime scripts/setup.sh fetches is CPU-only.
+		{append(append([]string{}, base...), "--force", "--device", "cuda"), "CUDA execution provider is not available"},
 	}
 	for _, c := range bad {
 		if code, _, errs := run(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {

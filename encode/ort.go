@@ -144,16 +144,8 @@ func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Ses
 	if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", spin); err != nil {
 		return nil, fmt.Errorf("ONNX Runtime session options: %v", err)
 	}
-	s.provider = "cpu"
-	if opt.Device.Kind == "cuda" || opt.Device.Kind == "auto" {
-		if err := appendCUDA(so, opt.Device.ID); err != nil {
-			if opt.Device.Kind == "cuda" {
-				return nil, fmt.Errorf("--device %s: the CUDA execution provider is not available: %v. The ONNX Runtime that scripts/setup.sh fetches (npm onnxruntime-node) is CPU-only; set ONNXRUNTIME_LIB to a GPU build (onnxruntime-gpu's libonnxruntime.so with libonnxruntime_providers_cuda.so, CUDA 12 and cuDNN 9 beside it), or use --device cpu", opt.Device, err)
-			}
-			s.note = fmt.Sprintf("--device auto: CUDA is not available (%v); running on the CPU", firstLine(err))
-		} else {
-			s.provider = fmt.Sprintf("cuda:%d", opt.Device.ID)
-		}
+	if s.provider, s.note, err = ApplyDevice(so, opt.Device); err != nil {
+		return nil, err
 	}
 	s.s, err = ort.NewDynamicAdvancedSession(modelPath, []string{s.in.Name}, []string{s.out.Name}, so)
 	if err != nil {
@@ -164,6 +156,23 @@ func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Ses
 		return nil, fmt.Errorf("model %s: %w", modelPath, err)
 	}
 	return s, nil
+}
+
+// ApplyDevice adds the device's execution provider to session options:
+// nothing for the CPU; CUDA for cuda (an error that says how to get a GPU
+// build when it is missing) and for auto (a note, and the CPU, when it is
+// missing). It returns the provider that will run, and the note.
+func ApplyDevice(so *ort.SessionOptions, d Device) (provider, note string, err error) {
+	if d.Kind != "cuda" && d.Kind != "auto" {
+		return "cpu", "", nil
+	}
+	if err := appendCUDA(so, d.ID); err != nil {
+		if d.Kind == "cuda" {
+			return "", "", fmt.Errorf("--device %s: the CUDA execution provider is not available: %v. The ONNX Runtime that scripts/setup.sh fetches (npm onnxruntime-node) is CPU-only; set ONNXRUNTIME_LIB to a GPU build (onnxruntime-gpu's libonnxruntime.so with libonnxruntime_providers_cuda.so, CUDA 12 and cuDNN 9 beside it), or use --device cpu", d, err)
+		}
+		return "cpu", fmt.Sprintf("--device auto: CUDA is not available (%v); running on the CPU", firstLine(err)), nil
+	}
+	return fmt.Sprintf("cuda:%d", d.ID), "", nil
 }
 
 func appendCUDA(so *ort.SessionOptions, id int) error {

@@ -1,5 +1,7 @@
 package finetune
 
+import "github.com/dpfeat/dpfeat/encode"
+
 // The training-graph contract: an ONNX model whose inputs are the trainable
 // parameters (float32, fixed shapes, by name), InputImages (float32,
 // [batch, …]) and InputLabels (int64, [batch]); and whose outputs are, for
@@ -27,8 +29,17 @@ type Graph struct {
 	// ImageShape is an example's shape (the images input without its
 	// batch axis).
 	ImageShape []int64
-	path       string
-	session    session
+	// Provider is the execution provider that runs it (cpu, cuda:N);
+	// Note says why --device auto fell back to the CPU.
+	Provider, Note string
+	path           string
+	session        session
+}
+
+// GraphOptions choose ONNX Runtime's threads (0: its default) and device.
+type GraphOptions struct {
+	Threads int
+	Device  encode.Device
 }
 
 // ImageSize is the number of values of one example.

@@ -13,9 +13,8 @@ import (
 )
 
 // OpenGraph opens a training graph (see Graph) with ONNX Runtime, checking
-// its inputs and outputs against the contract; threads is ONNX Runtime's
-// intra-op thread count (0: its default).
-func OpenGraph(path string, threads int) (*Graph, error) {
+// its inputs and outputs against the contract, on the device opt asks for.
+func OpenGraph(path string, opt GraphOptions) (*Graph, error) {
 	if err := encode.InitRuntime(""); err != nil {
 		return nil, err
 	}
@@ -92,9 +91,12 @@ func OpenGraph(path string, threads int) (*Graph, error) {
 		return nil, err
 	}
 	defer so.Destroy()
-	if threads > 0 {
-		so.SetIntraOpNumThreads(threads)
+	if opt.Threads > 0 {
+		so.SetIntraOpNumThreads(opt.Threads)
 		so.SetInterOpNumThreads(1)
+	}
+	if g.Provider, g.Note, err = encode.ApplyDevice(so, opt.Device); err != nil {
+		return nil, err
 	}
 	if g.session, err = ort.NewDynamicAdvancedSession(path, inNames, append(outNames, OutputLoss), so); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -25,7 +25,7 @@ func needRuntime(t testing.TB) {
 func openTestGraph(t *testing.T, name string) (*Graph, [][]float32) {
 	t.Helper()
 	needRuntime(t)
-	g, err := OpenGraph(filepath.Join("..", "testdata", "training", name+".onnx"), 1)
+	g, err := OpenGraph(filepath.Join("..", "testdata", "training", name+".onnx"), GraphOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestGraphGradientsMatchFiniteDifferences(t *testing.T) {
 func TestGraphContractErrors(t *testing.T) {
 	needRuntime(t)
 	// An encoder is not a training graph.
-	_, err := OpenGraph(filepath.Join("..", "testdata", "encoders", "tiny-cnn.onnx"), 1)
+	_, err := OpenGraph(filepath.Join("..", "testdata", "encoders", "tiny-cnn.onnx"), GraphOptions{Threads: 1})
 	if err == nil {
 		t.Fatal("an encoder opened as a training graph")
 	}
