@@ -58,6 +58,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			sweepCommand(),
 			exportCommand(),
 			finetuneCommand(),
+			budgetCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

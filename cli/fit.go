@@ -68,7 +68,9 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "public", Usage: "dpplpublic(k): public feature file to choose prototypes from (labels not needed)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "treat the training file's class counts as public (recorded in the guarantee): they are stored in the classifier for eval's minority classes, and dpplmean (euclidean) divides by them"},
-		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder"},
+		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
+		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
+		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does (comparison only; dpfeat: ε²/8)"},
 		jsonFlag(),
@@ -295,6 +297,11 @@ func fitAction(c *ucli.Context) error {
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = int64(rows), counts
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
+	// The release is recorded in the data's budget ledger, if it has one,
+	// before the classifier is written: a fit past the budget writes nothing.
+	if err := spendBudget(c, train, m.Name, res.Guarantee, out); err != nil {
+		return err
+	}
 	if err := clf.Save(out); err != nil {
 		return err
 	}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/ledger"
+)
+
+func ledgerFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "data", Usage: "the private feature file (its content hash keys the ledger)"},
+		&ucli.StringFlag{Name: "name", Usage: "key the ledger by this name instead of --data's content"},
+		&ucli.StringFlag{Name: "ledger", Usage: "ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger)"},
+	}
+}
+
+// ledgerFor finds the ledger a command names: --name, or --data's hash.
+func ledgerFor(c *ucli.Context, data string) (*ledger.Ledger, error) {
+	dir := c.String("ledger")
+	if dir == "" {
+		dir = ledger.DefaultDir()
+	}
+	var key string
+	var err error
+	if n := c.String("name"); n != "" {
+		key, err = ledger.NameKey(n)
+	} else if data != "" {
+		key, err = ledger.FileKey(data)
+	} else {
+		return nil, userErrorf("give --data FILE or --name NAME")
+	}
+	if err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	return ledger.At(dir, key), nil
+}
+
+func budgetCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "budget",
+		Usage: "a privacy budget per private dataset: every fit on it is recorded and refused past the budget",
+		Subcommands: []*ucli.Command{
+			{
+				Name:      "init",
+				Usage:     "set the total budget (ε, δ) of a dataset",
+				UsageText: "dpfeat budget init --data FEATS.arrow --epsilon E --delta D [--name NAME] [--ledger DIR]",
+				Flags: append(ledgerFlags(),
+					&ucli.Float64Flag{Name: "epsilon", Usage: "total ε (required)"},
+					&ucli.Float64Flag{Name: "delta", Usage: "total δ (required; 0 only for pure-DP releases)"}),
+				Action: budgetInit,
+			},
+			{
+				Name:      "show",
+				Usage:     "list a dataset's releases and what is left of its budget",
+				UsageText: "dpfeat budget show --data FEATS.arrow [--name NAME] [--ledger DIR] [--json]",
+				Flags:     append(ledgerFlags(), jsonFlag()),
+				Action:    budgetShow,
+			},
+		},
+	}
+}
+
+func budgetInit(c *ucli.Context) error {
+	if !c.IsSet("epsilon") || !c.IsSet("delta") {
+		return userErrorf("--epsilon and --delta are required")
+	}
+	l, err := ledgerFor(c, c.String("data"))
+	if err != nil {
+		return err
+	}
+	if err := l.Init(c.Float64("epsilon"), c.Float64("delta"), c.String("data")); err != nil {
+		return userErrorf("%v", err)
+	}
+	return printf(c.App.Writer, "budget (ε = %g, δ = %g) set for %s in %s\n", c.Float64("epsilon"), c.Float64("delta"), l.Key, l.Path)
+}
+
+type budgetReport struct {
+	Key        string           `json:"key"`
+	Ledger     string           `json:"ledger"`
+	Budget     ledger.Budget    `json:"budget"`
+	Releases   []ledger.Release `json:"releases"`
+	Spent      accounting.Float `json:"epsilon_spent"`
+	Remaining  accounting.Float `json:"epsilon_remaining"`
+	Accountant string           `json:"accountant"`
+}
+
+func budgetShow(c *ucli.Context) error {
+	l, err := ledgerFor(c, c.String("data"))
+	if err != nil {
+		return err
+	}
+	b, rel, err := l.Read()
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	g, err := ledger.Spent(b, rel)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	rep := budgetReport{Key: l.Key, Ledger: l.Path, Budget: b, Releases: rel, Spent: g.Epsilon,
+		Remaining: accounting.Float(math.Max(0, b.Epsilon-float64(g.Epsilon))), Accountant: string(g.Accountant)}
+	if rep.Releases == nil {
+		rep.Releases = []ledger.Release{}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s (%s): budget (ε = %g, δ = %g)\n", l.Key, l.Path, b.Epsilon, b.Delta)
+	for i, r := range rel {
+		forced := ""
+		if r.Forced {
+			forced = " [forced past the budget]"
+		}
+		fmt.Fprintf(&s, "  %d. %s  %s → %s: %s%s\n", i+1, r.Time, r.Method, r.Output, r.Guarantee.String(), forced)
+	}
+	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s\n",
+		accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatEpsilon(float64(rep.Remaining)))
+	return printf(c.App.Writer, "%s", s.String())
+}
+
+// spendBudget records a release in the budget ledger of the training data
+// (named by --ledger-name, else found by the file's content hash), and
+// refuses it past the budget unless --force. Without a ledger for the
+// data nothing is recorded.
+func spendBudget(c *ucli.Context, train, method string, g accounting.Guarantee, out string) error {
+	dir := c.String("ledger")
+	if dir == "" {
+		dir = ledger.DefaultDir()
+	}
+	var l *ledger.Ledger
+	if n := c.String("ledger-name"); n != "" {
+		key, err := ledger.NameKey(n)
+		if err != nil {
+			return userErrorf("--ledger-name: %v", err)
+		}
+		if l = ledger.At(dir, key); !l.Exists() {
+			return userErrorf("--ledger-name %s: no ledger in %s (dpfeat budget init --name %s …)", n, dir, n)
+		}
+	} else {
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+			return nil // no ledgers at all: nothing to hash for
+		}
+		key, err := ledger.FileKey(train)
+		if err != nil {
+			return err
+		}
+		if l = ledger.At(dir, key); !l.Exists() {
+			return nil
+		}
+	}
+	if g.Accountant == accounting.AccountantNone && !c.Bool("force") {
+		return userErrorf("%s has a privacy budget (%s): %s is not private and would spend all of it; pass --force to record that", train, l.Path, method)
+	}
+	total, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version, Forced: c.Bool("force")})
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatEpsilon(float64(total.Epsilon)), total.Accountant)
+	return nil
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain keeps every test's budget ledgers in a temporary folder, never
+// the user's.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dpfeat-ledger-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("DPFEAT_LEDGER", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestBudgetLedger: with a budget set on a training file, fits are
+// recorded before their classifier is written and refused past the
+// budget (nothing written); --force records the overspend; a
+// non-private reference is refused; show lists it all.
+func TestBudgetLedger(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatalf("init: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "9", "--delta", "1e-5", "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "already set") {
+		t.Errorf("second init: %d %s", code, errs)
+	}
+	fit := func(i int, extra ...string) (int, string, string) {
+		out := filepath.Join(dir, "c"+string(rune('0'+i)))
+		args := append([]string{"fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out, "--ledger", ledgerDir}, extra...)
+		code, _, errs := run(t, args...)
+		return code, out, errs
+	}
+	// ε = 1 each: GDP composes two to less than 1.8, three to about 1.97.
+	for i := 0; i < 2; i++ {
+		if code, _, errs := fit(i); code != 0 || !strings.Contains(errs, "budget ledger") {
+			t.Fatalf("fit %d: %d %s", i, code, errs)
+		}
+	}
+	code, out, errs := fit(2)
+	if code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
+		t.Errorf("third fit: %d %s", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused fit wrote its classifier")
+	}
+	if code, _, errs := fit(3, "--force"); code != 0 {
+		t.Errorf("forced fit: %d %s", code, errs)
+	}
+	code, _, errs = run(t, "fit", "--method", "ls", "--train", train, "--epsilon", "inf", "--out", filepath.Join(dir, "ref"), "--ledger", ledgerDir)
+	if code != 1 || !strings.Contains(errs, "not private") {
+		t.Errorf("reference fit on budgeted data: %d %s", code, errs)
+	}
+	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errs)
+	}
+	var rep budgetReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Releases) != 3 || !rep.Releases[2].Forced || float64(rep.Spent) <= 1.8 || rep.Remaining != 0 || rep.Accountant != "gdp" {
+		t.Errorf("show: %+v", rep)
+	}
+	// Another file has no budget: fits go unrecorded.
+	other := filepath.Join(dir, "other.arrow")
+	blobFile(t, other, 300, 6, []string{"a", "b", "c"}, "sha-1", 2)
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o"), "--ledger", ledgerDir); code != 0 || strings.Contains(errs, "budget ledger") {
+		t.Errorf("fit without a budget: %d %s", code, errs)
+	}
+}

@@ -1,0 +1,318 @@
+// Package ledger keeps a privacy budget per private dataset: an
+// append-only log of every release made from it, composed by the
+// accountant, so that a user cannot spend more than the budget they set.
+//
+// A ledger is one file per dataset (keyed by the feature file's content
+// hash, or a name the user gives) in a ledger folder. Its first line sets
+// the budget (ε, δ); every later line is a release: the method, its full
+// guarantee (the mechanisms the accountant composes), the time, the output
+// file, the dpfeat version, and whether the user forced it past the budget.
+// Each line carries a CRC-32 of its JSON, and a line is written whole and
+// synced before the output it accounts for is written; a line cut short
+// or damaged is reported, never skipped. Spending holds an exclusive lock
+// on the file (flock) from reading to appending, so two fits — goroutines
+// or processes — cannot both spend the last of a budget.
+//
+// Releases on one ledger are the same dataset, so they compose
+// sequentially; parallel composition is only ever within one release (a
+// mechanism's own Parallel count). The composition uses the tightest
+// accountant that applies to all releases together (accounting.Account
+// with AccountantAuto: exact GDP for full-batch Gaussian releases, RDP
+// where something is Poisson-sampled, zCDP where pure ε-DP mechanisms mix
+// in) and says which.
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+// Budget is what a ledger allows.
+type Budget struct {
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// Key names the dataset: "sha256:…" of a feature file, or a name.
+	Key string `json:"key"`
+	// Data is the file the budget was set for (informational).
+	Data    string `json:"data,omitempty"`
+	Created string `json:"created"`
+}
+
+// Release is one spending of the budget.
+type Release struct {
+	Method    string               `json:"method"`
+	Guarantee accounting.Guarantee `json:"guarantee"`
+	Time      string               `json:"time"`
+	Output    string               `json:"output"`
+	Version   string               `json:"version"`
+	// Forced records a release the user made past the budget (--force).
+	Forced bool `json:"forced,omitempty"`
+}
+
+type entry struct {
+	Kind    string   `json:"kind"` // "budget" or "release"
+	Budget  *Budget  `json:"budget,omitempty"`
+	Release *Release `json:"release,omitempty"`
+}
+
+// ErrOverspend is returned when a release would take the composed
+// guarantee past the budget.
+var ErrOverspend = errors.New("the release would exceed the privacy budget")
+
+// ErrNoLedger is returned when a dataset has no ledger.
+var ErrNoLedger = errors.New("no budget ledger")
+
+// DefaultDir is where ledgers live unless the user says: $DPFEAT_LEDGER,
+// else $XDG_DATA_HOME/dpfeat/ledger, else ~/.local/share/dpfeat/ledger.
+func DefaultDir() string {
+	if d := os.Getenv("DPFEAT_LEDGER"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "dpfeat", "ledger")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "dpfeat", "ledger")
+	}
+	return filepath.Join(os.TempDir(), "dpfeat-ledger")
+}
+
+// FileKey is the key of a feature file: the SHA-256 of its content, so a
+// copy or a rename shares the ledger and a changed file does not.
+func FileKey(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// NameKey is the key of a ledger the user names.
+func NameKey(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/\\\x00") || name == "." || name == ".." || len(name) > 200 {
+		return "", fmt.Errorf("ledger name %q: use letters, digits, dots, dashes (no slashes)", name)
+	}
+	return "name:" + name, nil
+}
+
+// Ledger is one dataset's ledger file.
+type Ledger struct {
+	Path string
+	Key  string
+}
+
+// At returns the ledger of key in dir (it may not exist yet).
+func At(dir, key string) *Ledger {
+	file := strings.NewReplacer(":", "-").Replace(key) + ".ledger"
+	return &Ledger{Path: filepath.Join(dir, file), Key: key}
+}
+
+// Exists reports whether the ledger file exists.
+func (l *Ledger) Exists() bool {
+	_, err := os.Stat(l.Path)
+	return err == nil
+}
+
+// Init creates the ledger with its budget; an existing ledger is never
+// replaced.
+func (l *Ledger) Init(eps, delta float64, data string) error {
+	if !(eps > 0) || eps > 1e6 || !(delta >= 0 && delta < 1) {
+		return fmt.Errorf("a budget needs ε > 0 and δ in [0, 1), got ε = %v, δ = %v", eps, delta)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s: a budget is already set for %s (ledgers are append-only; see dpfeat budget show)", l.Path, l.Key)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	line, err := encodeLine(entry{Kind: "budget", Budget: &Budget{Epsilon: eps, Delta: delta, Key: l.Key, Data: data,
+		Created: time.Now().UTC().Format(time.RFC3339)}})
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(l.Path))
+}
+
+// Read returns the budget and releases (under a shared lock).
+func (l *Ledger) Read() (Budget, []Release, error) {
+	f, err := os.Open(l.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Budget{}, nil, fmt.Errorf("%w for %s (set one with dpfeat budget init)", ErrNoLedger, l.Key)
+	}
+	if err != nil {
+		return Budget{}, nil, err
+	}
+	defer f.Close()
+	if err := lockShared(f); err != nil {
+		return Budget{}, nil, err
+	}
+	defer unlock(f)
+	return l.parse(f)
+}
+
+func (l *Ledger) parse(r io.Reader) (Budget, []Release, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Budget{}, nil, err
+	}
+	var b Budget
+	var rel []Release
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, line := range lines {
+		if len(line) == 0 {
+			continue
+		}
+		e, err := decodeLine(line)
+		if err != nil {
+			return Budget{}, nil, fmt.Errorf("%s: line %d: %v — the ledger is damaged (a torn or edited write); dpfeat will not spend from it until it is repaired", l.Path, i+1, err)
+		}
+		switch {
+		case i == 0 && e.Kind == "budget" && e.Budget != nil:
+			b = *e.Budget
+		case i > 0 && e.Kind == "release" && e.Release != nil:
+			rel = append(rel, *e.Release)
+		default:
+			return Budget{}, nil, fmt.Errorf("%s: line %d: unexpected %q entry", l.Path, i+1, e.Kind)
+		}
+	}
+	if b.Key == "" {
+		return Budget{}, nil, fmt.Errorf("%s: no budget line", l.Path)
+	}
+	if b.Key != l.Key {
+		return Budget{}, nil, fmt.Errorf("%s: the ledger is for %s, not %s", l.Path, b.Key, l.Key)
+	}
+	return b, rel, nil
+}
+
+// Spent composes releases with the tightest accountant that applies, at
+// the budget's δ.
+func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {
+	var mechs []accounting.Mechanism
+	for _, r := range releases {
+		if r.Guarantee.Accountant == accounting.AccountantNone {
+			// A non-private release (forced) spends everything.
+			return accounting.Guarantee{Epsilon: accounting.Float(math.Inf(1)), Delta: b.Delta, Accountant: accounting.AccountantNone}, nil
+		}
+		mechs = append(mechs, r.Guarantee.Mechanisms...)
+	}
+	if len(mechs) == 0 {
+		return accounting.Guarantee{Delta: b.Delta, Accountant: accounting.AccountantNone}, nil
+	}
+	return accounting.Account(mechs, b.Delta, accounting.AccountantAuto, accounting.Options{})
+}
+
+// Spend checks that the releases so far and r together stay within the
+// budget and, if so (or if r.Forced), appends r, synced — all under an
+// exclusive lock. It returns the composed guarantee with r. A release
+// that would exceed the budget returns ErrOverspend and writes nothing.
+func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
+	if len(r.Guarantee.Mechanisms) == 0 && r.Guarantee.Accountant != accounting.AccountantNone {
+		return accounting.Guarantee{}, fmt.Errorf("release of %s lists no mechanisms: nothing to account", r.Method)
+	}
+	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return accounting.Guarantee{}, fmt.Errorf("%w for %s (set one with dpfeat budget init)", ErrNoLedger, l.Key)
+	}
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	defer f.Close()
+	if err := lockExclusive(f); err != nil {
+		return accounting.Guarantee{}, err
+	}
+	defer unlock(f)
+	b, rel, err := l.parse(bufio.NewReader(f))
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	g, err := Spent(b, append(rel, r))
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	if float64(g.Epsilon) > b.Epsilon && !r.Forced {
+		return g, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (pass --force to spend anyway; it is recorded)",
+			ErrOverspend, l.Key, accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
+	}
+	if r.Time == "" {
+		r.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	line, err := encodeLine(entry{Kind: "release", Release: &r})
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	if _, err := f.Write(line); err != nil {
+		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
+	}
+	return g, nil
+}
+
+// A line is the entry's JSON, a tab, its CRC-32 (IEEE) in hex, a newline.
+func encodeLine(e entry) ([]byte, error) {
+	j, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(j, "\t%08x\n", crc32.ChecksumIEEE(j)), nil
+}
+
+func decodeLine(line []byte) (entry, error) {
+	if !bytes.HasSuffix(line, []byte("\n")) {
+		return entry{}, errors.New("cut short (no end of line)")
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	tab := bytes.LastIndexByte(line, '\t')
+	if tab < 0 || len(line)-tab-1 != 8 {
+		return entry{}, errors.New("no checksum")
+	}
+	var sum uint32
+	if _, err := fmt.Sscanf(string(line[tab+1:]), "%08x", &sum); err != nil || sum != crc32.ChecksumIEEE(line[:tab]) {
+		return entry{}, errors.New("checksum mismatch")
+	}
+	var e entry
+	if err := json.Unmarshal(line[:tab], &e); err != nil {
+		return entry{}, err
+	}
+	return e, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
