@@ -11,7 +11,7 @@ export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && ldconfig -p | grep -q 'liblapacke\.so ' && echo openblas)
 GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
 
-.PHONY: all setup build test vet fuzz-smoke fuzz demo bench clean
+.PHONY: all setup build test vet fuzz-smoke fuzz demo bench audit clean
 
 all: build
 
@@ -58,6 +58,11 @@ demo: setup build
 
 # Go benchmarks; the scripts under bench/ (extract.sh, fit.sh,
 # prototypes.sh) need ../shared/encoders and are run by hand.
+# The long empirical privacy audit of every audited method (minutes);
+# the short one runs in make test (go test ./audit).
+audit: build
+	bash bench/audit.sh
+
 bench: setup
 	$(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem ./...
 

@@ -59,6 +59,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			exportCommand(),
 			finetuneCommand(),
 			budgetCommand(),
+			auditCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

@@ -126,6 +126,7 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 		for k, v := range o.Gaussian("sums", M*D, z*r) {
 			sums[k] += v
 		}
+		o.Release("sums", 0, z*r, sums)
 		if needCounts {
 			for k, v := range o.Gaussian("counts", M, z*countNoise) {
 				counts[k] += v

@@ -53,6 +53,12 @@ type Options struct {
 	// deviation used, and the noise values added. Tests use it to check
 	// that the noise has the calibrated scale.
 	Observe func(release string, std float64, noise []float64)
+	// Released, when set, sees each noisy statistic as it is released (the
+	// exact values the method goes on with, before any post-processing):
+	// the release's name, an index (the class, for per-class releases;
+	// else 0), the noise standard deviation, and the values. The empirical
+	// audit builds its test statistics from them.
+	Released func(release string, index int, std float64, values []float64)
 	// Progress, when set, receives one line per iteration (or per pass
 	// and class of a long computation); callers throttle it.
 	Progress func(format string, args ...any)
@@ -400,6 +406,11 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 
 // gaussian returns noise of the given std for one release (and shows it to
 // Observe).
+// Released reports a noisy statistic to the Released hook.
+func (o *Options) Release(release string, index int, std float64, values []float64) {
+	o.released(release, index, std, values)
+}
+
 func (o *Options) Gaussian(release string, n int, std float64) []float64 {
 	v := make([]float64, n)
 	if o.Noise != nil && std > 0 {
@@ -432,6 +443,12 @@ func (o *Options) progress(format string, args ...any) {
 		callbackMu.Lock()
 		defer callbackMu.Unlock()
 		o.Progress(format, args...)
+	}
+}
+
+func (o *Options) released(release string, index int, std float64, values []float64) {
+	if o.Released != nil {
+		o.Released(release, index, std, values)
 	}
 }
 
