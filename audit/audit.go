@@ -198,7 +198,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	h := c.Runs / 2
-	tau := bestThreshold(s0[:h], s1[:h])
+	tau := bestThreshold(s0[:h], s1[:h], c.Alpha/2)
 	fp, fn := 0, 0
 	for _, v := range s0[h:] {
 		if v > tau {
@@ -221,13 +221,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	return res, nil
 }
 
-// bestThreshold picks τ maximising Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) on the
-// selection half (rates clamped away from 0 and 1).
-func bestThreshold(s0, s1 []float64) float64 {
+// bestThreshold picks τ maximising the bound the evaluation half will
+// compute, Φ⁻¹(1 − FPR⁺) − Φ⁻¹(FNR⁺) with Clopper–Pearson upper bounds, on
+// the selection half: extreme thresholds, where one rate is tiny and its
+// bound loose, lose to balanced ones.
+func bestThreshold(s0, s1 []float64, alpha float64) float64 {
 	cand := append(append([]float64(nil), s0...), s1...)
 	sort.Float64s(cand)
-	n0, n1 := float64(len(s0)), float64(len(s1))
-	clamp := func(p, n float64) float64 { return math.Min(math.Max(p, 0.5/n), 1-0.5/n) }
 	best, bestT := math.Inf(-1), cand[len(cand)/2]
 	for _, t := range cand {
 		fp, fn := 0, 0
@@ -241,7 +241,7 @@ func bestThreshold(s0, s1 []float64) float64 {
 				fn++
 			}
 		}
-		if m := normQuantile(1-clamp(float64(fp)/n0, n0)) - normQuantile(clamp(float64(fn)/n1, n1)); m > best {
+		if m := normQuantile(1-clopperPearsonUpper(fp, len(s0), alpha)) - normQuantile(clopperPearsonUpper(fn, len(s1), alpha)); m > best {
 			best, bestT = m, t
 		}
 	}

@@ -147,6 +147,9 @@ func spendBudget(c *ucli.Context, train, method string, g accounting.Guarantee, 
 		if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
 			return nil // no ledgers at all: nothing to hash for
 		}
+		if st, err := os.Stat(train); err == nil && st.IsDir() {
+			return nil // an image folder has no content hash: name its ledger with --ledger-name
+		}
 		key, err := ledger.FileKey(train)
 		if err != nil {
 			return err

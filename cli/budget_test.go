@@ -93,3 +93,41 @@ func TestAuditCommand(t *testing.T) {
 		t.Errorf("too few runs: %d %s", code, errs)
 	}
 }
+
+// TestSweepSpendsTheBudget: a sweep over a budgeted training file records
+// each job; jobs past the budget fail without metrics.
+func TestSweepSpendsTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	cfg := filepath.Join(dir, "s.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\nseeds: 3\n"), 0o644)
+	out := filepath.Join(dir, "r.arrow")
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--ledger", ledgerDir, "--jobs", "1"); code != 0 {
+		t.Fatalf("sweep: %d %s", code, errs)
+	}
+	if code, _, _ := run(t, "export", "--results", out, "--format", "json", "--out", filepath.Join(dir, "r.json")); code != 0 {
+		t.Fatal("export")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	var rows []map[string]any
+	json.Unmarshal(b, &rows)
+	refused := 0
+	for _, r := range rows {
+		if e, _ := r["error"].(string); strings.Contains(e, "exceed the privacy budget") {
+			refused++
+			if r["test_accuracy"] != nil {
+				t.Errorf("a refused job has metrics: %v", r)
+			}
+		}
+	}
+	// Two releases of ε = 1 compose (GDP) to about 1.48 > 1.3: one job fits.
+	if len(rows) != 3 || refused != 2 {
+		t.Errorf("%d rows, %d refused by the budget", len(rows), refused)
+	}
+}

@@ -67,7 +67,9 @@ func finetuneCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "test-limit", Usage: "use at most N test images"},
 			&ucli.IntFlag{Name: "checkpoint-every", Value: 20, Usage: "write a checkpoint every N steps"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the run whose checkpoint is beside --out"},
-			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint"},
+			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint; spend past the data's budget ledger (recorded as forced)"},
+			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger)"},
+			&ucli.StringFlag{Name: "ledger-name", Usage: "the data's ledger (dpfeat budget init --name): the run is recorded there, and refused past its budget"},
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto (CUDA when the runtime has it, else the CPU, saying so)"},
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
@@ -304,6 +306,11 @@ func finetuneAction(c *ucli.Context) error {
 		meta["guarantee"] = string(gj)
 	}
 	meta["classes"] = strings.Join(classes, "\n")
+	// Recorded in the data's budget ledger (if it has one) before anything
+	// is written.
+	if err := spendBudget(c, req["data"], "finetune", guarantee, out); err != nil {
+		return err
+	}
 	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {
 		return err
 	}

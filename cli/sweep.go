@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/ledger"
 	"github.com/dpfeat/dpfeat/sweep"
 )
 
@@ -25,6 +28,7 @@ func sweepCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "jobs", Usage: "fits to run at once (default: half the cores; each fit uses several)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the sweep that wrote --out (jobs already done are kept)"},
 			&ucli.BoolFlag{Name: "force", Usage: "start over even if --out or its journal exists"},
+			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder: jobs on a training file with a budget there are recorded, and refused past it"},
 			jsonFlag(),
 		},
 		Action: sweepAction,
@@ -53,6 +57,9 @@ func sweepAction(c *ucli.Context) error {
 	if err := sweep.CheckOutput(o); err != nil {
 		return userErrorf("%v", err)
 	}
+	if o.Spend, err = sweepLedger(c, cfg, out); err != nil {
+		return err
+	}
 	jobs, _ := cfg.Jobs()
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: sweep %s: %d jobs\n", cfgPath, len(jobs))
 	rows, err := sweep.Run(c.Context, cfg, o)
@@ -76,4 +83,41 @@ func sweepAction(c *ucli.Context) error {
 	fmt.Fprintf(&b, "%d jobs → %s (%d failed)\n", len(rows), out, failed)
 	b.WriteString(sweep.SummaryTable(sum))
 	return printf(c.App.Writer, "%s", b.String())
+}
+
+// sweepLedger returns the Spend hook that records each job in its
+// training file's budget ledger, or nil when no dataset has one.
+func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string, accounting.Guarantee) error, error) {
+	dir := c.String("ledger")
+	if dir == "" {
+		dir = ledger.DefaultDir()
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		return nil, nil
+	}
+	ledgers := make([]*ledger.Ledger, len(cfg.Datasets))
+	found := false
+	for i, d := range cfg.Datasets {
+		key, err := ledger.FileKey(d.Train)
+		if err != nil {
+			return nil, err
+		}
+		if l := ledger.At(dir, key); l.Exists() {
+			ledgers[i], found = l, true
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	return func(ds int, method string, g accounting.Guarantee) error {
+		l := ledgers[ds]
+		if l == nil {
+			return nil
+		}
+		if g.Accountant == accounting.AccountantNone {
+			return fmt.Errorf("%s has a privacy budget (%s): %s is not private", cfg.Datasets[ds].Train, l.Path, method)
+		}
+		_, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version})
+		return err
+	}, nil
 }

@@ -36,6 +36,11 @@ type RunOptions struct {
 	Progress func(format string, args ...any)
 	// Version is dpfeat's version, recorded in every row.
 	Version string
+	// Spend, when set, is asked to record each fitted job's release (in
+	// the dataset's budget ledger) before its metrics are recorded; an
+	// error (the budget is spent) becomes the job's error, without
+	// metrics.
+	Spend func(dataset int, method string, g accounting.Guarantee) error
 }
 
 // JournalPath is where a sweep writing out records its finished jobs.
@@ -365,12 +370,19 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 	}
 	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }()
 	if j.candidates != nil {
+		if o.Spend != nil {
+			row.Error = "a private selection cannot be recorded in a budget ledger yet (its guarantee is an RDP bound, not a list of mechanisms)"
+			return row
+		}
 		selectPrivately(ctx, c, j, ds, &row)
 		row.Seconds = time.Since(start).Seconds()
 		return row
 	}
 	res, err := fitJob(ctx, c, j, ds)
 	row.Seconds = time.Since(start).Seconds()
+	if err == nil && o.Spend != nil {
+		err = o.Spend(j.Dataset, j.Method, res.Guarantee)
+	}
 	if err != nil {
 		row.Error = err.Error()
 		row.Finished = time.Now().UTC().Format(time.RFC3339)
