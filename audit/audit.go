@@ -12,6 +12,13 @@
 //     composition at the canary's coordinates, Σᵢ (shiftᵢ/σᵢ²)·valueᵢ: under
 //     D it is N(0, s²) and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ², so a
 //     correct mechanism shows exactly μ = s, its claimed GDP parameter;
+//   - for the exponential-mechanism prototypes (dpplpublic, dpplpublick),
+//     whether class 0's prototype is e₀ among e₀ and 200 copies of −e₀ in
+//     the public set (the canary raises e₀'s utility by the whole clipping
+//     range and theirs by nothing); the audit is then on ε (δ = 0). For
+//     DPPL-PublicK this canary is weak: the joint top-K mechanism weighs a
+//     set by its worst member's utility relative to the K-th, and e₀ ranks
+//     first on D and D′ alike, so its chance hardly moves;
 //   - otherwise (dpfc, dpnewton, dpsgd, dplp), the class-0 weight on
 //     coordinate 0 of the released model — a weaker statistic, whose bound
 //     sits well below the claim on a correct mechanism.
@@ -83,7 +90,7 @@ type Result struct {
 }
 
 // Audited lists the methods the audit runs.
-var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp"}
+var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplpublic", "dpplpublick"}
 
 // releaseStats are the releases whose canary coordinates the
 // likelihood-ratio statistic reads: release name → (class index, flat
@@ -148,8 +155,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if !m.Private || m.Pure {
-		return Result{}, fmt.Errorf("%s: the audit covers the Gaussian mechanisms (%v); the exponential-mechanism prototypes are not audited yet", c.Method, Audited)
+	if !m.Private {
+		return Result{}, fmt.Errorf("%s is not private: nothing to audit (audited: %v)", c.Method, Audited)
 	}
 	D, D2 := dataset(c.Rows, c.Dim, c.Classes)
 	stats := releaseStats(c.Method, c.Dim)
@@ -157,13 +164,29 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if stats != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates"
 	}
+	var public *solvers.Data
+	if m.Pure {
+		// The exponential mechanism picks class 0's prototype among e₀ and
+		// K copies of −e₀: on D all score alike (D is zero along e₀); the
+		// canary raises e₀'s utility by the whole clipping range and the
+		// others' by nothing. The statistic: was e₀ chosen.
+		const k = 200
+		public = &solvers.Data{X: make([]float64, (k+1)*c.Dim), Y: make([]int32, k+1), N: k + 1, D: c.Dim, M: c.Classes}
+		public.X[0] = 1
+		for i := 1; i <= k; i++ {
+			public.X[i*c.Dim] = -1
+			public.Y[i] = -1
+		}
+		public.Y[0] = -1
+		res.Statistic = "whether class 0's prototype is the canary's direction"
+	}
 	one := func(d *solvers.Data) (float64, accounting.Guarantee, error) {
 		var s float64
 		params := map[string]float64{}
 		for k, v := range c.Params {
 			params[k] = v
 		}
-		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(),
+		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
 			Released: func(name string, index int, std float64, values []float64) {
 				if st, ok := stats[name]; ok && index == st.index {
 					s += st.shift / (std * std) * values[st.at]
@@ -173,7 +196,15 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return 0, accounting.Guarantee{}, err
 		}
-		if stats == nil {
+		switch {
+		case m.Pure:
+			s = 0
+			for k := 0; k < max(1, r.PerClass); k++ { // class 0's K prototypes
+				if r.Prototypes[k*c.Dim] > 0.5 {
+					s = 1
+				}
+			}
+		case stats == nil:
 			s = r.W[0]
 		}
 		return s, r.Guarantee, nil
