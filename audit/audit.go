@@ -180,6 +180,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		public.Y[0] = -1
 		res.Statistic = "whether class 0's prototype is the canary's direction"
 	}
+	sigma := 0.0 // after the first run: its calibrated multiplier, reused
 	one := func(d *solvers.Data) (float64, accounting.Guarantee, error) {
 		var s float64
 		params := map[string]float64{}
@@ -192,9 +193,15 @@ func Run(ctx context.Context, c Config) (Result, error) {
 					s += st.shift / (std * std) * values[st.at]
 				}
 			}}
+		if sigma > 0 {
+			o.Sigma = sigma // the same mechanism, without calibrating it again
+		}
 		r, err := solvers.Fit(ctx, c.Method, d, o)
 		if err != nil {
 			return 0, accounting.Guarantee{}, err
+		}
+		if !m.Pure && sigma == 0 {
+			sigma = r.NoiseMultiplier
 		}
 		switch {
 		case m.Pure:
