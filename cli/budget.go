@@ -125,38 +125,73 @@ func budgetShow(c *ucli.Context) error {
 	return printf(c.App.Writer, "%s", s.String())
 }
 
-// spendBudget records a release in the budget ledger of the training data
-// (named by --ledger-name, else found by the file's content hash), and
-// refuses it past the budget unless --force. Without a ledger for the
-// data nothing is recorded.
-func spendBudget(c *ucli.Context, train, method string, g accounting.Guarantee, out string) error {
+// findLedger returns the ledger of the training data (named by
+// --ledger-name, else found by the file's content hash), or nil when it
+// has none.
+func findLedger(c *ucli.Context, train string) (*ledger.Ledger, error) {
 	dir := c.String("ledger")
 	if dir == "" {
 		dir = ledger.DefaultDir()
 	}
-	var l *ledger.Ledger
 	if n := c.String("ledger-name"); n != "" {
 		key, err := ledger.NameKey(n)
 		if err != nil {
-			return userErrorf("--ledger-name: %v", err)
+			return nil, userErrorf("--ledger-name: %v", err)
 		}
-		if l = ledger.At(dir, key); !l.Exists() {
-			return userErrorf("--ledger-name %s: no ledger in %s (dpfeat budget init --name %s …)", n, dir, n)
+		l := ledger.At(dir, key)
+		if !l.Exists() {
+			return nil, userErrorf("--ledger-name %s: no ledger in %s (dpfeat budget init --name %s …)", n, dir, n)
 		}
-	} else {
-		if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
-			return nil // no ledgers at all: nothing to hash for
-		}
-		if st, err := os.Stat(train); err == nil && st.IsDir() {
-			return nil // an image folder has no content hash: name its ledger with --ledger-name
-		}
-		key, err := ledger.FileKey(train)
-		if err != nil {
-			return err
-		}
-		if l = ledger.At(dir, key); !l.Exists() {
-			return nil
-		}
+		return l, nil
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		return nil, nil // no ledgers at all: nothing to hash for
+	}
+	if st, err := os.Stat(train); err == nil && st.IsDir() {
+		return nil, nil // an image folder has no content hash: name its ledger with --ledger-name
+	}
+	key, err := ledger.FileKey(train)
+	if err != nil {
+		return nil, err
+	}
+	if l := ledger.At(dir, key); l.Exists() {
+		return l, nil
+	}
+	return nil, nil
+}
+
+// checkBudgetEarly refuses, before any work, a run on budgeted data whose
+// budget is already spent or smaller than the ε the run asks for alone
+// (the exact check is when the release is recorded).
+func checkBudgetEarly(c *ucli.Context, train string, eps float64) error {
+	l, err := findLedger(c, train)
+	if err != nil || l == nil || c.Bool("force") {
+		return err
+	}
+	b, rel, err := l.Read()
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	g, err := ledger.Spent(b, rel)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	switch {
+	case float64(g.Epsilon) >= b.Epsilon:
+		return userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): pass --force to spend past it, recorded", train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel))
+	case eps > b.Epsilon:
+		return userErrorf("%s: this run asks for ε = %g, more than the data's whole budget (ε = %g)", train, eps, b.Epsilon)
+	}
+	return nil
+}
+
+// spendBudget records a release in the budget ledger of the training data
+// and refuses it past the budget unless --force. Without a ledger for the
+// data nothing is recorded.
+func spendBudget(c *ucli.Context, train, method string, g accounting.Guarantee, out string) error {
+	l, err := findLedger(c, train)
+	if err != nil || l == nil {
+		return err
 	}
 	if g.Accountant == accounting.AccountantNone && !c.Bool("force") {
 		return userErrorf("%s has a privacy budget (%s): %s is not private and would spend all of it; pass --force to record that", train, l.Path, method)

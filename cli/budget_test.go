@@ -52,11 +52,19 @@ func TestBudgetLedger(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
 		t.Errorf("third fit: %d %s", code, errs)
 	}
+	// A fit asking for more than the whole budget is refused before any work.
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "5", "--delta", "1e-5", "--out", filepath.Join(dir, "big"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "more than the data's whole budget") {
+		t.Errorf("fit above the whole budget: %d %s", code, errs)
+	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused fit wrote its classifier")
 	}
 	if code, _, errs := fit(3, "--force"); code != 0 {
 		t.Errorf("forced fit: %d %s", code, errs)
+	}
+	// Now the budget is spent: the next fit stops before reading the data.
+	if code, _, errs := fit(4); code != 1 || !strings.Contains(errs, "is spent") {
+		t.Errorf("fit on a spent budget: %d %s", code, errs)
 	}
 	code, _, errs = run(t, "fit", "--method", "ls", "--train", train, "--epsilon", "inf", "--out", filepath.Join(dir, "ref"), "--ledger", ledgerDir)
 	if code != 1 || !strings.Contains(errs, "not private") {

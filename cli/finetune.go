@@ -161,6 +161,9 @@ func finetuneAction(c *ucli.Context) error {
 			return userErrorf("--resume: no checkpoint %s", ckpt)
 		}
 	}
+	if err := checkBudgetEarly(c, req["data"], eps); err != nil {
+		return err
+	}
 	man, err := models.LoadManifest(req["manifest"])
 	if err != nil {
 		return userErrorf("%v", err)

@@ -201,6 +201,11 @@ func fitAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
 	o.Progress = prog.line
+	if m.Private {
+		if err := checkBudgetEarly(c, train, eps); err != nil {
+			return err
+		}
+	}
 	tf, err := features.Open(train, features.ReadOptions{})
 	if err != nil {
 		return err
