@@ -3,6 +3,7 @@ package accounting
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -91,6 +92,8 @@ func compose(mechs []Mechanism, acc Accountant, opt Options) (composition, error
 			switch {
 			case m.Kind == KindGaussian && m.subsampled():
 				return c, fmt.Errorf("%w: the zCDP accountant does not cover Poisson-subsampled releases (%q); use rdp or auto", ErrInvalid, m.Name)
+			case m.Kind == KindRDP:
+				return c, fmt.Errorf("%w: %q is known by its RDP curve only; use rdp or auto", ErrInvalid, m.Name)
 			case m.Kind == KindGaussian:
 				mu := m.mu()
 				c.rho += float64(m.Count) * mu * mu / 2
@@ -106,8 +109,8 @@ func compose(mechs []Mechanism, acc Accountant, opt Options) (composition, error
 		c.curve = curve
 	case AccountantPure:
 		for _, m := range mechs {
-			if m.Kind == KindGaussian {
-				return c, fmt.Errorf("%w: the pure accountant composes ε-DP mechanisms only; the Gaussian release %q needs gdp, zcdp or rdp", ErrInvalid, m.Name)
+			if m.Kind == KindGaussian || m.Kind == KindRDP {
+				return c, fmt.Errorf("%w: the pure accountant composes ε-DP mechanisms only; %q needs gdp, zcdp or rdp", ErrInvalid, m.Name)
 			}
 			c.pureEps += float64(m.Count) * m.Epsilon
 		}
@@ -202,9 +205,12 @@ func (c composition) describe(opt Options, g *Guarantee) {
 func candidates(mechs []Mechanism, pureDeltaZero bool) []Accountant {
 	gauss, subsampled := false, false
 	for _, m := range mechs {
-		if m.Kind == KindGaussian {
+		switch m.Kind {
+		case KindGaussian:
 			gauss = true
 			subsampled = subsampled || m.subsampled()
+		case KindRDP:
+			return []Accountant{AccountantRDP}
 		}
 	}
 	switch {
@@ -311,6 +317,19 @@ func RDPCurve(mechs []Mechanism, orders []float64) ([]float64, error) {
 			if curve, err = RDPSubsampledGaussian(q, sigma, orders); err != nil {
 				return nil, err
 			}
+		case KindRDP:
+			// RDP(α) does not decrease with α: at an order between the
+			// curve's, the next order up bounds it; above the last, nothing
+			// does.
+			curve = make([]float64, len(orders))
+			for i, a := range orders {
+				k := sort.SearchFloat64s(m.RDPOrders, a)
+				if k == len(m.RDPOrders) {
+					curve[i] = math.Inf(1)
+				} else {
+					curve[i] = m.RDP[k]
+				}
+			}
 		default:
 			// ε-DP implies (α, ε)-RDP and (α, α·ρ)-RDP with ρ its zCDP bound.
 			rho := ZCDPOfPure(m.Epsilon, m.Kind == KindExponential)
@@ -340,7 +359,7 @@ func validateAll(mechs []Mechanism) error {
 
 func allPure(mechs []Mechanism) bool {
 	for _, m := range mechs {
-		if m.Kind == KindGaussian {
+		if m.Kind == KindGaussian || m.Kind == KindRDP {
 			return false
 		}
 	}

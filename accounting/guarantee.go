@@ -27,6 +27,9 @@ const (
 	// KindExponential is the exponential mechanism (or report-noisy-max with
 	// Gumbel noise), which is ε-DP and ε-bounded-range (Epsilon set).
 	KindExponential Kind = "exponential"
+	// KindRDP is a mechanism known by its Rényi-DP curve alone (RDPOrders,
+	// RDP): only the RDP accountant composes it.
+	KindRDP Kind = "rdp"
 )
 
 // Mechanism is one kind of release that a method makes, Count times in
@@ -52,6 +55,10 @@ type Mechanism struct {
 	// Parallel, when > 1, records that each release is made once on each of
 	// this many disjoint parts of the data.
 	Parallel int `json:"parallel,omitempty"`
+	// RDPOrders and RDP are a KindRDP mechanism's curve: (α, RDP(α))-RDP
+	// at each order, orders ascending.
+	RDPOrders []float64 `json:"rdp_orders,omitempty"`
+	RDP       []float64 `json:"rdp,omitempty"`
 }
 
 // NoiseMultiplier returns s/Δ for a Gaussian mechanism.
@@ -85,6 +92,15 @@ func (m Mechanism) validate() error {
 	case KindPure, KindExponential:
 		if math.IsNaN(m.Epsilon) || m.Epsilon < 0 {
 			return fmt.Errorf("%w: mechanism %q: ε must be ≥ 0, got %v", ErrInvalid, m.Name, m.Epsilon)
+		}
+	case KindRDP:
+		if len(m.RDPOrders) == 0 || len(m.RDPOrders) != len(m.RDP) {
+			return fmt.Errorf("%w: mechanism %q: an RDP curve needs as many values as orders", ErrInvalid, m.Name)
+		}
+		for i, a := range m.RDPOrders {
+			if !(a > 1) || (i > 0 && a <= m.RDPOrders[i-1]) || math.IsNaN(m.RDP[i]) || m.RDP[i] < 0 {
+				return fmt.Errorf("%w: mechanism %q: RDP orders must ascend above 1 with values ≥ 0", ErrInvalid, m.Name)
+			}
 		}
 	default:
 		return fmt.Errorf("%w: mechanism %q: unknown kind %q", ErrInvalid, m.Name, m.Kind)

@@ -139,3 +139,30 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 		t.Errorf("%d rows, %d refused by the budget", len(rows), refused)
 	}
 }
+
+// TestPrivateSelectionSpendsTheBudget: a private selection is recorded as
+// one release, known by its RDP curve; the ledger composes it by RDP.
+func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	cfg := filepath.Join(dir, "s.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow, validation: '0.2'}]\nmethods: {dpfc: {lr: [4, 8]}}\nepsilons: [2]\nseeds: 1\nselection: {mode: private, mean: 3}\n"), 0o644)
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow"), "--ledger", ledgerDir); code != 0 {
+		t.Fatalf("sweep: %d %s", code, errs)
+	}
+	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var rep budgetReport
+	json.Unmarshal([]byte(stdout), &rep)
+	if len(rep.Releases) != 1 || rep.Accountant != "rdp" || float64(rep.Spent) > 2 || float64(rep.Spent) < 1 {
+		t.Errorf("after a private selection at ε = 2: %d releases, spent %v (%s)", len(rep.Releases), rep.Spent, rep.Accountant)
+	}
+}

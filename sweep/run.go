@@ -37,9 +37,9 @@ type RunOptions struct {
 	// Version is dpfeat's version, recorded in every row.
 	Version string
 	// Spend, when set, is asked to record each fitted job's release (in
-	// the dataset's budget ledger) before its metrics are recorded; an
-	// error (the budget is spent) becomes the job's error, without
-	// metrics.
+	// the dataset's budget ledger) before its metrics are recorded (a
+	// private selection as one release known by its RDP curve); an error
+	// (the budget is spent) becomes the job's error, without metrics.
 	Spend func(dataset int, method string, g accounting.Guarantee) error
 }
 
@@ -370,11 +370,7 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 	}
 	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }()
 	if j.candidates != nil {
-		if o.Spend != nil {
-			row.Error = "a private selection cannot be recorded in a budget ledger yet (its guarantee is an RDP bound, not a list of mechanisms)"
-			return row
-		}
-		selectPrivately(ctx, c, j, ds, &row)
+		selectPrivately(ctx, c, o, j, ds, &row)
 		row.Seconds = time.Since(start).Seconds()
 		return row
 	}
@@ -412,7 +408,7 @@ func fitWith(ctx context.Context, method string, ds *data, o solvers.Options) (r
 // of uniformly drawn candidates, each ρ-zCDP, scored on validation with
 // noise of the same ρ, the best released; the guarantee includes the
 // tuning.
-func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) {
+func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *data, row *Row) {
 	s := c.Selection
 	gamma := gammaFor(s.Eta, s.Mean)
 	rho, err := runRho(j.Epsilon, j.Delta, s.Eta, gamma)
@@ -493,6 +489,19 @@ func selectPrivately(ctx context.Context, c *Config, j Job, ds *data, row *Row) 
 	if bestRes == nil {
 		row.Error = "every run of the selection failed"
 		return
+	}
+	if o.Spend != nil {
+		// The whole selection is one release, known by its RDP curve.
+		sel := accounting.Mechanism{Name: "private selection of " + j.Method + " (Papernot & Steinke 2022, Thm. 2)", Kind: accounting.KindRDP,
+			RDPOrders: accounting.DefaultOrders, RDP: tuningRDP(rho, s.Eta, gamma, accounting.DefaultOrders), Count: 1}
+		g, err := accounting.Account([]accounting.Mechanism{sel}, j.Delta, accounting.AccountantRDP, accounting.Options{})
+		if err == nil {
+			err = o.Spend(j.Dataset, j.Method, g)
+		}
+		if err != nil {
+			row.Error = err.Error()
+			return
+		}
 	}
 	if hp, err := json.Marshal(bestRes.Hyperparameters); err == nil {
 		row.Hyperparameters = string(hp)
