@@ -7,11 +7,16 @@
 // apart. It runs the method N times on each with fresh secure noise and
 // computes a statistic fixed in advance:
 //
-//   - where the method reports its noisy releases (dpls: G, A₀, b; dpplmean:
-//     the class sums), the likelihood-ratio statistic of the Gaussian
-//     composition at the canary's coordinates, Σᵢ (shiftᵢ/σᵢ²)·valueᵢ: under
-//     D it is N(0, s²) and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ², so a
-//     correct mechanism shows exactly μ = s, its claimed GDP parameter;
+//   - the likelihood-ratio statistic of the Gaussian composition at the
+//     canary's coordinates of the noisy releases the method reports
+//     (Options.Released), Σᵢ (shiftᵢ/σᵢ²)·valueᵢ: under D it is N(0, s²)
+//     and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ². For DP-LS (G, A₀,
+//     b) and DPPL-Mean (class sums) the shifts are exact and the canary
+//     moves each release by its whole sensitivity, so a correct mechanism
+//     shows exactly its claimed μ; for the iterative methods (dpfc, dpsgd,
+//     dplp, dpnewton: gradient sums, DP-LP's mean, DP-Newton's Hessians)
+//     the shift is the canary's gradient at the start, a fraction of the
+//     sensitivity (so a correct mechanism shows less than its claim);
 //   - for the exponential-mechanism prototypes (dpplpublic, dpplpublick),
 //     whether class 0's prototype is e₀ among e₀ and 200 copies of −e₀ in
 //     the public set (the canary raises e₀'s utility by the whole clipping
@@ -19,9 +24,7 @@
 //     DPPL-PublicK this canary is weak: the joint top-K mechanism weighs a
 //     set by its worst member's utility relative to the K-th, and e₀ ranks
 //     first on D and D′ alike, so its chance hardly moves;
-//   - otherwise (dpfc, dpnewton, dpsgd, dplp), the class-0 weight on
-//     coordinate 0 of the released model — a weaker statistic, whose bound
-//     sits well below the claim on a correct mechanism.
+//   - otherwise, the class-0 weight on coordinate 0 of the released model.
 //
 // Half of the runs of each side choose the threshold τ that best separates
 // them; the other half count false positives (s > τ on D) and false
@@ -93,20 +96,53 @@ type Result struct {
 var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplpublic", "dpplpublick"}
 
 // releaseStats are the releases whose canary coordinates the
-// likelihood-ratio statistic reads: release name → (class index, flat
-// index of the canary's coordinate, shift the canary makes).
+// likelihood-ratio statistic reads: release name → entries (the class
+// index the method reports it with, the flat index of the canary's
+// coordinate, and the shift the canary makes there). For the iterative
+// methods the shift is the canary's gradient at the start (it moves
+// little along e₀, which only the canary and the noise touch); with
+// features u = [x, C]/√2 the canary's u₀ is 1/√2.
 type releaseStat struct {
 	index, at int
 	shift     float64
 }
 
-func releaseStats(method string, d int) map[string]releaseStat {
+func releaseStats(method string, d, m int) map[string][]releaseStat {
+	u0 := 1 / math.Sqrt2
+	perClass := func(width int, first, others float64) []releaseStat {
+		out := []releaseStat{{0, 0, first}}
+		for j := 1; j < m; j++ {
+			out = append(out, releaseStat{0, j * width, others})
+		}
+		return out
+	}
 	switch method {
 	case "dpls":
 		// G and A₀ gain e₀e₀ᵀ (entry 0), b₀ gains e₀ (entry 0 of class 0).
-		return map[string]releaseStat{"G": {0, 0, 1}, "A": {0, 0, 1}, "b": {0, 0, 1}}
+		return map[string][]releaseStat{"G": {{0, 0, 1}}, "A": {{0, 0, 1}}, "b": {{0, 0, 1}}}
 	case "dpplmean":
-		return map[string]releaseStat{"sums": {0, 0, 1}}
+		return map[string][]releaseStat{"sums": {{0, 0, 1}}}
+	case "dpfc", "dpsgd":
+		// Bias −10: σ ≈ 0, so the canary's residual is −1 for its class
+		// and 0 for the others; its gradient on (class 0, e₀) is −u₀.
+		return map[string][]releaseStat{"gradient": {{0, 0, -u0}}}
+	case "dplp":
+		// Scaled to norm 1 and centred (the mean moves by 1/n), at W = 0
+		// the softmax residual is 1/M − 1 for class 0 and 1/M for others.
+		return map[string][]releaseStat{"mean": {{0, 0, 1}}, "gradient": perClass(d, 1/float64(m)-1, 1/float64(m))}
+	case "dpnewton":
+		// θ = 0: residual σ(0) − 1 = −½ for class 0, +½ for the others;
+		// every class's Hessian gains σ'(0)·u₀² = ¼·½ at entry 0.
+		var g, h []releaseStat
+		for j := 0; j < m; j++ {
+			r := 0.5
+			if j == 0 {
+				r = -0.5
+			}
+			g = append(g, releaseStat{j, 0, r * u0})
+			h = append(h, releaseStat{j, 0, 0.25 * u0 * u0})
+		}
+		return map[string][]releaseStat{"gradient": g, "hessian": h}
 	}
 	return nil
 }
@@ -159,7 +195,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return Result{}, fmt.Errorf("%s is not private: nothing to audit (audited: %v)", c.Method, Audited)
 	}
 	D, D2 := dataset(c.Rows, c.Dim, c.Classes)
-	stats := releaseStats(c.Method, c.Dim)
+	stats := releaseStats(c.Method, c.Dim, c.Classes)
 	res := Result{Method: c.Method, Runs: c.Runs, Alpha: c.Alpha, Statistic: "class-0 weight on the canary's coordinate"}
 	if stats != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates"
@@ -189,8 +225,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
 			Released: func(name string, index int, std float64, values []float64) {
-				if st, ok := stats[name]; ok && index == st.index {
-					s += st.shift / (std * std) * values[st.at]
+				for _, st := range stats[name] {
+					if index == st.index {
+						s += st.shift / (std * std) * values[st.at]
+					}
 				}
 			}}
 		if sigma > 0 {

@@ -133,6 +133,13 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 			return nil, err
 		}
 		noise := o.Gaussian("gradient", M*D, z*cgrad)
+		if o.Released != nil {
+			noisy := make([]float64, M*D)
+			for i := range noisy {
+				noisy[i] = gsum[i] + noise[i]
+			}
+			o.released("gradient", 0, z*cgrad, noisy)
+		}
 		for j := 0; j < M; j++ {
 			for k := range row {
 				row[k] = (gsum[j*D+k] + noise[j*D+k]) / n

@@ -95,7 +95,11 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		}
 	}
 	for k, v := range o.Gaussian("mean", D, ratio*z*C) {
-		mean[k] = (mean[k] + v) / n
+		mean[k] += v
+	}
+	o.released("mean", 0, ratio*z*C, mean) // the noisy sum
+	for k := range mean {
+		mean[k] /= n
 	}
 	for i := 0; i < d.N; i++ {
 		row := x.Row(i)
@@ -117,6 +121,13 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		clear(gsum)
 		addClippedGradient(x, zbuf, clip, gsum)
 		noise := o.Gaussian("gradient", M*D, z*clip)
+		if o.Released != nil {
+			noisy := make([]float64, M*D)
+			for k := range noisy {
+				noisy[k] = gsum[k] + noise[k]
+			}
+			o.released("gradient", 0, z*clip, noisy)
+		}
 		for k := range W {
 			vel[k] = mom*vel[k] + (gsum[k]+noise[k])/n
 			W[k] -= lr * vel[k]

@@ -117,6 +117,13 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		residuals(u, zbuf)
 		grad := clippedGradientSum(u, zbuf, C, rows)
 		noise := o.Gaussian("gradient", len(grad), z*C)
+		if o.Released != nil {
+			noisy := make([]float64, len(grad))
+			for i := range grad {
+				noisy[i] = grad[i] + noise[i]
+			}
+			o.released("gradient", 0, z*C, noisy)
+		}
 		for i := range grad {
 			grad[i] = (grad[i]+noise[i])/denom + wd*theta[i]
 		}

@@ -231,6 +231,8 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						g[k] += v
 					}
 					symAdd(h, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
+					o.released("gradient", j, z*sm*C, g)
+					o.released("hessian", j, z*sm*betaH*C*C, h)
 				}
 				return func() {
 					if errs[j] = ctx.Err(); errs[j] != nil {
