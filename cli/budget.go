@@ -95,11 +95,7 @@ func budgetShow(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	b, rel, err := l.Read()
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	g, err := ledger.Spent(b, rel)
+	b, rel, g, err := l.Status()
 	if err != nil {
 		return userErrorf("%v", err)
 	}
@@ -168,11 +164,7 @@ func checkBudgetEarly(c *ucli.Context, train string, eps float64) error {
 	if err != nil || l == nil || c.Bool("force") {
 		return err
 	}
-	b, rel, err := l.Read()
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	g, err := ledger.Spent(b, rel)
+	b, rel, g, err := l.Status()
 	if err != nil {
 		return userErrorf("%v", err)
 	}

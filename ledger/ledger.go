@@ -214,6 +214,16 @@ func (l *Ledger) parse(r io.Reader) (Budget, []Release, error) {
 	return b, rel, nil
 }
 
+// Status reads the ledger and composes its releases.
+func (l *Ledger) Status() (Budget, []Release, accounting.Guarantee, error) {
+	b, rel, err := l.Read()
+	if err != nil {
+		return Budget{}, nil, accounting.Guarantee{}, err
+	}
+	g, err := Spent(b, rel)
+	return b, rel, g, err
+}
+
 // Spent composes releases with the tightest accountant that applies, at
 // the budget's δ.
 func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {

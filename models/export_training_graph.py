@@ -34,6 +34,20 @@ import torch.nn.functional as F
 SUPPORTED = (nn.Linear, nn.Conv2d, nn.ReLU, nn.Tanh, nn.Flatten)
 
 
+def _apply(layer, i, params, h):
+    """Layer i of the Sequential on h, with the parameters given as inputs."""
+    if isinstance(layer, nn.Linear):
+        out = h @ params[f"{i}.weight"].t()
+        return out + params[f"{i}.bias"] if layer.bias is not None else out
+    if isinstance(layer, nn.Conv2d):
+        return F.conv2d(h, params[f"{i}.weight"], params.get(f"{i}.bias"), layer.stride, layer.padding)
+    if isinstance(layer, nn.ReLU):
+        return torch.relu(h)
+    if isinstance(layer, nn.Tanh):
+        return torch.tanh(h)
+    return h.reshape(h.shape[0], -1)  # Flatten
+
+
 class _PerExample(nn.Module):
     """forward(*params, images, labels) -> (*per-example grads, loss)."""
 
@@ -45,22 +59,9 @@ class _PerExample(nn.Module):
     def forward(self, *args):
         params = dict(zip(self.names, args[: len(self.names)]))
         x, y = args[len(self.names) :]
-        acts, pre = [x], []
+        acts = [x]
         for i, layer in enumerate(self.layers):
-            h = acts[-1]
-            if isinstance(layer, nn.Linear):
-                out = h @ params[f"{i}.weight"].t()
-                if layer.bias is not None:
-                    out = out + params[f"{i}.bias"]
-            elif isinstance(layer, nn.Conv2d):
-                out = F.conv2d(h, params[f"{i}.weight"], params.get(f"{i}.bias"), layer.stride, layer.padding)
-            elif isinstance(layer, nn.ReLU):
-                out = torch.relu(h)
-            elif isinstance(layer, nn.Tanh):
-                out = torch.tanh(h)
-            else:  # Flatten
-                out = h.reshape(h.shape[0], -1)
-            acts.append(out)
+            acts.append(_apply(layer, i, params, acts[-1]))
         z = acts[-1]
         m = z.shape[1]
         onehot = (torch.arange(m).unsqueeze(0) == y.unsqueeze(1)).to(z.dtype)
@@ -116,18 +117,7 @@ class _Forward(nn.Module):
         params = dict(zip(self.names, args[: len(self.names)]))
         h = args[len(self.names)]
         for i, layer in enumerate(self.layers):
-            if isinstance(layer, nn.Linear):
-                h = h @ params[f"{i}.weight"].t()
-                if layer.bias is not None:
-                    h = h + params[f"{i}.bias"]
-            elif isinstance(layer, nn.Conv2d):
-                h = F.conv2d(h, params[f"{i}.weight"], params.get(f"{i}.bias"), layer.stride, layer.padding)
-            elif isinstance(layer, nn.ReLU):
-                h = torch.relu(h)
-            elif isinstance(layer, nn.Tanh):
-                h = torch.tanh(h)
-            else:  # Flatten
-                h = h.reshape(h.shape[0], -1)
+            h = _apply(layer, i, params, h)
         return h
 
 
