@@ -13,10 +13,13 @@
 //     and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ². For DP-LS (G, A₀,
 //     b) and DPPL-Mean (class sums) the shifts are exact and the canary
 //     moves each release by its whole sensitivity, so a correct mechanism
-//     shows exactly its claimed μ; for the iterative methods (dpfc, dpsgd,
-//     dplp, dpnewton: gradient sums, DP-LP's mean, DP-Newton's Hessians)
-//     the shift is the canary's gradient at the start, a fraction of the
-//     sensitivity (so a correct mechanism shows less than its claim);
+//     shows exactly its claimed μ. DP-FC, DP-SGD and DP-Newton also report
+//     the state θ each step's releases are taken at, so the shift is the
+//     canary's exact (clipped) gradient — and Hessian — at θ, on the
+//     coordinate no row of D touches (the adaptive composition's
+//     likelihood ratio); it is a fraction of the sensitivity, so a correct
+//     mechanism shows less than its claim. DP-LP's shifts are its canary's
+//     gradient at the start, and its mean;
 //   - for the exponential-mechanism prototypes (dpplpublic, dpplpublick),
 //     whether class 0's prototype is e₀ among e₀ and 200 copies of −e₀ in
 //     the public set (the canary raises e₀'s utility by the whole clipping
@@ -105,6 +108,82 @@ var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp", 
 type releaseStat struct {
 	index, at int
 	shift     float64
+}
+
+// adaptiveShift returns, for the methods that report their state θ before
+// each step (DP-FC, DP-SGD, DP-Newton), the exact shift the canary makes
+// in a release taken at θ, at each flat index of the canary's coordinate
+// 0 — where no row of D contributes, so the release there is the canary's
+// contribution plus noise: the statistic is then the likelihood ratio of
+// the adaptive composition (θ is known to whoever sees the releases).
+// Features are u = [x, C]/√2 (DP-FC: C = clip_cov; DP-SGD and DP-Newton: the
+// features' clip 1, resp. clip), the canary's x = e₀ scaled to C·(1 − 1e-6)
+// as the methods clip.
+func adaptiveShift(method string, d, m int, params map[string]float64) func(release string, index int, theta []float64) map[int]float64 {
+	get := func(name string, def float64) float64 {
+		if v, ok := params[name]; ok {
+			return v
+		}
+		return def
+	}
+	dd := d + 1
+	var cu, cg float64 // the features' clip, the gradients' clip (0: none)
+	switch method {
+	case "dpfc":
+		cu, cg = get("clip_cov", 1), get("clip_grad", 1)
+	case "dpsgd":
+		cu, cg = 1, get("clip", 1)
+	case "dpnewton":
+		cu = get("clip", 1)
+	default:
+		return nil
+	}
+	margin := 1 - 1e-6
+	u0, ub := cu*margin/math.Sqrt2, cu/math.Sqrt2
+	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+	// residuals of the one-vs-all sigmoid loss of the canary (label 0) at θ
+	resid := func(theta []float64) []float64 {
+		r := make([]float64, m)
+		for j := range r {
+			r[j] = sig(theta[j*dd]*u0 + theta[j*dd+d]*ub)
+		}
+		r[0] -= 1
+		return r
+	}
+	return func(release string, index int, theta []float64) map[int]float64 {
+		if len(theta) != m*dd {
+			return nil
+		}
+		r := resid(theta)
+		out := map[int]float64{}
+		switch {
+		case method == "dpnewton" && release == "gradient":
+			out[0] = r[index] * u0
+		case method == "dpnewton" && release == "hessian":
+			p := r[index]
+			if index == 0 {
+				p += 1
+			}
+			// σ'·uuᵀ at (0, 0) and at (0, bias) — D's rows add nothing
+			// to either, being zero in coordinate 0.
+			out[0] = p * (1 - p) * u0 * u0
+			out[d] = p * (1 - p) * u0 * ub
+		case release == "gradient":
+			// jointly clipped over the classes: ‖r‖·‖u‖ ≤ C_g
+			var rr float64
+			for _, v := range r {
+				rr += v * v
+			}
+			f := 1.0
+			if n := math.Sqrt(rr) * math.Sqrt(u0*u0+ub*ub); n > cg*margin {
+				f = cg * margin / n
+			}
+			for j, v := range r {
+				out[j*dd] = f * v * u0
+			}
+		}
+		return out
+	}
 }
 
 func releaseStats(method string, d, m int) map[string][]releaseStat {
@@ -217,14 +296,29 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.Statistic = "whether class 0's prototype is the canary's direction"
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused
+	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params)
+	if adaptive != nil {
+		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
+	}
 	one := func(d *solvers.Data) (float64, accounting.Guarantee, error) {
 		var s float64
+		var theta []float64
 		params := map[string]float64{}
 		for k, v := range c.Params {
 			params[k] = v
 		}
 		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
 			Released: func(name string, index int, std float64, values []float64) {
+				if adaptive != nil {
+					if name == "theta" {
+						theta = append(theta[:0], values...)
+						return
+					}
+					for at, shift := range adaptive(name, index, theta) {
+						s += shift / (std * std) * values[at]
+					}
+					return
+				}
 				for _, st := range stats[name] {
 					if index == st.index {
 						s += st.shift / (std * std) * values[st.at]

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -95,3 +96,38 @@ func deref(p *float64) float64 {
 }
 
 func distUnitCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// TestLongAuditBrokenCopies is make audit's broken-copy check (skipped
+// unless DPFEAT_LONG_AUDIT is set): every audited Gaussian method, 1000
+// runs per side at ε = 8, correct and with the noise halved; it logs one
+// line per method for bench/RESULTS.md and fails if a correct mechanism
+// fails its audit. (Whether a broken one is caught is reported, not
+// required: the statistic's power differs by method.)
+func TestLongAuditBrokenCopies(t *testing.T) {
+	if os.Getenv("DPFEAT_LONG_AUDIT") == "" {
+		t.Skip("set DPFEAT_LONG_AUDIT=1 (make audit)")
+	}
+	for _, m := range []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp"} {
+		params := map[string]float64{}
+		if m == "dpfc" || m == "dpsgd" || m == "dplp" {
+			params["steps"] = 10
+		}
+		ok, err := Run(context.Background(), Config{Method: m, Epsilon: 8, Delta: 1e-5, Runs: 1000, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken, err := Run(context.Background(), Config{Method: m, Epsilon: 8, Delta: 1e-5, Runs: 1000, Params: params,
+			Noise: func() accounting.Noise { return halfNoise{accounting.SecureNoise()} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		caught := "caught"
+		if broken.Pass {
+			caught = "not caught"
+		}
+		t.Logf("BROKEN | %s | %.3f | %.3f | %.3f | %s |", m, *ok.MuClaim, ok.MuLB, broken.MuLB, caught)
+		if !ok.Pass {
+			t.Errorf("%s: the correct mechanism fails its audit", m)
+		}
+	}
+}

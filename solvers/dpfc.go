@@ -125,6 +125,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		// the noise, z·C_g per entry, dwarfs the rounding).
 		clear(gsum)
 		grad.setTheta(theta)
+		o.released("theta", t, 0, theta) // the state the step's gradients are taken at
 		err := us.each(ctx, func(u uBlock[float32]) error {
 			grad.add(u, cgrad, gsum)
 			return nil

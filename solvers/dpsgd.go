@@ -105,6 +105,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		o.released("theta", t-1, 0, theta) // the state the step's gradients are taken at
 		var rows []int
 		if q < 1 {
 			for i := 0; i < u.N; i++ {

@@ -115,6 +115,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	passes := 0
 	for t := 0; t < T; t++ {
 		clear(grad)
+		o.released("theta", t, 0, theta) // each class's releases are taken at its θⱼ here
 		// Classes with the same θⱼ (all of them at the start) have the
 		// same statistic Σ ℓ''(θⱼ·uᵢ) uᵢuᵢᵀ: it is accumulated once for
 		// the group, and each class still gets its own noise, as its own

@@ -56,7 +56,9 @@ type Options struct {
 	// Released, when set, sees each noisy statistic as it is released (the
 	// exact values the method goes on with, before any post-processing):
 	// the release's name, an index (the class, for per-class releases;
-	// else 0), the noise standard deviation, and the values. The empirical
+	// else 0), the noise standard deviation, and the values; iterative
+	// methods also report "theta" (std 0), the state each step's releases
+	// are taken at, itself a function of earlier releases. The empirical
 	// audit builds its test statistics from them.
 	Released func(release string, index int, std float64, values []float64)
 	// Progress, when set, receives one line per iteration (or per pass
