@@ -32,7 +32,7 @@ import json, sys
 r = json.load(sys.stdin)
 mu = r['mu_claimed']
 st = r['statistic']
-stat = ('likelihood ratio, exact shifts' if '$m' in ('dpls', 'dpplmean') else 'likelihood ratio, approximate shifts') if st.startswith('likelihood') else ('canary prototype chosen' if st.startswith('whether') else 'class-0 weight')
+stat = ('likelihood ratio, exact shifts' if '$m' in ('dpls', 'dpplmean') else ('likelihood ratio, shifts at each step' if 'each step' in st else 'likelihood ratio, shifts at the start')) if st.startswith('likelihood') else ('canary prototype chosen' if st.startswith('whether') else 'class-0 weight')
 mus = f\"{mu:.3f} | {r['mu_lower_bound'] / mu:.2f}\" if mu else '– (not GDP) | –'
 print(f\"| $m | {stat} | {r['mu_lower_bound']:.3f} | {mus} | {r['epsilon_lower_bound']:.3f} | {r['epsilon_claimed']:.3f} | {r['fpr']:.3f} / {r['fnr']:.3f} | {'pass' if r['pass'] else 'FAIL'} |\")" >>"$out"
 	tail -1 "$out" >&2
