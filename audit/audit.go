@@ -119,7 +119,7 @@ type releaseStat struct {
 // Features are u = [x, C]/√2 (DP-FC: C = clip_cov; DP-SGD and DP-Newton: the
 // features' clip 1, resp. clip), the canary's x = e₀ scaled to C·(1 − 1e-6)
 // as the methods clip.
-func adaptiveShift(method string, d, m int, params map[string]float64) func(release string, index int, theta []float64) map[int]float64 {
+func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data) func(release string, index int, theta []float64) map[int]float64 {
 	get := func(name string, def float64) float64 {
 		if v, ok := params[name]; ok {
 			return v
@@ -150,7 +150,40 @@ func adaptiveShift(method string, d, m int, params map[string]float64) func(rele
 		r[0] -= 1
 		return r
 	}
+	// baseline is what D's rows put on the bias coordinate of class j's
+	// gradient at θ (DP-Newton: unclipped), which whoever knows D and θ
+	// can subtract; the canary then adds r_j·ub there too.
+	baseline := func(theta []float64, j int) float64 {
+		var s float64
+		for i := 0; i < rows.N; i++ {
+			x := rows.Row(i)
+			var nrm float64
+			for _, v := range x {
+				nrm += v * v
+			}
+			scale := 1.0
+			if nrm = math.Sqrt(nrm); nrm > 0 {
+				scale = 1 / nrm
+				if cu*margin < 1 {
+					scale *= cu * margin
+				}
+			}
+			z := theta[j*dd+d] * ub
+			for k, v := range x {
+				z += theta[j*dd+k] * v * scale / math.Sqrt2
+			}
+			p := sig(z)
+			if int(rows.Y[i]) == j {
+				p -= 1
+			}
+			s += p * ub
+		}
+		return s
+	}
 	return func(release string, index int, theta []float64) map[int]float64 {
+		if release == "covariance" { // DP-FC: row 0 of uuᵀ is the canary's alone
+			return map[int]float64{0: u0 * u0, d: u0 * ub}
+		}
 		if len(theta) != m*dd {
 			return nil
 		}
@@ -159,6 +192,8 @@ func adaptiveShift(method string, d, m int, params map[string]float64) func(rele
 		switch {
 		case method == "dpnewton" && release == "gradient":
 			out[0] = r[index] * u0
+			out[-1] = baseline(theta, index) // subtracted at the bias coordinate (see Run)
+			out[d] = r[index] * ub
 		case method == "dpnewton" && release == "hessian":
 			p := r[index]
 			if index == 0 {
@@ -296,7 +331,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.Statistic = "whether class 0's prototype is the canary's direction"
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused
-	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params)
+	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params, D)
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
 	}
@@ -314,8 +349,17 @@ func Run(ctx context.Context, c Config) (Result, error) {
 						theta = append(theta[:0], values...)
 						return
 					}
-					for at, shift := range adaptive(name, index, theta) {
-						s += shift / (std * std) * values[at]
+					sh := adaptive(name, index, theta)
+					base, hasBase := sh[-1]
+					for at, shift := range sh {
+						if at < 0 {
+							continue
+						}
+						v := values[at]
+						if hasBase && at == c.Dim {
+							v -= base // D's known contribution on the bias coordinate
+						}
+						s += shift / (std * std) * v
 					}
 					return
 				}

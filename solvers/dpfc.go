@@ -100,6 +100,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	cov := acc.result()
 	acc = nil
 	symAdd(cov, 1, o.Symmetric("covariance", D, z*cg*cg))
+	o.released("covariance", 0, z*cg*cg, cov)
 	for i := range cov {
 		cov[i] /= n
 	}
