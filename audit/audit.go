@@ -21,8 +21,8 @@
 //     mechanism shows less than its claim. DP-LP's shifts are its canary's
 //     gradient at the start, and its mean;
 //   - for the exponential-mechanism prototypes (dpplpublic, dpplpublick),
-//     whether class 0's prototype is e₀ among e₀ and 200 copies of −e₀ in
-//     the public set (the canary raises e₀'s utility by the whole clipping
+//     whether class 0's prototype is e₀ among e₀ and e^ε (20 to 500)
+//     copies of −e₀ in the public set (the canary raises e₀'s utility by the whole clipping
 //     range and theirs by nothing); the audit is then on ε (δ = 0). For
 //     DPPL-PublicK this canary is weak: the joint top-K mechanism weighs a
 //     set by its worst member's utility relative to the K-th, and e₀ ranks
@@ -320,7 +320,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		// K copies of −e₀: on D all score alike (D is zero along e₀); the
 		// canary raises e₀'s utility by the whole clipping range and the
 		// others' by nothing. The statistic: was e₀ chosen.
-		const k = 200
+		// e^ε decoys (20 to 500) let the canary's log-ratio reach ε.
+		k := int(math.Min(500, math.Max(20, math.Round(math.Exp(c.Epsilon)))))
 		public = &solvers.Data{X: make([]float64, (k+1)*c.Dim), Y: make([]int32, k+1), N: k + 1, D: c.Dim, M: c.Classes}
 		public.X[0] = 1
 		for i := 1; i <= k; i++ {

@@ -131,3 +131,37 @@ func TestLongAuditBrokenCopies(t *testing.T) {
 		}
 	}
 }
+
+// halfGumbel is a broken noise source for the exponential mechanism: its
+// uniforms turn into Gumbel draws of half the scale (−log(−log u′) =
+// −½·log(−log u)), which is the mechanism run at 2ε.
+type halfGumbel struct{ accounting.Noise }
+
+func (h halfGumbel) Float64() float64 {
+	u := h.Noise.Float64()
+	for u == 0 {
+		u = h.Noise.Float64()
+	}
+	return math.Exp(-math.Sqrt(-math.Log(u)))
+}
+
+// TestAuditCatchesBrokenExponentialMechanism: DPPL-Public at ε = 2 passes
+// its audit; run at 2ε (halved Gumbel noise) it fails.
+func TestAuditCatchesBrokenExponentialMechanism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long audit")
+	}
+	ok, err := Run(context.Background(), Config{Method: "dpplpublic", Epsilon: 2, Runs: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken, err := Run(context.Background(), Config{Method: "dpplpublic", Epsilon: 2, Runs: 2000,
+		Noise: func() accounting.Noise { return halfGumbel{accounting.SecureNoise()} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dpplpublic at ε = 2: correct ε_LB %.3f, broken ε_LB %.3f", ok.EpsLB, broken.EpsLB)
+	if !ok.Pass || broken.Pass {
+		t.Errorf("correct passes %v (ε_LB %v), broken passes %v (ε_LB %v)", ok.Pass, ok.EpsLB, broken.Pass, broken.EpsLB)
+	}
+}

@@ -46,6 +46,9 @@ done
 	echo "|---|---|---|---|---|"
 	DPFEAT_LONG_AUDIT=1 go test -count=1 ./audit -run LongAuditBroken -v 2>&1 | grep -o 'BROKEN | .*' | sed 's/^BROKEN //'
 	echo
+	echo "The exponential mechanism, DPPL-Public at ε = 2 (e² ≈ 20 decoys, 2000 runs per side), correct and with its Gumbel"
+	echo "noise halved (the mechanism at 2ε): $(go test -count=1 ./audit -run BrokenExponential -v 2>&1 | grep -o 'correct ε_LB.*')"
+	echo "against the claim ε = 2."
 	echo "DP-LS's and DPPL-Mean's statistic uses exact shifts; DP-FC's, DP-SGD's and DP-Newton's the canary's exact"
 	echo "gradient (and Hessian) at each step's reported state, on the coordinate no other row touches; DP-LP's the"
 	echo "gradient at the start. Poisson-sampled DP-SGD (the canary in a step with probability q) and DPPL-PublicK (whose"
