@@ -333,6 +333,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused
 	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params, D)
+	q := 1.0 // the canary's chance to be in a step (Poisson-sampled DP-SGD)
+	if b := c.Params["batch"]; c.Method == "dpsgd" && b > 0 && b < float64(c.Rows+1) {
+		q = b / float64(c.Rows+1)
+	}
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
 	}
@@ -352,6 +356,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 					}
 					sh := adaptive(name, index, theta)
 					base, hasBase := sh[-1]
+					var lin, sq float64 // Σ shift·value/σ², Σ shift²/σ²
 					for at, shift := range sh {
 						if at < 0 {
 							continue
@@ -360,7 +365,16 @@ func Run(ctx context.Context, c Config) (Result, error) {
 						if hasBase && at == c.Dim {
 							v -= base // D's known contribution on the bias coordinate
 						}
-						s += shift / (std * std) * v
+						lin += shift / (std * std) * v
+						sq += shift * shift / (std * std)
+					}
+					if q < 1 {
+						// Poisson sampling: the step holds the canary with
+						// probability q, so its likelihood ratio is the
+						// mixture's, 1 − q + q·exp(lin − sq/2).
+						s += math.Log1p(q * math.Expm1(lin-sq/2))
+					} else {
+						s += lin
 					}
 					return
 				}
