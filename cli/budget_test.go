@@ -138,6 +138,13 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 	if len(rows) != 3 || refused != 2 {
 		t.Errorf("%d rows, %d refused by the budget", len(rows), refused)
 	}
+	// Spend the rest: a new sweep is refused before any work.
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "f"), "--ledger", ledgerDir, "--force"); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r2.arrow"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "is spent") {
+		t.Errorf("sweep on a spent budget: %d %s", code, errs)
+	}
 }
 
 // TestPrivateSelectionSpendsTheBudget: a private selection is recorded as

@@ -103,6 +103,13 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 			return nil, err
 		}
 		if l := ledger.At(dir, key); l.Exists() {
+			b, rel, g, err := l.Status()
+			if err != nil {
+				return nil, userErrorf("%v", err)
+			}
+			if float64(g.Epsilon) >= b.Epsilon {
+				return nil, userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): every job on it would be refused", d.Train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel))
+			}
 			ledgers[i], found = l, true
 		}
 	}
