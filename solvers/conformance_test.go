@@ -109,6 +109,23 @@ func TestBackendConformance(t *testing.T) {
 	if err := psdProject(ind, d); err != nil {
 		t.Fatal(err)
 	}
+	// The float32 path for noisy releases agrees to float32 rounding of
+	// the matrix's scale.
+	noisy := make([]float64, d*d)
+	copy(noisy, got)
+	addDiag(noisy, d, -float64(n)/2)
+	var scale float64
+	for _, v := range noisy {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if err := psdProjectNoisy(noisy, d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ind {
+		if math.Abs(noisy[i]-ind[i]) > 1e-5*scale {
+			t.Fatalf("float32 projection differs at %d: %v vs %v (scale %v)", i, noisy[i], ind[i], scale)
+		}
+	}
 	// The other path (negative eigenpairs only, used from negEigFrom on)
 	// gives the same projection.
 	viaNeg := make([]float64, d*d)

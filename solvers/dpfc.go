@@ -104,7 +104,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	for i := range cov {
 		cov[i] /= n
 	}
-	if err := psdProject(cov, D); err != nil {
+	if err := psdProjectNoisy(cov, D); err != nil {
 		return nil, err
 	}
 	lambda, err := p.Positive("lambda", 2*math.Sqrt(float64(D))*z*cg*cg/n+1e-4*cg*cg/float64(D))

@@ -161,7 +161,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			}
 			return func() {
 				if errs[a] = ctx.Err(); errs[a] == nil {
-					errs[a] = psdProject(m, D)
+					errs[a] = psdProjectNoisy(m, D)
 				}
 			}
 		})

@@ -246,7 +246,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						h[k] /= n
 					}
 					if private {
-						if errs[j] = psdProject(h, D); errs[j] != nil {
+						if errs[j] = psdProjectNoisy(h, D); errs[j] != nil {
 							return
 						}
 					}

@@ -46,6 +46,25 @@ func SymEig(n int, a, w []float64) error {
 	return nil
 }
 
+// SymEig32 is SymEig on float32 data (computed in float64 here).
+func SymEig32(n int, a, w []float32) error {
+	a64 := make([]float64, n*n)
+	for i, v := range a[:n*n] {
+		a64[i] = float64(v)
+	}
+	w64 := make([]float64, n)
+	if err := SymEig(n, a64, w64); err != nil {
+		return err
+	}
+	for i, v := range a64 {
+		a[i] = float32(v)
+	}
+	for i, v := range w64 {
+		w[i] = float32(v)
+	}
+	return nil
+}
+
 // NegEig computes the eigenvalues λ ≤ 0 of the symmetric n×n matrix a
 // (ascending, into w) and their eigenvectors, as the rows of z (n×n
 // capacity), and returns how many there are; a is destroyed.

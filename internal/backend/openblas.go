@@ -90,6 +90,23 @@ func SymEig(n int, a, w []float64) error {
 	return nil
 }
 
+// SymEig32 is SymEig in float32 (LAPACKE ssyevd): about twice as fast,
+// for matrices whose own noise dwarfs float32 rounding.
+func SymEig32(n int, a, w []float32) error {
+	if len(a) < n*n || len(w) < n {
+		return fmt.Errorf("SymEig32: buffers too small for n = %d", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	info := C.LAPACKE_ssyevd(C.LAPACK_COL_MAJOR, 'V', 'L', C.lapack_int(n),
+		(*C.float)(unsafe.Pointer(&a[0])), C.lapack_int(n), (*C.float)(unsafe.Pointer(&w[0])))
+	if info != 0 {
+		return fmt.Errorf("LAPACKE_ssyevd: info %d (the eigendecomposition did not converge)", int(info))
+	}
+	return nil
+}
+
 // NegEig computes the eigenvalues λ ≤ 0 of the symmetric n×n matrix a
 // (ascending, into w) and their eigenvectors, as the rows of z (n×n
 // capacity), and returns how many there are; a is destroyed. LAPACKE
