@@ -192,8 +192,14 @@ func TestFitMemoryPasses(t *testing.T) {
 		}
 		weights = append(weights, c.Weight)
 	}
+	// Up to rounding relative to the largest weight: the PSD projection of
+	// the noisy G runs in float32 below D = 1024.
+	var top float64
+	for _, v := range weights[0] {
+		top = math.Max(top, math.Abs(float64(v)))
+	}
 	for i := range weights[0] {
-		if a, b := float64(weights[0][i]), float64(weights[1][i]); math.Abs(a-b) > 1e-6*math.Max(1e-2, math.Abs(a)) {
+		if a, b := float64(weights[0][i]), float64(weights[1][i]); math.Abs(a-b) > 1e-5*top {
 			t.Fatalf("weight %d: %v in one pass, %v in several", i, weights[0][i], weights[1][i])
 		}
 	}
