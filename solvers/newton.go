@@ -27,6 +27,16 @@ func init() {
 // βH bounds the sigmoid cross-entropy's second derivative: σ(z)(1−σ(z)) ≤ ¼.
 const betaH = 0.25
 
+// gradSens is the L2 sensitivity of one class's gradient sum at step t
+// (from 0): C·σ(|b|) at the start, where every score is the initial bias b,
+// then C (|ℓ'| ≤ 1).
+func gradSens(t int, C, bias float64) float64 {
+	if t > 0 {
+		return C
+	}
+	return C * sigmoid(math.Abs(bias))
+}
+
 // fitNewton is DP-Newton (Mehta et al. 2023, Alg. 1) and its non-private
 // reference. Per class j and step t, with features u clipped to C (bias as a
 // constant coordinate, ‖u‖ ≤ C):
@@ -44,6 +54,14 @@ const betaH = 0.25
 // Each gradient (sensitivity C, since |ℓ'| ≤ 1) and each Hessian (β_H C²)
 // gets noise z√M times its sensitivity: 2M releases per step of multiplier
 // z√M, so μ² = 2T/z² by exact GDP composition (the paper's T/z²-zCDP).
+// The first step's gradients are tighter: at the data-independent start
+// every score θⱼ·u is the initial bias b (u's bias coordinate is constant,
+// the weights zero), so every residual is σ(b) − y and |ℓ'| ≤ σ(|b|) —
+// ½ from the default b = 0 — and their sensitivity is C·σ(|b|), half the
+// paper's bound; the noise, z√M times that, halves with it at the same μ.
+// (The Hessian's σ'(b) ≤ β_H is tight at b = 0 and is kept at β_H.) The
+// audit (package audit) found this slack: its canary could show only √½
+// of the claimed μ at T = 1.
 //
 // Hyperparameters: clip C (1), steps T (1 private, 10 non-private), lr η (1:
 // the Newton step), lambda (the Hessian noise's expected spectral norm
@@ -83,11 +101,15 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}}
 	z := 0.0
 	if private {
+		first := gradSens(0, C, biasInit)
 		build := func(z float64) []accounting.Mechanism {
-			return []accounting.Mechanism{
-				{Name: "noisy gradient of one class", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * sm * C, Count: M * T},
-				{Name: "noisy Hessian of one class", Kind: accounting.KindGaussian, Sensitivity: betaH * C * C, NoiseStd: z * sm * betaH * C * C, Count: M * T},
+			m := []accounting.Mechanism{
+				{Name: "noisy gradient of one class, first step (|ℓ'| ≤ σ(|b|) at the start)", Kind: accounting.KindGaussian, Sensitivity: first, NoiseStd: z * sm * first, Count: M},
 			}
+			if T > 1 {
+				m = append(m, accounting.Mechanism{Name: "noisy gradient of one class, later steps", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * sm * C, Count: M * (T - 1)})
+			}
+			return append(m, accounting.Mechanism{Name: "noisy Hessian of one class", Kind: accounting.KindGaussian, Sensitivity: betaH * C * C, NoiseStd: z * sm * betaH * C * C, Count: M * T})
 		}
 		var g accounting.Guarantee
 		if z, g, err = Calibrate(o, build); err != nil {
@@ -228,11 +250,12 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				}
 				g := grad[j*D : (j+1)*D]
 				if private {
-					for k, v := range o.Gaussian("gradient", D, z*sm*C) {
+					gs := z * sm * gradSens(t, C, biasInit)
+					for k, v := range o.Gaussian("gradient", D, gs) {
 						g[k] += v
 					}
 					symAdd(h, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
-					o.released("gradient", j, z*sm*C, g)
+					o.released("gradient", j, gs, g)
 					o.released("hessian", j, z*sm*betaH*C*C, h)
 				}
 				return func() {

@@ -435,20 +435,31 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 		mu  float64
 		// how many independent draws each release gets
 		draws map[string]int
+		// the std of a release's first draws, where it differs (DP-Newton's
+		// first-step gradients: σ(|b|)·C at the start, ½C from b = 0)
+		first map[string]struct {
+			n   int
+			std float64
+		}
 	}{
 		{"dpls", map[string]float64{"clip": 0.5}, map[string]float64{"G": z * 0.25, "A": z * 0.25, "b": z * 0.5}, math.Sqrt(3) / z,
-			map[string]int{"G": 1, "A": d.M, "b": 1}},
+			map[string]int{"G": 1, "A": d.M, "b": 1}, nil},
 		{"dpfc", map[string]float64{"clip_cov": 0.5, "clip_grad": 0.3, "steps": 4}, map[string]float64{"covariance": z * 0.25, "gradient": z * 0.3}, math.Sqrt(5) / z,
-			map[string]int{"covariance": 1, "gradient": 4}},
+			map[string]int{"covariance": 1, "gradient": 4}, nil},
 		// Each class's gradient and Hessian, every step: also in the first
 		// step, where all classes share the Hessian statistic.
 		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 2}, map[string]float64{"gradient": z * sm * 0.5, "hessian": z * sm * betaH * 0.25}, math.Sqrt(4) / z,
-			map[string]int{"gradient": 2 * d.M, "hessian": 2 * d.M}},
+			map[string]int{"gradient": 2 * d.M, "hessian": 2 * d.M}, map[string]struct {
+				n   int
+				std float64
+			}{"gradient": {d.M, z * sm * 0.5 * 0.5}}},
+		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 1, "bias_init": -2}, map[string]float64{"gradient": z * sm * 0.5 * sigmoid(2), "hessian": z * sm * betaH * 0.25}, math.Sqrt(2) / z,
+			map[string]int{"gradient": d.M, "hessian": d.M}, nil},
 		{"dpsgd", map[string]float64{"clip": 0.4, "steps": 6}, map[string]float64{"gradient": z * 0.4}, math.Sqrt(6) / z,
-			map[string]int{"gradient": 6}},
+			map[string]int{"gradient": 6}, nil},
 		// DP-RandP App. G: μ² = 1/σ₁² + T/σ₂², σ₁ = ratio·z, σ₂ = z.
 		{"dplp", map[string]float64{"norm": 2, "clip": 0.5, "steps": 4, "sigma_ratio": 3}, map[string]float64{"mean": z * 3 * 2, "gradient": z * 0.5},
-			math.Sqrt(1/(9*z*z) + 4/(z*z)), map[string]int{"mean": 1, "gradient": 4}},
+			math.Sqrt(1/(9*z*z) + 4/(z*z)), map[string]int{"mean": 1, "gradient": 4}, nil},
 	}
 	for _, c := range cases {
 		seen := map[string][]float64{}
@@ -460,6 +471,9 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				if !ok {
 					t.Errorf("%s: unexpected release %q", c.method, release)
 					return
+				}
+				if f, ok := c.first[release]; ok && draws[release] <= f.n {
+					want = f.std
 				}
 				if math.Abs(std-want) > 1e-12*want {
 					t.Errorf("%s: release %q has std %v, want %v", c.method, release, std, want)
