@@ -16,7 +16,9 @@
 //     ε·u/Δu (App. D.1, Thm. 3); parallel over classes: ε-DP.
 //   - dpplpublick: K public prototypes per class by the joint exponential
 //     mechanism for unordered top-K (Gillenwater et al. 2022, App. C.3):
-//     ε-DP with exponent ε·(u_y − u_K)/(2Δu).
+//     ε-DP with exponent ε·(u_y − u_K)/Δu — half the paper's 2Δu, since
+//     u_K cancels and the set's utility u_min is monotone (see
+//     sampleTopK); budget convention dppl keeps the paper's 2Δu.
 //   - protomean: the non-private class means (ε = ∞).
 //
 // The methods register with package solvers, so `dpfeat fit` runs them and

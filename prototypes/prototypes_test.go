@@ -175,16 +175,24 @@ func TestPublicSelectionFrequencies(t *testing.T) {
 
 // TestTopKFrequencies checks the joint exponential mechanism for unordered
 // top-K against its exact set probabilities: P(S) ∝ exp(ε(u_min(S) −
-// u_(K))/(2Δu)).
+// u_(K))/Δu), and ∝ exp(ε(u_min(S) − u_(K))/(2Δu)) with the paper's
+// exponent (budget convention dppl).
 func TestTopKFrequencies(t *testing.T) {
+	for _, half := range []bool{false, true} {
+		testTopKFrequencies(t, half)
+	}
+}
+
+func testTopKFrequencies(t *testing.T, half bool) {
 	u := []float64{5, 3.5, 3, 1, 0}
-	const K, eps, du = 2, 1.5, 1.0
+	const K, eps = 2, 1.5
+	du := 1.0
 	noise := accounting.SeededNoise(12)
 	type pair [2]int
 	counts := map[pair]float64{}
 	const draws = 60000
 	for i := 0; i < draws; i++ {
-		s := sampleTopK(noise, u, K, eps, du)
+		s := sampleTopK(noise, u, K, eps, du, half)
 		a, b := s[0], s[1]
 		if a > b {
 			a, b = b, a
@@ -199,7 +207,11 @@ func TestTopKFrequencies(t *testing.T) {
 	probs := map[pair]float64{}
 	for a := 0; a < 5; a++ {
 		for b := a + 1; b < 5; b++ {
-			w := math.Exp(eps * (math.Min(u[a], u[b]) - uK) / (2 * du))
+			scale := du
+			if half {
+				scale = 2 * du
+			}
+			w := math.Exp(eps * (math.Min(u[a], u[b]) - uK) / scale)
 			probs[pair{a, b}] = w
 			z += w
 		}
@@ -212,7 +224,7 @@ func TestTopKFrequencies(t *testing.T) {
 	df := float64(len(probs) - 1)
 	crit := df * math.Pow(1-2/(9*df)+4.753424*math.Sqrt(2/(9*df)), 3)
 	if chi2 > crit {
-		t.Errorf("χ² = %.2f > %.2f: counts %v", chi2, crit, counts)
+		t.Errorf("half %v: χ² = %.2f > %.2f: counts %v", half, chi2, crit, counts)
 	}
 }
 
