@@ -9,24 +9,31 @@
 //
 //   - the likelihood-ratio statistic of the Gaussian composition at the
 //     canary's coordinates of the noisy releases the method reports
-//     (Options.Released), Σᵢ (shiftᵢ/σᵢ²)·valueᵢ: under D it is N(0, s²)
-//     and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ². For DP-LS (G, A₀,
-//     b) and DPPL-Mean (class sums) the shifts are exact and the canary
-//     moves each release by its whole sensitivity, so a correct mechanism
-//     shows exactly its claimed μ. DP-FC, DP-SGD and DP-Newton also report
-//     the state θ each step's releases are taken at, so the shift is the
-//     canary's exact (clipped) gradient — and Hessian — at θ, on the
-//     coordinate no row of D touches (the adaptive composition's
-//     likelihood ratio); it is a fraction of the sensitivity, so a correct
-//     mechanism shows less than its claim. DP-LP's shifts are its canary's
-//     gradient at the start, and its mean;
+//     (Options.Released), Σᵢ (shiftᵢ/σᵢ²)·(valueᵢ − D's part): under D it
+//     is N(0, s²) and under D′ N(s², s²) with s² = Σ shiftᵢ²/σᵢ². For DP-LS
+//     (G, A₀, b) and DPPL-Mean (class sums) the shifts are exact and the
+//     canary moves each release by its whole sensitivity, so a correct
+//     mechanism shows exactly its claimed μ. DP-FC, DP-SGD and DP-Newton
+//     also report the state θ each step's releases are taken at, so the
+//     shift is the canary's exact (clipped) gradient — and Hessian — at θ,
+//     on e₀ and on the bias coordinate less what D's rows put there (the
+//     adaptive composition's likelihood ratio): DP-SGD's canary reaches the
+//     whole claim, DP-FC's and DP-Newton's about 0.9 of it (the symmetric
+//     noise on uuᵀ is calibrated to its Frobenius norm, of which the
+//     canary's distinct entries carry ¾; DP-FC's later residuals shrink).
+//     Result.MuCanary reports the μ an exact test of the canary would show.
+//     DP-LP's shifts are its canary's gradient at the start, and its mean;
+//   - for Poisson-sampled DP-SGD the same shifts on e₀ alone (which rows a
+//     step holds is secret), each step's term the log of the mixture's
+//     likelihood ratio 1 − q + q·exp(shift·value/σ² − shift²/2σ²); its
+//     guarantee is an RDP curve, so the test's error rates are checked
+//     against it order by order: D_α(Bern(1 − FNR⁺) ‖ Bern(FPR⁺)) (and the
+//     other way round) must not exceed the claimed ε(α), the data-processing
+//     inequality for Rényi divergence (Result.RenyiRatio);
 //   - for the exponential-mechanism prototypes (dpplpublic, dpplpublick),
-//     whether class 0's prototype is e₀ among e₀ and e^ε (20 to 500)
-//     copies of −e₀ in the public set (the canary raises e₀'s utility by the whole clipping
-//     range and theirs by nothing); the audit is then on ε (δ = 0). For
-//     DPPL-PublicK this canary is weak: the joint top-K mechanism weighs a
-//     set by its worst member's utility relative to the K-th, and e₀ ranks
-//     first on D and D′ alike, so its chance hardly moves;
+//     whether class 0's K prototypes are e₀ and K − 1 anchors, chosen among
+//     those and decoys −e₀ (see exponentialCanary); the audit is then on ε
+//     (δ = 0);
 //   - otherwise, the class-0 weight on coordinate 0 of the released model.
 //
 // Half of the runs of each side choose the threshold τ that best separates
@@ -35,8 +42,9 @@
 // confidence 1 − α/2 each turn into μ_LB = Φ⁻¹(1 − FPR⁺) − Φ⁻¹(FNR⁺) (a
 // μ-GDP mechanism cannot have a test better than this) and
 // ε_LB(δ) = max(log((1 − δ − FNR⁺)/FPR⁺), log((1 − δ − FPR⁺)/FNR⁺)). With
-// probability at least 1 − α a correct mechanism has μ_LB ≤ μ and
-// ε_LB ≤ ε; the audit fails when the bound exceeds the claim.
+// probability at least 1 − α a correct mechanism has μ_LB ≤ μ,
+// ε_LB ≤ ε and the Rényi bounds under its curve; the audit fails when a
+// bound exceeds the claim.
 package audit
 
 import (
@@ -89,10 +97,20 @@ type Result struct {
 	MuLB      float64 `json:"mu_lower_bound"`
 	EpsLB     float64 `json:"epsilon_lower_bound"`
 	// MuClaim is the accountant's μ where it is GDP; EpsClaim its ε.
-	MuClaim  *float64 `json:"mu_claimed"`
+	MuClaim *float64 `json:"mu_claimed"`
+	// MuCanary is the separation an exact test of this canary would show
+	// (√ of the mean Σ shift²/σ² over the runs on D′): μ_LB is this less
+	// what a finite number of runs loses, and μ_claim − MuCanary is what
+	// the canary cannot reach (a canary weaker than the worst case).
+	MuCanary *float64 `json:"mu_canary,omitempty"`
 	EpsClaim float64  `json:"epsilon_claimed"`
-	Alpha    float64  `json:"alpha"`
-	Pass     bool     `json:"pass"`
+	// RenyiRatio, for a guarantee stated by its RDP curve, is the largest
+	// over the orders α of the lower bound on D_α the test's error rates
+	// give over the claimed RDP ε(α); RenyiOrder is that α.
+	RenyiRatio *float64 `json:"renyi_lower_bound_over_claim,omitempty"`
+	RenyiOrder float64  `json:"renyi_order,omitempty"`
+	Alpha      float64  `json:"alpha"`
+	Pass       bool     `json:"pass"`
 }
 
 // Audited lists the methods the audit runs.
@@ -110,16 +128,32 @@ type releaseStat struct {
 	shift     float64
 }
 
+// shiftAt is one coordinate of a release the likelihood-ratio statistic
+// reads: its flat index, the canary's shift there, and D's own, known
+// contribution (base), which is subtracted from the release first.
+type shiftAt struct {
+	at          int
+	shift, base float64
+	// extra is variance beyond the release's noise: for Poisson-sampled
+	// DP-SGD, that of D's rows' sampled contribution
+	extra float64
+}
+
 // adaptiveShift returns, for the methods that report their state θ before
-// each step (DP-FC, DP-SGD, DP-Newton), the exact shift the canary makes
-// in a release taken at θ, at each flat index of the canary's coordinate
-// 0 — where no row of D contributes, so the release there is the canary's
-// contribution plus noise: the statistic is then the likelihood ratio of
-// the adaptive composition (θ is known to whoever sees the releases).
-// Features are u = [x, C]/√2 (DP-FC: C = clip_cov; DP-SGD and DP-Newton: the
-// features' clip 1, resp. clip), the canary's x = e₀ scaled to C·(1 − 1e-6)
-// as the methods clip.
-func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data) func(release string, index int, theta []float64) map[int]float64 {
+// each step (DP-FC, DP-SGD, DP-Newton), the exact shift the canary makes in
+// a release taken at θ: the statistic is then the likelihood ratio of the
+// adaptive composition (θ is known to whoever sees the releases). The
+// canary's features are u = [x, C]/√2 with x = e₀ scaled to C·(1 − 1e-6) as
+// the methods clip (DP-FC: C = clip_cov; DP-SGD and DP-Newton: the
+// features' clip 1, resp. clip), so it touches two coordinates: e₀, where
+// no row of D contributes, and the bias coordinate, where D's rows add
+// what whoever knows D and θ can compute and subtract (not for Poisson-
+// sampled DP-SGD: which rows a step holds is secret, so only e₀ is read).
+// With both coordinates the statistic sees the canary's whole clipped
+// gradient, and for the covariance and Hessian releases the entries (0,0),
+// (0,b) and (b,b) of its uuᵀ (¾ of the Frobenius sensitivity the noise is
+// calibrated to: the noise on the mirrored (b,0) is the same draw).
+func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta []float64) []shiftAt {
 	get := func(name string, def float64) float64 {
 		if v, ok := params[name]; ok {
 			return v
@@ -141,83 +175,124 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 	margin := 1 - 1e-6
 	u0, ub := cu*margin/math.Sqrt2, cu/math.Sqrt2
 	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
-	// residuals of the one-vs-all sigmoid loss of the canary (label 0) at θ
-	resid := func(theta []float64) []float64 {
+	// D's rows as the methods see them: x scaled to unit norm, clipped to
+	// C·(1 − 1e-6), then u = [x, C]/√2.
+	us := make([][]float64, rows.N)
+	for i := range us {
+		x := rows.Row(i)
+		var nrm float64
+		for _, v := range x {
+			nrm += v * v
+		}
+		scale := 0.0
+		if nrm = math.Sqrt(nrm); nrm > 0 {
+			scale = 1 / nrm
+			if cu*margin < 1 {
+				scale *= cu * margin
+			}
+		}
+		u := make([]float64, dd)
+		for k, v := range x {
+			u[k] = v * scale / math.Sqrt2
+		}
+		u[d] = ub
+		us[i] = u
+	}
+	// residuals of the one-vs-all sigmoid loss at θ of a row u with label y
+	resid := func(theta, u []float64, y int) []float64 {
 		r := make([]float64, m)
 		for j := range r {
-			r[j] = sig(theta[j*dd]*u0 + theta[j*dd+d]*ub)
+			var z float64
+			for k, v := range u {
+				z += theta[j*dd+k] * v
+			}
+			r[j] = sig(z)
 		}
-		r[0] -= 1
+		r[y] -= 1
 		return r
 	}
-	// baseline is what D's rows put on the bias coordinate of class j's
-	// gradient at θ (DP-Newton: unclipped), which whoever knows D and θ
-	// can subtract; the canary then adds r_j·ub there too.
-	baseline := func(theta []float64, j int) float64 {
-		var s float64
-		for i := 0; i < rows.N; i++ {
-			x := rows.Row(i)
-			var nrm float64
-			for _, v := range x {
-				nrm += v * v
-			}
-			scale := 1.0
-			if nrm = math.Sqrt(nrm); nrm > 0 {
-				scale = 1 / nrm
-				if cu*margin < 1 {
-					scale *= cu * margin
-				}
-			}
-			z := theta[j*dd+d] * ub
-			for k, v := range x {
-				z += theta[j*dd+k] * v * scale / math.Sqrt2
-			}
-			p := sig(z)
-			if int(rows.Y[i]) == j {
-				p -= 1
-			}
-			s += p * ub
+	canary := make([]float64, dd)
+	canary[0], canary[d] = u0, ub
+	// clipped scales a residual vector as the methods clip the gradient
+	// r ⊗ u jointly over the classes (DP-Newton does not clip).
+	clipped := func(r, u []float64) []float64 {
+		if cg == 0 {
+			return r
 		}
-		return s
+		var rr, uu float64
+		for _, v := range r {
+			rr += v * v
+		}
+		for _, v := range u {
+			uu += v * v
+		}
+		if n := math.Sqrt(rr * uu); n > cg*margin {
+			f := cg * margin / n
+			out := make([]float64, len(r))
+			for j, v := range r {
+				out[j] = f * v
+			}
+			return out
+		}
+		return r
 	}
-	return func(release string, index int, theta []float64) map[int]float64 {
-		if release == "covariance" { // DP-FC: row 0 of uuᵀ is the canary's alone
-			return map[int]float64{0: u0 * u0, d: u0 * ub}
+	return func(release string, index int, theta []float64) []shiftAt {
+		if release == "covariance" { // DP-FC: Σ uuᵀ
+			return []shiftAt{{0, u0 * u0, 0, 0}, {d, u0 * ub, 0, 0}, {d*dd + d, ub * ub, float64(rows.N) * ub * ub, 0}}
 		}
 		if len(theta) != m*dd {
 			return nil
 		}
-		r := resid(theta)
-		out := map[int]float64{}
+		rc := clipped(resid(theta, canary, 0), canary)
 		switch {
 		case method == "dpnewton" && release == "gradient":
-			out[0] = r[index] * u0
-			out[-1] = baseline(theta, index) // subtracted at the bias coordinate (see Run)
-			out[d] = r[index] * ub
+			var base float64
+			for i, u := range us {
+				base += resid(theta, u, int(rows.Y[i]))[index] * ub
+			}
+			return []shiftAt{{0, rc[index] * u0, 0, 0}, {d, rc[index] * ub, base, 0}}
 		case method == "dpnewton" && release == "hessian":
-			p := r[index]
+			// σ'(θⱼ·u)·uuᵀ at (0,0), (0,b), (b,b).
+			p := rc[index]
 			if index == 0 {
 				p += 1
 			}
-			// σ'·uuᵀ at (0, 0) and at (0, bias) — D's rows add nothing
-			// to either, being zero in coordinate 0.
-			out[0] = p * (1 - p) * u0 * u0
-			out[d] = p * (1 - p) * u0 * ub
+			var base float64
+			for i, u := range us {
+				q := resid(theta, u, int(rows.Y[i]))[index]
+				if int(rows.Y[i]) == index {
+					q += 1
+				}
+				base += q * (1 - q) * ub * ub
+			}
+			w := p * (1 - p)
+			return []shiftAt{{0, w * u0 * u0, 0, 0}, {d, w * u0 * ub, 0, 0}, {d*dd + d, w * ub * ub, base, 0}}
 		case release == "gradient":
-			// jointly clipped over the classes: ‖r‖·‖u‖ ≤ C_g
-			var rr float64
-			for _, v := range r {
-				rr += v * v
+			out := make([]shiftAt, 0, 2*m)
+			for j, v := range rc {
+				out = append(out, shiftAt{j * dd, v * u0, 0, 0})
 			}
-			f := 1.0
-			if n := math.Sqrt(rr) * math.Sqrt(u0*u0+ub*ub); n > cg*margin {
-				f = cg * margin / n
+			base, vari := make([]float64, m), make([]float64, m)
+			for i, u := range us {
+				for j, v := range clipped(resid(theta, u, int(rows.Y[i])), u) {
+					base[j] += v * ub
+					vari[j] += v * ub * v * ub
+				}
 			}
-			for j, v := range r {
-				out[j*dd] = f * v * u0
+			if q < 1 {
+				// Which rows a step holds is secret: D's part on a bias
+				// coordinate is q·Σ with variance q(1 − q)·Σ(·)², which is
+				// small only for a class D hardly holds (the audit's D for
+				// Poisson sampling has one row of class 0, and class 0's
+				// other residuals are σ(−10)-small): class 0's bias alone.
+				return append(out, shiftAt{d, rc[0] * ub, q * base[0], q * (1 - q) * vari[0]})
 			}
+			for j, v := range rc {
+				out = append(out, shiftAt{j*dd + d, v * ub, base[j], 0})
+			}
+			return out
 		}
-		return out
+		return nil
 	}
 }
 
@@ -261,14 +336,21 @@ func releaseStats(method string, d, m int) map[string][]releaseStat {
 	return nil
 }
 
-// dataset returns D (rows zero in coordinate 0, labels balanced) and D′
+// dataset returns D (rows zero in coordinate 0, labels balanced; with rare,
+// for Poisson sampling, one row of class 0 and the others balanced) and D′
 // (D plus the canary e₀ with label 0), unit-normalised as Prepare would.
-func dataset(n, d, m int) (*solvers.Data, *solvers.Data) {
+func dataset(n, d, m int, rare bool) (*solvers.Data, *solvers.Data) {
 	r := rand.New(rand.NewPCG(11, 13))
 	x := make([]float64, n*d)
 	y := make([]int32, n)
 	for i := 0; i < n; i++ {
 		y[i] = int32(i * m / n)
+		if rare { // one row of class 0, the rest balanced over the others
+			y[i] = 0
+			if i > 0 {
+				y[i] = int32(1 + (i-1)*(m-1)/(n-1))
+			}
+		}
 		row := x[i*d : (i+1)*d]
 		var s float64
 		for k := 1; k < d; k++ {
@@ -285,6 +367,75 @@ func dataset(n, d, m int) (*solvers.Data, *solvers.Data) {
 	x2 = append(x2, x...)
 	y2 := append([]int32{0}, y...)
 	return D, &solvers.Data{X: x2, Y: y2, N: n + 1, D: d, M: m}
+}
+
+// getParam is a method's hyperparameter as the audit was given it, else
+// def where the method has it (when), else 1.
+func getParam(params map[string]float64, name string, def float64, when bool) float64 {
+	if v, ok := params[name]; ok && when {
+		return v
+	}
+	if when {
+		return def
+	}
+	return 1
+}
+
+// exponentialCanary builds the public set the exponential-mechanism
+// prototypes choose class 0's K prototypes from: K − 1 anchors (class 0's
+// mean direction in D, whose utility is far above every other point's on D
+// and D′ alike), the canary's direction e₀, and decoys −e₀. On D, which is
+// zero along e₀, e₀ and the decoys score alike; the canary raises e₀'s
+// utility by the whole range Δu, the anchors' by Δu/2 and the decoys' by
+// nothing. Every K-set but S* = anchors ∪ {e₀} holds a decoy, so the sets'
+// utility u_min is the same for all on D, and on D′ is Δu higher for S*
+// alone: S* has probability 1/W on D and e^ε/(e^ε + W − 1) on D′, with W
+// the number of K-sets. W is taken as the first C(N, K) ≥ e^ε (20 to
+// 500, so that S* stays frequent enough to count), which lets the test's
+// log-ratio approach ε − log 2.
+func exponentialCanary(D *solvers.Data, eps float64, K int) *solvers.Data {
+	K = max(K, 1)
+	want := math.Min(500, math.Max(20, math.Exp(eps)))
+	N := K + 1
+	for logBinom(N, K) < math.Log(want) {
+		N++
+	}
+	d := D.D
+	pub := &solvers.Data{X: make([]float64, N*d), Y: make([]int32, N), N: N, D: d, M: D.M}
+	anchor := make([]float64, d)
+	for i := 0; i < D.N; i++ {
+		if D.Y[i] == 0 {
+			for k, v := range D.Row(i) {
+				anchor[k] += v
+			}
+		}
+	}
+	var nrm float64
+	for _, v := range anchor {
+		nrm += v * v
+	}
+	for i := 0; i < N; i++ {
+		pub.Y[i] = -1
+		row := pub.X[i*d : (i+1)*d]
+		switch {
+		case i < K-1:
+			for k, v := range anchor {
+				row[k] = v / math.Sqrt(nrm)
+			}
+		case i == K-1:
+			row[0] = 1
+		default:
+			row[0] = -1
+		}
+	}
+	return pub
+}
+
+func logBinom(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
 }
 
 // Run audits one method.
@@ -308,7 +459,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if !m.Private {
 		return Result{}, fmt.Errorf("%s is not private: nothing to audit (audited: %v)", c.Method, Audited)
 	}
-	D, D2 := dataset(c.Rows, c.Dim, c.Classes)
+	q := 1.0 // the canary's chance to be in a step (Poisson-sampled DP-SGD)
+	if b := c.Params["batch"]; c.Method == "dpsgd" && b > 0 && b < float64(c.Rows+1) {
+		q = b / float64(c.Rows+1)
+	}
+	D, D2 := dataset(c.Rows, c.Dim, c.Classes, q < 1)
 	stats := releaseStats(c.Method, c.Dim, c.Classes)
 	res := Result{Method: c.Method, Runs: c.Runs, Alpha: c.Alpha, Statistic: "class-0 weight on the canary's coordinate"}
 	if stats != nil {
@@ -316,32 +471,20 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	var public *solvers.Data
 	if m.Pure {
-		// The exponential mechanism picks class 0's prototype among e₀ and
-		// K copies of −e₀: on D all score alike (D is zero along e₀); the
-		// canary raises e₀'s utility by the whole clipping range and the
-		// others' by nothing. The statistic: was e₀ chosen.
-		// e^ε decoys (20 to 500) let the canary's log-ratio reach ε.
-		k := int(math.Min(500, math.Max(20, math.Round(math.Exp(c.Epsilon)))))
-		public = &solvers.Data{X: make([]float64, (k+1)*c.Dim), Y: make([]int32, k+1), N: k + 1, D: c.Dim, M: c.Classes}
-		public.X[0] = 1
-		for i := 1; i <= k; i++ {
-			public.X[i*c.Dim] = -1
-			public.Y[i] = -1
-		}
-		public.Y[0] = -1
-		res.Statistic = "whether class 0's prototype is the canary's direction"
+		// k: dpplpublick's default 3; dpplpublic chooses one
+		public = exponentialCanary(D, c.Epsilon, int(getParam(c.Params, "k", 3, c.Method == "dpplpublick")))
+		res.Statistic = "whether class 0's prototypes are the canary's direction and the anchors"
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused
-	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params, D)
-	q := 1.0 // the canary's chance to be in a step (Poisson-sampled DP-SGD)
-	if b := c.Params["batch"]; c.Method == "dpsgd" && b > 0 && b < float64(c.Rows+1) {
-		q = b / float64(c.Rows+1)
-	}
+	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params, D, q)
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
 	}
-	one := func(d *solvers.Data) (float64, accounting.Guarantee, error) {
-		var s float64
+	// one runs the method once on d: the statistic, and the separation²
+	// Σ shift²/σ² of the Gaussian releases it reads (the μ² an exact test
+	// of this canary would show, for full-batch Gaussian mechanisms).
+	one := func(d *solvers.Data) (float64, float64, accounting.Guarantee, error) {
+		var s, signal float64
 		var theta []float64
 		params := map[string]float64{}
 		for k, v := range c.Params {
@@ -354,20 +497,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 						theta = append(theta[:0], values...)
 						return
 					}
-					sh := adaptive(name, index, theta)
-					base, hasBase := sh[-1]
 					var lin, sq float64 // Σ shift·value/σ², Σ shift²/σ²
-					for at, shift := range sh {
-						if at < 0 {
-							continue
-						}
-						v := values[at]
-						if hasBase && at == c.Dim {
-							v -= base // D's known contribution on the bias coordinate
-						}
-						lin += shift / (std * std) * v
-						sq += shift * shift / (std * std)
+					for _, e := range adaptive(name, index, theta) {
+						v := std*std + e.extra
+						lin += e.shift / v * (values[e.at] - e.base)
+						sq += e.shift * e.shift / v
 					}
+					signal += sq
 					if q < 1 {
 						// Poisson sampling: the step holds the canary with
 						// probability q, so its likelihood ratio is the
@@ -381,6 +517,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				for _, st := range stats[name] {
 					if index == st.index {
 						s += st.shift / (std * std) * values[st.at]
+						signal += st.shift * st.shift / (std * std)
 					}
 				}
 			}}
@@ -389,45 +526,67 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		r, err := solvers.Fit(ctx, c.Method, d, o)
 		if err != nil {
-			return 0, accounting.Guarantee{}, err
+			return 0, 0, accounting.Guarantee{}, err
 		}
 		if !m.Pure && sigma == 0 {
 			sigma = r.NoiseMultiplier
 		}
 		switch {
 		case m.Pure:
+			// class 0's K prototypes: e₀ and the anchors, no decoy
+			hit, decoy := false, false
+			for k := 0; k < max(1, r.PerClass); k++ {
+				hit = hit || r.Prototypes[k*c.Dim] > 0.5
+				decoy = decoy || r.Prototypes[k*c.Dim] < -0.5
+			}
 			s = 0
-			for k := 0; k < max(1, r.PerClass); k++ { // class 0's K prototypes
-				if r.Prototypes[k*c.Dim] > 0.5 {
-					s = 1
-				}
+			if hit && !decoy {
+				s = 1
 			}
 		case stats == nil:
 			s = r.W[0]
 		}
-		return s, r.Guarantee, nil
+		return s, signal, r.Guarantee, nil
 	}
 	var s0, s1 []float64
 	var g accounting.Guarantee
+	var signal float64
 	for i := 0; i < c.Runs; i++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		a, _, err := one(D)
+		a, _, _, err := one(D)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s on D: %w", c.Method, err)
 		}
-		b, gb, err := one(D2)
+		b, sig, gb, err := one(D2)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s on D′: %w", c.Method, err)
 		}
 		s0, s1, g = append(s0, a), append(s1, b), gb
+		signal += sig
 		if c.Progress != nil {
 			c.Progress(i+1, c.Runs)
 		}
 	}
 	h := c.Runs / 2
-	tau := bestThreshold(s0[:h], s1[:h], c.Alpha/2)
+	// A guarantee stated by its RDP curve (Poisson-sampled DP-SGD) is
+	// checked order by order: the test's outcome is a post-processing of
+	// the output, so D_α(Bern(1 − FNR) ‖ Bern(FPR)) ≤ ε(α), and so with the
+	// roles swapped. Other guarantees are checked on μ (GDP) and ε.
+	score := func(fpU, fnU float64) float64 { return normQuantile(1-fpU) - normQuantile(fnU) }
+	var curve []float64
+	if g.Mu == nil && !m.Pure {
+		var err error
+		if curve, err = accounting.RDPCurve(g.Mechanisms, accounting.DefaultOrders); err != nil {
+			return Result{}, fmt.Errorf("the RDP curve of %s's guarantee: %w", c.Method, err)
+		}
+		score = func(fpU, fnU float64) float64 {
+			r, _ := renyiRatio(fpU, fnU, accounting.DefaultOrders, curve)
+			return r
+		}
+	}
+	tau := bestThreshold(s0[:h], s1[:h], c.Alpha/2, score)
 	fp, fn := 0, 0
 	for _, v := range s0[h:] {
 		if v > tau {
@@ -446,15 +605,25 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	res.EpsLB = epsilonLB(res.FPRUpper, res.FNRUpper, c.Delta)
 	res.EpsClaim = float64(g.Epsilon)
 	res.MuClaim = g.Mu
-	res.Pass = res.EpsLB <= res.EpsClaim && (g.Mu == nil || res.MuLB <= *g.Mu)
+	if signal > 0 && q == 1 && !m.Pure {
+		mc := math.Sqrt(signal / float64(c.Runs))
+		res.MuCanary = &mc
+	}
+	renyiOK := true
+	if curve != nil {
+		r, order := renyiRatio(res.FPRUpper, res.FNRUpper, accounting.DefaultOrders, curve)
+		res.RenyiRatio, res.RenyiOrder = &r, order
+		renyiOK = r <= 1
+	}
+	res.Pass = res.EpsLB <= res.EpsClaim && (g.Mu == nil || res.MuLB <= *g.Mu) && renyiOK
 	return res, nil
 }
 
-// bestThreshold picks τ maximising the bound the evaluation half will
-// compute, Φ⁻¹(1 − FPR⁺) − Φ⁻¹(FNR⁺) with Clopper–Pearson upper bounds, on
-// the selection half: extreme thresholds, where one rate is tiny and its
-// bound loose, lose to balanced ones.
-func bestThreshold(s0, s1 []float64, alpha float64) float64 {
+// bestThreshold picks τ maximising score(FPR⁺, FNR⁺) — the bound the
+// evaluation half will compute, with Clopper–Pearson upper bounds — on the
+// selection half: extreme thresholds, where one rate is tiny and its bound
+// loose, lose to balanced ones.
+func bestThreshold(s0, s1 []float64, alpha float64, score func(fpU, fnU float64) float64) float64 {
 	cand := append(append([]float64(nil), s0...), s1...)
 	sort.Float64s(cand)
 	best, bestT := math.Inf(-1), cand[len(cand)/2]
@@ -470,11 +639,57 @@ func bestThreshold(s0, s1 []float64, alpha float64) float64 {
 				fn++
 			}
 		}
-		if m := normQuantile(1-clopperPearsonUpper(fp, len(s0), alpha)) - normQuantile(clopperPearsonUpper(fn, len(s1), alpha)); m > best {
+		if m := score(clopperPearsonUpper(fp, len(s0), alpha), clopperPearsonUpper(fn, len(s1), alpha)); m > best {
 			best, bestT = m, t
 		}
 	}
 	return bestT
+}
+
+// renyiRatio is the largest, over the orders, of the lower bound on the
+// Rényi divergence of order α between the outputs on D′ and D that a test
+// with error rates at most fpU, fnU gives — D_α of the Bernoulli outcomes,
+// either way round — divided by the claimed RDP ε(α), with that order.
+func renyiRatio(fpU, fnU float64, orders, curve []float64) (float64, float64) {
+	p, q := 1-fnU, fpU // P(reject) on D′ and on D
+	best, at := 0.0, 0.0
+	if p <= q {
+		return 0, 0
+	}
+	for i, a := range orders {
+		if a <= 1 || !(curve[i] > 0) || math.IsInf(curve[i], 1) {
+			continue
+		}
+		lb := math.Max(bernoulliRenyi(p, q, a), bernoulliRenyi(q, p, a))
+		if r := lb / curve[i]; r > best {
+			best, at = r, a
+		}
+	}
+	return best, at
+}
+
+// bernoulliRenyi is D_α(Bern(p) ‖ Bern(q)) for α > 1, 0 < q < 1.
+func bernoulliRenyi(p, q, a float64) float64 {
+	if q <= 0 || q >= 1 {
+		return math.Inf(1)
+	}
+	// log(p^α q^(1−α) + (1−p)^α (1−q)^(1−α)) / (α − 1), in log space
+	var terms []float64
+	if p > 0 {
+		terms = append(terms, a*math.Log(p)+(1-a)*math.Log(q))
+	}
+	if p < 1 {
+		terms = append(terms, a*math.Log1p(-p)+(1-a)*math.Log1p(-q))
+	}
+	m := math.Inf(-1)
+	for _, t := range terms {
+		m = math.Max(m, t)
+	}
+	var sum float64
+	for _, t := range terms {
+		sum += math.Exp(t - m)
+	}
+	return (m + math.Log(sum)) / (a - 1)
 }
 
 // clopperPearsonUpper is the one-sided upper confidence bound, at level
