@@ -24,13 +24,15 @@ flag=--force
 start=$(date +%s)
 bin/dpfeat sweep --config bench/sweep.yaml --out "$res" --jobs "${JOBS:-2}" $flag >bench/out/sweep-summary.txt
 secs=$(( $(date +%s) - start ))
+took="$secs s for this run"
+[ "$flag" = --resume ] && took="$secs s for the part this run resumed (SWEEP_FORCE=1 times it all)"
 for f in png svg ipynb; do
 	bin/dpfeat export --results "$res" --format "$f" --out "bench/results/sweep.$f" --force 2>/dev/null
 done
 {
 	echo "## Sweep: the tables above in one command"
 	echo
-	echo "\`bench/sweep.sh\` (\`dpfeat sweep --config bench/sweep.yaml\`), $(date -u +%Y-%m-%d), $(nproc) cores, $secs s for this run"
+	echo "\`bench/sweep.sh\` (\`dpfeat sweep --config bench/sweep.yaml\`), $(date -u +%Y-%m-%d), $(nproc) cores, $took"
 	echo "($(bin/dpfeat version | tail -1 | sed 's/linear algebra: //')). Both encoders, the private half balanced"
 	echo "and long-tailed (\`dpfeat imbalance --ratio 10|100 --seed 1\`, Cui et al. profile), ε ∈ {0.01, 0.1, 1, 8},"
 	echo "δ = 1e-5, 5 seeded repetitions, default hyperparameters except DP-FC's learning rate (4, 8 or 16), chosen"
