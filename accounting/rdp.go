@@ -96,7 +96,7 @@ func logAInt(q, sigma float64, alpha int) float64 {
 	a := float64(alpha)
 	for k := 0; k <= alpha; k++ {
 		kf := float64(k)
-		t := logBinom(a, kf) + kf*lq + (a-kf)*l1q + (kf*kf-kf)/(2*sigma*sigma)
+		t := LogBinom(a, kf) + kf*lq + (a-kf)*l1q + (kf*kf-kf)/(2*sigma*sigma)
 		logA = logAddExp(logA, t)
 	}
 	return logA
@@ -138,8 +138,9 @@ func logAFrac(q, sigma, alpha float64) (float64, error) {
 	return 0, fmt.Errorf("accounting: RDP series for q=%v σ=%v α=%v did not converge", q, sigma, alpha)
 }
 
-// logBinom returns log C(n, k) for real n ≥ k ≥ 0.
-func logBinom(n, k float64) float64 {
+// LogBinom returns log C(n, k) for real n ≥ k ≥ 0 (through log Γ, so for
+// counts far beyond float64's range of C itself).
+func LogBinom(n, k float64) float64 {
 	a, _ := math.Lgamma(n + 1)
 	b, _ := math.Lgamma(k + 1)
 	c, _ := math.Lgamma(n - k + 1)

@@ -397,7 +397,7 @@ func exponentialCanary(D *solvers.Data, eps float64, K int) *solvers.Data {
 	K = max(K, 1)
 	want := math.Min(500, math.Max(20, math.Exp(eps)))
 	N := K + 1
-	for logBinom(N, K) < math.Log(want) {
+	for accounting.LogBinom(float64(N), float64(K)) < math.Log(want) {
 		N++
 	}
 	d := D.D
@@ -429,13 +429,6 @@ func exponentialCanary(D *solvers.Data, eps float64, K int) *solvers.Data {
 		}
 	}
 	return pub
-}
-
-func logBinom(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
 }
 
 // Run audits one method.
@@ -587,17 +580,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	tau := bestThreshold(s0[:h], s1[:h], c.Alpha/2, score)
-	fp, fn := 0, 0
-	for _, v := range s0[h:] {
-		if v > tau {
-			fp++
-		}
-	}
-	for _, v := range s1[h:] {
-		if v <= tau {
-			fn++
-		}
-	}
+	fp, fn := countErrors(s0[h:], s1[h:], tau)
 	n := c.Runs - h
 	res.Threshold, res.FPR, res.FNR = tau, float64(fp)/float64(n), float64(fn)/float64(n)
 	res.FPRUpper, res.FNRUpper = clopperPearsonUpper(fp, n, c.Alpha/2), clopperPearsonUpper(fn, n, c.Alpha/2)
@@ -725,3 +708,20 @@ func epsilonLB(fpr, fnr, delta float64) float64 {
 
 // ErrFailed is returned by callers that treat a failed audit as an error.
 var ErrFailed = errors.New("the empirical lower bound exceeds the claimed privacy")
+
+// countErrors counts the false positives (statistic of D above tau) and
+// false negatives (statistic of D′ at or below it) of the test "D′ when the
+// statistic exceeds tau".
+func countErrors(s0, s1 []float64, tau float64) (fp, fn int) {
+	for _, v := range s0 {
+		if v > tau {
+			fp++
+		}
+	}
+	for _, v := range s1 {
+		if v <= tau {
+			fn++
+		}
+	}
+	return fp, fn
+}

@@ -91,15 +91,7 @@ func TestAuditCatchesHalvedNoise(t *testing.T) {
 	}
 	for _, m := range gaussianAudits {
 		cfg := Config{Method: m, Epsilon: 8, Delta: 1e-5, Runs: 1000, Alpha: 0.01, Params: gaussianParams(m)}
-		ok, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Noise = func() accounting.Noise { return halfNoise{accounting.SecureNoise()} }
-		broken, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ok, broken := correctAndBroken(t, cfg)
 		t.Logf("%s: correct μ_LB %.3f, broken μ_LB %.3f, claim %.3f, canary %.3f", m, ok.MuLB, broken.MuLB, *ok.MuClaim, deref(ok.MuCanary))
 		if !ok.Pass || broken.Pass {
 			t.Errorf("%s: correct passes %v, broken passes %v", m, ok.Pass, broken.Pass)
@@ -124,17 +116,7 @@ func TestFalseFailRate(t *testing.T) {
 		}
 		h := runs / 2
 		tau := bestThreshold(s0[:h], s1[:h], alpha/2, func(a, b float64) float64 { return normQuantile(1-a) - normQuantile(b) })
-		fp, fn := 0, 0
-		for _, v := range s0[h:] {
-			if v > tau {
-				fp++
-			}
-		}
-		for _, v := range s1[h:] {
-			if v <= tau {
-				fn++
-			}
-		}
+		fp, fn := countErrors(s0[h:], s1[h:], tau)
 		n := runs - h
 		if normQuantile(1-clopperPearsonUpper(fp, n, alpha/2))-normQuantile(clopperPearsonUpper(fn, n, alpha/2)) > mu {
 			fails++
@@ -193,15 +175,7 @@ func TestLongAuditBrokenCopies(t *testing.T) {
 	}
 	for _, m := range gaussianAudits {
 		cfg := Config{Method: m, Epsilon: 8, Delta: 1e-5, Runs: 1000, Params: gaussianParams(m)}
-		ok, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Noise = func() accounting.Noise { return halfNoise{accounting.SecureNoise()} }
-		broken, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ok, broken := correctAndBroken(t, cfg)
 		caught := "caught"
 		if broken.Pass {
 			caught = "not caught"
@@ -276,4 +250,19 @@ func TestLongAuditPoisson(t *testing.T) {
 		}
 	}
 	t.Logf("POISSON %s", strings.Join(line, "; "))
+}
+
+// correctAndBroken audits cfg as it is and with a noise source at half the
+// calibrated standard deviation.
+func correctAndBroken(t *testing.T, cfg Config) (ok, broken Result) {
+	t.Helper()
+	ok, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Noise = func() accounting.Noise { return halfNoise{accounting.SecureNoise()} }
+	if broken, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return ok, broken
 }

@@ -440,7 +440,7 @@ func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64, half bo
 		logw[i] = math.Inf(-1)
 	}
 	for y := K; y <= len(u); y++ { // 1-based rank
-		logw[y-1] = logBinom(y-1, K-1) + eps*(u[order[y-1]]-uK)/du
+		logw[y-1] = accounting.LogBinom(float64(y-1), float64(K-1)) + eps*(u[order[y-1]]-uK)/du
 	}
 	y := accounting.SampleExponential(n, logw) + 1
 	picks := []int{order[y-1]}
@@ -456,11 +456,4 @@ func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64, half bo
 		picks = append(picks, better[k])
 	}
 	return picks
-}
-
-func logBinom(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
 }
