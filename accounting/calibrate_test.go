@@ -230,6 +230,20 @@ func TestFloatJSON(t *testing.T) {
 	if FormatEpsilon(1.0000001) != "1.00001" {
 		t.Errorf("FormatEpsilon rounds up: got %s", FormatEpsilon(1.0000001))
 	}
+	for _, c := range []struct {
+		rem  float64
+		want string
+	}{{6.9999999, "6.99999"}, {7.0000049, "7"}, {0.12345678, "0.123456"}, {0, "0"}, {-1e-9, "0"}} {
+		if got := FormatRemaining(c.rem); got != c.want {
+			t.Errorf("FormatRemaining(%v) = %s; want %s (rounded down)", c.rem, got, c.want)
+		}
+	}
+	// Rounding down and up bracket x at every scale.
+	for _, x := range []float64{1e-9, 0.3, 1, 7.0000049, 123456.78, 1e12} {
+		if lo, hi := RoundDown(x, 6), RoundUp(x, 6); !(lo <= x && x <= hi) {
+			t.Errorf("%v: down %v, up %v", x, lo, hi)
+		}
+	}
 }
 
 // TestDeltaInvertsAccount checks that Delta at the reported ε gives back at

@@ -221,6 +221,29 @@ func FormatEpsilon(eps float64) string {
 	return strconv.FormatFloat(RoundUp(eps, 6), 'g', 6, 64)
 }
 
+// FormatRemaining prints what is left of a budget with 6 significant
+// digits, rounded down, so that the printed number is never above it.
+func FormatRemaining(eps float64) string {
+	if eps <= 0 || math.IsInf(eps, 0) || math.IsNaN(eps) {
+		return strconv.FormatFloat(math.Max(eps, 0), 'g', -1, 64)
+	}
+	return strconv.FormatFloat(RoundDown(eps, 6), 'g', 6, 64)
+}
+
+// RoundDown rounds x > 0 down to the given number of significant digits.
+func RoundDown(x float64, digits int) float64 {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	exp := math.Floor(math.Log10(x)) - float64(digits-1)
+	scale := math.Pow(10, exp)
+	r := math.Floor(x/scale) * scale
+	for r > x {
+		r = math.Nextafter(r, math.Inf(-1))
+	}
+	return r
+}
+
 // RoundUp rounds x > 0 up to the given number of significant digits.
 func RoundUp(x float64, digits int) float64 {
 	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {

@@ -62,6 +62,18 @@ func budgetCommand() *ucli.Command {
 				Flags:     append(ledgerFlags(), jsonFlag()),
 				Action:    budgetShow,
 			},
+			{
+				Name:  "repair",
+				Usage: "make a damaged ledger usable again, never counting less than was spent",
+				UsageText: "dpfeat budget repair --data FEATS.arrow [--name NAME] [--ledger DIR] [--spend-all]\n\n" +
+					"Keeps the ledger as it was in LEDGER.damaged-TIME first. A last line cut short is a write that never\n" +
+					"completed (dpfeat writes a release's output only after its line is synced): it is dropped. Other damage\n" +
+					"(an edited or corrupted line) may hide a release of unknown cost: --spend-all drops those lines and\n" +
+					"counts the budget as spent, keeping every intact release listed; without it nothing changes.",
+				Flags: append(ledgerFlags(),
+					&ucli.BoolFlag{Name: "spend-all", Usage: "when damaged lines may hide releases, drop them and count the whole budget as spent"}),
+				Action: budgetRepair,
+			},
 		},
 	}
 }
@@ -116,9 +128,30 @@ func budgetShow(c *ucli.Context) error {
 		}
 		fmt.Fprintf(&s, "  %d. %s  %s → %s: %s%s\n", i+1, r.Time, r.Method, r.Output, r.Guarantee.String(), forced)
 	}
+	for _, r := range b.Repairs {
+		fmt.Fprintf(&s, "  repaired %s: %s (lines %v as they were: %s)\n", r.Time, r.Reason, r.Lines, r.Backup)
+	}
 	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s\n",
-		accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatEpsilon(float64(rep.Remaining)))
+		accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)))
 	return printf(c.App.Writer, "%s", s.String())
+}
+
+func budgetRepair(c *ucli.Context) error {
+	l, err := ledgerFor(c, c.String("data"))
+	if err != nil {
+		return err
+	}
+	r, err := l.Repair(c.Bool("spend-all"))
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	if err := printf(c.App.Writer, "%s: repaired — %s; the ledger as it was: %s\n", l.Path, r.Reason, r.Backup); err != nil {
+		return err
+	}
+	if !l.Exists() {
+		return nil
+	}
+	return budgetShow(c)
 }
 
 // findLedger returns the ledger of the training data (named by

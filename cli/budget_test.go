@@ -89,6 +89,55 @@ func TestBudgetLedger(t *testing.T) {
 	}
 }
 
+// TestBudgetRepair: a damaged ledger blocks fits with a pointer to
+// budget repair; a torn last line is dropped; an edited line needs
+// --spend-all, after which the budget counts as spent.
+func TestBudgetRepair(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(name string) (int, string) {
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, name), "--ledger", ledgerDir)
+		return code, errs
+	}
+	for _, n := range []string{"a", "b"} {
+		if code, errs := fit(n); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(ledgerDir, "*.ledger"))
+	if len(files) != 1 {
+		t.Fatalf("ledgers: %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	os.WriteFile(files[0], data[:len(data)-20], 0o644)
+	if code, errs := fit("c"); code != 1 || !strings.Contains(errs, "dpfeat budget repair") {
+		t.Errorf("fit on a torn ledger: %d %s", code, errs)
+	}
+	code, stdout, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir)
+	if code != 0 || !strings.Contains(stdout, "never completed") || !strings.Contains(stdout, "repaired 20") {
+		t.Fatalf("repair of a torn line: %d %s %s", code, stdout, errs)
+	}
+	if code, errs := fit("c"); code != 0 {
+		t.Errorf("fit after the repair: %s", errs)
+	}
+	data, _ = os.ReadFile(files[0])
+	os.WriteFile(files[0], []byte(strings.Replace(string(data), `"output":"`, `"output":"x`, 1)), 0o644)
+	if code, _, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "--spend-all") {
+		t.Errorf("repair of an edited line without --spend-all: %d %s", code, errs)
+	}
+	if code, stdout, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir, "--spend-all"); code != 0 || !strings.Contains(stdout, "left: ε = 0") {
+		t.Errorf("repair --spend-all: %d %s %s", code, stdout, errs)
+	}
+	if code, errs := fit("d"); code != 1 || !strings.Contains(errs, "is spent") {
+		t.Errorf("fit after a spend-all repair: %d %s", code, errs)
+	}
+}
+
 func TestAuditCommand(t *testing.T) {
 	code, stdout, errs := run(t, "audit", "--method", "dpplmean", "--epsilon", "4", "--runs", "60", "--json")
 	if code != 0 || !strings.Contains(stdout, `"mu_lower_bound"`) {

@@ -11,7 +11,8 @@
 // synced before the output it accounts for is written; a line cut short
 // or damaged is reported, never skipped. Spending holds an exclusive lock
 // on the file (flock) from reading to appending, so two fits — goroutines
-// or processes — cannot both spend the last of a budget.
+// or processes — cannot both spend the last of a budget. Repair makes a
+// damaged ledger usable again without ever counting less than was spent.
 //
 // Releases on one ledger are the same dataset, so they compose
 // sequentially; parallel composition is only ever within one release (a
@@ -50,6 +51,23 @@ type Budget struct {
 	// Data is the file the budget was set for (informational).
 	Data    string `json:"data,omitempty"`
 	Created string `json:"created"`
+	// Repairs are the ledger's repair lines (filled on reading; never part
+	// of the budget line itself).
+	Repairs []Repair `json:"repairs,omitempty"`
+}
+
+// Repair records one `dpfeat budget repair` of a damaged ledger.
+type Repair struct {
+	Time string `json:"time"`
+	// Lines are the damaged lines' numbers in the ledger as it was.
+	Lines []int `json:"lines"`
+	// Backup is the copy of the ledger as it was, damaged lines included.
+	Backup string `json:"backup"`
+	// SpendAll: the damaged lines recorded releases of unknown cost, so
+	// the budget counts as spent from then on, as after a non-private
+	// release (later fits need --force).
+	SpendAll bool   `json:"spend_all,omitempty"`
+	Reason   string `json:"reason"`
 }
 
 // Release is one spending of the budget.
@@ -64,9 +82,29 @@ type Release struct {
 }
 
 type entry struct {
-	Kind    string   `json:"kind"` // "budget" or "release"
+	Kind    string   `json:"kind"` // "budget", "release" or "repair"
 	Budget  *Budget  `json:"budget,omitempty"`
 	Release *Release `json:"release,omitempty"`
+	Repair  *Repair  `json:"repair,omitempty"`
+}
+
+// check says what is wrong with entry e on line i (from 0), if anything.
+func (e entry) check(i int) error {
+	switch {
+	case i == 0 && e.Kind == "budget" && e.Budget != nil && len(e.Budget.Repairs) == 0:
+	case i > 0 && e.Kind == "release" && e.Release != nil:
+	case i > 0 && e.Kind == "repair" && e.Repair != nil:
+	default:
+		return fmt.Errorf("unexpected %q entry", e.Kind)
+	}
+	return nil
+}
+
+// spendAll is how a repair that gave up on damaged lines of unknown cost
+// shows among the releases: non-private, so it spends everything.
+func (r Repair) spendAll() Release {
+	return Release{Method: fmt.Sprintf("budget repair: damaged lines %v of unknown cost (spends everything)", r.Lines),
+		Guarantee: accounting.Guarantee{Epsilon: accounting.Float(math.Inf(1)), Accountant: accounting.AccountantNone}, Time: r.Time, Output: r.Backup, Forced: true}
 }
 
 // ErrOverspend is returned when a release would take the composed
@@ -193,16 +231,22 @@ func (l *Ledger) parse(r io.Reader) (Budget, []Release, error) {
 			continue
 		}
 		e, err := decodeLine(line)
-		if err != nil {
-			return Budget{}, nil, fmt.Errorf("%s: line %d: %v — the ledger is damaged (a torn or edited write); dpfeat will not spend from it until it is repaired", l.Path, i+1, err)
+		if err == nil {
+			err = e.check(i)
 		}
-		switch {
-		case i == 0 && e.Kind == "budget" && e.Budget != nil:
+		if err != nil {
+			return Budget{}, nil, fmt.Errorf("%s: line %d: %v — the ledger is damaged (a torn or edited write); dpfeat will not spend from it until it is repaired (dpfeat budget repair)", l.Path, i+1, err)
+		}
+		switch e.Kind {
+		case "budget":
 			b = *e.Budget
-		case i > 0 && e.Kind == "release" && e.Release != nil:
+		case "release":
 			rel = append(rel, *e.Release)
-		default:
-			return Budget{}, nil, fmt.Errorf("%s: line %d: unexpected %q entry", l.Path, i+1, e.Kind)
+		case "repair":
+			b.Repairs = append(b.Repairs, *e.Repair)
+			if e.Repair.SpendAll {
+				rel = append(rel, e.Repair.spendAll())
+			}
 		}
 	}
 	if b.Key == "" {
