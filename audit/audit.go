@@ -4,7 +4,7 @@
 // The audit builds a small data set D and its neighbour D′ = D plus one
 // canary (add/remove adjacency): D's rows are zero in coordinate 0, and the
 // canary is the unit vector e₀ with label 0, the example easiest to tell
-// apart. It runs the method N times on each with fresh secure noise and
+// apart (for DP-LP, which centres the features, (e₀ − û)/√2). It runs the method N times on each with fresh secure noise and
 // computes a statistic fixed in advance:
 //
 //   - the likelihood-ratio statistic of the Gaussian composition at the
@@ -21,8 +21,12 @@
 //     whole claim, DP-FC's and DP-Newton's about 0.9 of it (the symmetric
 //     noise on uuᵀ is calibrated to its Frobenius norm, of which the
 //     canary's distinct entries carry ¾; DP-FC's later residuals shrink).
-//     Result.MuCanary reports the μ an exact test of the canary would show.
-//     DP-LP's shifts are its canary's gradient at the start, and its mean;
+//     DP-LP reports its state W too; its canary is (e₀ − û)/√2 with û D's
+//     mean direction (lpCanary), whose centred gradient stays clipped, and
+//     its shifts are that gradient at each W on every coordinate, and the
+//     canary itself in the noisy sum, less D's known parts (lpShift): about
+//     0.95 of the claim. Result.MuCanary reports the μ an exact test of the
+//     canary would show;
 //   - for Poisson-sampled DP-SGD the same shifts on e₀ alone (which rows a
 //     step holds is secret), each step's term the log of the mixture's
 //     likelihood ratio 1 − q + q·exp(shift·value/σ² − shift²/2σ²); its
@@ -116,13 +120,12 @@ type Result struct {
 // Audited lists the methods the audit runs.
 var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplpublic", "dpplpublick"}
 
-// releaseStats are the releases whose canary coordinates the
-// likelihood-ratio statistic reads: release name → entries (the class
-// index the method reports it with, the flat index of the canary's
-// coordinate, and the shift the canary makes there). For the iterative
-// methods the shift is the canary's gradient at the start (it moves
-// little along e₀, which only the canary and the noise touch); with
-// features u = [x, C]/√2 the canary's u₀ is 1/√2.
+// releaseStats are, for the one-shot methods (DP-LS, DPPL-Mean), the
+// releases whose canary coordinates the likelihood-ratio statistic reads:
+// release name → entries (the class index the method reports it with, the
+// flat index of the canary's coordinate, and the shift the canary makes
+// there). The iterative methods' shifts depend on each step's state
+// (adaptiveShift).
 type releaseStat struct {
 	index, at int
 	shift     float64
@@ -153,12 +156,15 @@ type shiftAt struct {
 // gradient, and for the covariance and Hessian releases the entries (0,0),
 // (0,b) and (b,b) of its uuᵀ (¾ of the Frobenius sensitivity the noise is
 // calibrated to: the noise on the mirrored (b,0) is the same draw).
-func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta []float64) []shiftAt {
+func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta, values []float64) []shiftAt {
 	get := func(name string, def float64) float64 {
 		if v, ok := params[name]; ok {
 			return v
 		}
 		return def
+	}
+	if method == "dplp" {
+		return lpShift(d, m, get("norm", 1), get("clip", 1), rows, lpCanary(rows))
 	}
 	dd := d + 1
 	var cu, cg float64 // the features' clip, the gradients' clip (0: none)
@@ -236,7 +242,7 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 		}
 		return r
 	}
-	return func(release string, index int, theta []float64) []shiftAt {
+	return func(release string, index int, theta, _ []float64) []shiftAt {
 		if release == "covariance" { // DP-FC: Σ uuᵀ
 			return []shiftAt{{0, u0 * u0, 0, 0}, {d, u0 * ub, 0, 0}, {d*dd + d, ub * ub, float64(rows.N) * ub * ub, 0}}
 		}
@@ -296,42 +302,146 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 	}
 }
 
-func releaseStats(method string, d, m int) map[string][]releaseStat {
-	u0 := 1 / math.Sqrt2
-	perClass := func(width int, first, others float64) []releaseStat {
-		out := []releaseStat{{0, 0, first}}
-		for j := 1; j < m; j++ {
-			out = append(out, releaseStat{0, j * width, others})
+// lpCanary is DP-LP's canary: the unit vector (e₀ − û)/√2, with û the unit
+// direction of D's mean. Centred, it keeps the canary's e₀ and adds D's
+// mean to −û, so that ‖x̃‖ is well above C and its gradient stays clipped —
+// at the whole sensitivity C_g — at every step (the centred e₀ would give
+// ‖p − e₀‖·‖x̃‖ ≈ 0.8·1.2 ≈ 0.96 C_g with three classes at W = 0, less
+// as W learns it).
+func lpCanary(D *solvers.Data) []float64 {
+	u := make([]float64, D.D)
+	for i := 0; i < D.N; i++ {
+		for k, v := range D.Row(i) {
+			u[k] += v
 		}
-		return out
 	}
+	var nrm float64
+	for _, v := range u {
+		nrm += v * v
+	}
+	x := make([]float64, D.D)
+	for k, v := range u {
+		x[k] = -v / math.Sqrt(nrm) / math.Sqrt2
+	}
+	x[0] += 1 / math.Sqrt2
+	return x
+}
+
+// lpShift is adaptiveShift for DP-LP (features scaled to norm C, centred
+// on the released noisy mean, softmax gradients clipped jointly to C_g)
+// with the canary x (label 0). The mean release moves by the canary's
+// C·x/‖x‖ once D's known sum is subtracted; each step's gradient release
+// (at the reported W) by the canary's exact clipped gradient (p − e_0) ⊗ x̃
+// with x̃ = C·x/‖x‖ − m̃/(n + 1), on every coordinate, once D's own clipped
+// gradients — known to whoever knows D, W and m̃ — are subtracted. D's rows are centred as on D (m̃/n) under both hypotheses:
+// the method treats n as public, and the statistic does not use it; on D′
+// the difference m̃·(1/n − 1/(n+1)) in D's rows is left in the noise (a
+// few thousandths of its standard deviation: D's residuals nearly cancel
+// for balanced classes at W ≈ 0).
+func lpShift(d, m int, C, cg float64, rows *solvers.Data, canary []float64) func(release string, index int, theta, values []float64) []shiftAt {
+	n := float64(rows.N)
+	var cn float64
+	for _, v := range canary {
+		cn += v * v
+	}
+	sum := make([]float64, d) // D's scaled rows' sum
+	for i := 0; i < rows.N; i++ {
+		x := rows.Row(i)
+		var nrm float64
+		for _, v := range x {
+			nrm += v * v
+		}
+		for k, v := range x {
+			if nrm > 0 {
+				sum[k] += C * v / math.Sqrt(nrm)
+			}
+		}
+	}
+	lim := cg * (1 - 1e-6)
+	var mean []float64 // the noisy sum, from this run's mean release
+	// grad adds to g the clipped gradient at W of x (scaled to C, centred
+	// by m̃/count) with label y, and returns g.
+	grad := func(g, W, x []float64, y int, count float64) []float64 {
+		var nrm float64
+		for _, v := range x {
+			nrm += v * v
+		}
+		xt := make([]float64, d)
+		for k, v := range x {
+			if nrm > 0 {
+				xt[k] = C * v / math.Sqrt(nrm)
+			}
+			xt[k] -= mean[k] / count
+		}
+		p := make([]float64, m)
+		top := math.Inf(-1)
+		for j := range p {
+			for k, v := range xt {
+				p[j] += W[j*d+k] * v
+			}
+			top = math.Max(top, p[j])
+		}
+		var s, rr, xx float64
+		for j := range p {
+			p[j] = math.Exp(p[j] - top)
+			s += p[j]
+		}
+		for j := range p {
+			p[j] /= s
+		}
+		p[y] -= 1
+		for _, v := range p {
+			rr += v * v
+		}
+		for _, v := range xt {
+			xx += v * v
+		}
+		f := 1.0
+		if nr := math.Sqrt(rr * xx); nr > lim {
+			f = lim / nr
+		}
+		for j, r := range p {
+			for k, v := range xt {
+				g[j*d+k] += f * r * v
+			}
+		}
+		return g
+	}
+	return func(release string, _ int, W, values []float64) []shiftAt {
+		switch release {
+		case "mean":
+			mean = append(mean[:0], values...)
+			out := make([]shiftAt, d)
+			for k, v := range canary {
+				out[k] = shiftAt{at: k, shift: C * v / math.Sqrt(cn), base: sum[k]}
+			}
+			return out
+		case "gradient":
+			if len(W) != m*d || len(mean) != d {
+				return nil
+			}
+			base := make([]float64, m*d)
+			for i := 0; i < rows.N; i++ {
+				grad(base, W, rows.Row(i), int(rows.Y[i]), n)
+			}
+			shift := grad(make([]float64, m*d), W, canary, 0, n+1)
+			out := make([]shiftAt, m*d)
+			for k := range out {
+				out[k] = shiftAt{at: k, shift: shift[k], base: base[k]}
+			}
+			return out
+		}
+		return nil
+	}
+}
+
+func releaseStats(method string) map[string][]releaseStat {
 	switch method {
 	case "dpls":
 		// G and A₀ gain e₀e₀ᵀ (entry 0), b₀ gains e₀ (entry 0 of class 0).
 		return map[string][]releaseStat{"G": {{0, 0, 1}}, "A": {{0, 0, 1}}, "b": {{0, 0, 1}}}
 	case "dpplmean":
 		return map[string][]releaseStat{"sums": {{0, 0, 1}}}
-	case "dpfc", "dpsgd":
-		// Bias −10: σ ≈ 0, so the canary's residual is −1 for its class
-		// and 0 for the others; its gradient on (class 0, e₀) is −u₀.
-		return map[string][]releaseStat{"gradient": {{0, 0, -u0}}}
-	case "dplp":
-		// Scaled to norm 1 and centred (the mean moves by 1/n), at W = 0
-		// the softmax residual is 1/M − 1 for class 0 and 1/M for others.
-		return map[string][]releaseStat{"mean": {{0, 0, 1}}, "gradient": perClass(d, 1/float64(m)-1, 1/float64(m))}
-	case "dpnewton":
-		// θ = 0: residual σ(0) − 1 = −½ for class 0, +½ for the others;
-		// every class's Hessian gains σ'(0)·u₀² = ¼·½ at entry 0.
-		var g, h []releaseStat
-		for j := 0; j < m; j++ {
-			r := 0.5
-			if j == 0 {
-				r = -0.5
-			}
-			g = append(g, releaseStat{j, 0, r * u0})
-			h = append(h, releaseStat{j, 0, 0.25 * u0 * u0})
-		}
-		return map[string][]releaseStat{"gradient": g, "hessian": h}
 	}
 	return nil
 }
@@ -457,10 +567,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		q = b / float64(c.Rows+1)
 	}
 	D, D2 := dataset(c.Rows, c.Dim, c.Classes, q < 1)
-	stats := releaseStats(c.Method, c.Dim, c.Classes)
+	if c.Method == "dplp" {
+		copy(D2.Row(0), lpCanary(D)) // the canary is D2's first row
+	}
+	stats := releaseStats(c.Method)
 	res := Result{Method: c.Method, Runs: c.Runs, Alpha: c.Alpha, Statistic: "class-0 weight on the canary's coordinate"}
 	if stats != nil {
-		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates"
+		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, exact shifts"
 	}
 	var public *solvers.Data
 	if m.Pure {
@@ -491,7 +604,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 						return
 					}
 					var lin, sq float64 // Σ shift·value/σ², Σ shift²/σ²
-					for _, e := range adaptive(name, index, theta) {
+					for _, e := range adaptive(name, index, theta, values) {
 						v := std*std + e.extra
 						lin += e.shift / v * (values[e.at] - e.base)
 						sq += e.shift * e.shift / v
@@ -536,7 +649,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			if hit && !decoy {
 				s = 1
 			}
-		case stats == nil:
+		case stats == nil && adaptive == nil:
 			s = r.W[0]
 		}
 		return s, signal, r.Guarantee, nil

@@ -14,7 +14,7 @@ out=bench/results/audit.md
 	echo "\`make audit\` (bench/audit.sh), $(date -u +%Y-%m-%d): \`dpfeat audit --epsilon 8 --delta 1e-5 --runs $runs\` per method"
 	echo "(hyperparameters at their defaults; dpfc, dpsgd, dplp with 10 steps to keep it short; dpsgd-poisson: batch 150 of 201,"
 	echo "3 steps, accounted by RDP and checked against its RDP curve order by order; the prototypes at δ = 0, audited on ε). D: 200 rows × 8,"
-	echo "3 classes, zero in coordinate 0 (for dpsgd-poisson one row of class 0); D′ adds the canary e₀ with label 0. Bounds hold with probability 0.95."
+	echo "3 classes, zero in coordinate 0 (for dpsgd-poisson one row of class 0); D′ adds the canary e₀ (dplp: (e₀ − û)/√2) with label 0. Bounds hold with probability 0.95."
 	echo "μ canary: what an exact test of this canary would show (the statistic's separation); μ_LB is that less the finite-sample loss."
 	echo
 	echo "| method | statistic | μ_LB | μ canary | μ claimed | μ_LB / μ claimed | ε_LB | ε claimed | Rényi LB / claim (α) | FPR / FNR | verdict |"
@@ -58,8 +58,9 @@ done
 	echo "the mechanism at 2ε) while claiming ε = 2: $(go test -count=1 ./audit -run BrokenExponential -v 2>&1 | grep -o 'dpplpublic.* at ε = 2: .*' | paste -sd ';' | sed 's/;/; /g')."
 	echo
 	echo "DP-LS's and DPPL-Mean's statistic uses exact shifts; DP-FC's, DP-SGD's and DP-Newton's the canary's exact"
-	echo "gradient (and Hessian) at each step's reported state, on e₀ and on the bias coordinate less D's known part; DP-LP's the"
-	echo "gradient at the start. DPPL-Public(K): class 0's K prototypes are e₀ and K − 1 anchors, among decoys −e₀."
+	echo "gradient (and Hessian) at each step's reported state, on e₀ and on the bias coordinate less D's known part; DP-LP's"
+	echo "canary is (e₀ − û)/√2, û D's mean direction (its centred gradient stays clipped), read at each step on every coordinate."
+	echo "DPPL-Public(K): class 0's K prototypes are e₀ and K − 1 anchors, among decoys −e₀."
 } >>"$out"
 assemble
 cat "$out"

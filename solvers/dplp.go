@@ -116,6 +116,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		o.released("theta", t, 0, W) // the state the step's gradient is taken at
 		scores(x, W, zbuf)
 		softmaxResiduals(x, zbuf)
 		clear(gsum)

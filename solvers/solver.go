@@ -406,13 +406,14 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 	return accounting.Calibrate(o.Epsilon, o.Delta, o.Accountant, opt, build)
 }
 
-// gaussian returns noise of the given std for one release (and shows it to
-// Observe).
-// Released reports a noisy statistic to the Released hook.
+// Release reports a noisy statistic to the Released hook (for methods
+// registered from other packages).
 func (o *Options) Release(release string, index int, std float64, values []float64) {
 	o.released(release, index, std, values)
 }
 
+// Gaussian returns noise of the given std for one release (and shows it to
+// Observe).
 func (o *Options) Gaussian(release string, n int, std float64) []float64 {
 	v := make([]float64, n)
 	if o.Noise != nil && std > 0 {
@@ -424,7 +425,7 @@ func (o *Options) Gaussian(release string, n int, std float64) []float64 {
 	return v
 }
 
-// symmetric returns a d×d symmetric noise matrix (upper triangle i.i.d.).
+// Symmetric returns a d×d symmetric noise matrix (upper triangle i.i.d.).
 func (o *Options) Symmetric(release string, d int, std float64) []float64 {
 	v := make([]float64, d*d)
 	if o.Noise != nil && std > 0 {
