@@ -231,30 +231,26 @@ func FormatRemaining(eps float64) string {
 }
 
 // RoundDown rounds x > 0 down to the given number of significant digits.
-func RoundDown(x float64, digits int) float64 {
-	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return x
-	}
-	exp := math.Floor(math.Log10(x)) - float64(digits-1)
-	scale := math.Pow(10, exp)
-	r := math.Floor(x/scale) * scale
-	for r > x {
-		r = math.Nextafter(r, math.Inf(-1))
-	}
-	return r
-}
+func RoundDown(x float64, digits int) float64 { return roundSig(x, digits, -1) }
 
 // RoundUp rounds x > 0 up to the given number of significant digits.
-func RoundUp(x float64, digits int) float64 {
+func RoundUp(x float64, digits int) float64 { return roundSig(x, digits, 1) }
+
+// roundSig rounds x > 0 to digits significant digits toward +∞ (dir 1) or
+// −∞ (dir −1), never past x the other way despite the float product.
+func roundSig(x float64, digits int, dir float64) float64 {
 	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
 	exp := math.Floor(math.Log10(x)) - float64(digits-1)
 	scale := math.Pow(10, exp)
-	r := math.Ceil(x/scale) * scale
-	// Guard against the product rounding below x.
-	for r < x {
-		r = math.Nextafter(r, math.Inf(1))
+	round := math.Ceil
+	if dir < 0 {
+		round = math.Floor
+	}
+	r := round(x/scale) * scale
+	for (r-x)*dir < 0 {
+		r = math.Nextafter(r, math.Inf(int(dir)))
 	}
 	return r
 }
