@@ -93,11 +93,18 @@ func AddGaussian(n Noise, dst []float64, std float64) {
 }
 
 // AddSymmetricGaussian adds symmetric Gaussian noise to the d×d row-major
-// matrix a: the upper triangle, diagonal included, gets independent
-// N(0, std²) entries, mirrored into the lower triangle. This is the noise of
-// the Gaussian mechanism on the upper triangle of a symmetric statistic such
-// as a Gram matrix Σ xxᵀ, whose L2 sensitivity there is at most its Frobenius
-// sensitivity ‖x‖² (Mehta et al. 2023, Algorithms 1–3).
+// matrix a: the diagonal gets independent N(0, std²) entries and the upper
+// triangle independent N(0, std²/2) entries, mirrored into the lower one.
+//
+// This is the papers' mechanism: Mehta et al. 2023 add "a d×d matrix each
+// of whose coordinates is an i.i.d. Gaussian" (Alg. 1 line 8, Alg. 2 line 2)
+// — the Gaussian mechanism on the whole matrix, whose L2 sensitivity is the
+// Frobenius one, ‖xxᵀ‖_F = ‖x‖² for a Gram matrix Σ xxᵀ — and symmetrising
+// the release, (E + Eᵀ)/2, is post-processing that leaves exactly this
+// noise. Equivalently: the Gaussian mechanism on v(S) = (S_ii, √2·S_ij for
+// i < j), a linear isometry of the symmetric matrices with the Frobenius
+// norm, so its sensitivity is again ‖x‖². (An i.i.d. N(0, std²) upper
+// triangle has the same guarantee and twice the off-diagonal variance.)
 func AddSymmetricGaussian(n Noise, a []float64, d int, std float64) {
 	if len(a) != d*d {
 		panic(fmt.Sprintf("accounting: AddSymmetricGaussian: len %d is not %d×%d", len(a), d, d))
@@ -108,10 +115,12 @@ func AddSymmetricGaussian(n Noise, a []float64, d int, std float64) {
 	// is then filled in tiles (column-wise writes of a large matrix would
 	// miss the cache on every draw).
 	up := make([]float64, d*d)
+	off := std / math.Sqrt2
 	for i := 0; i < d; i++ {
 		row := up[i*d : (i+1)*d]
-		for j := i; j < d; j++ {
-			row[j] = std * n.NormFloat64()
+		row[i] = std * n.NormFloat64()
+		for j := i + 1; j < d; j++ {
+			row[j] = off * n.NormFloat64()
 		}
 	}
 	const tile = 32

@@ -105,9 +105,9 @@ func TestAddSymmetricGaussian(t *testing.T) {
 				}
 			}
 		}
-		// Diagonal and off-diagonal entries both have variance std²
-		// (not 2·std² off the diagonal, as X + Xᵀ would give).
-		checkGaussian(t, name+" off-diagonal", off, std)
+		// The diagonal has variance std², the off-diagonal std²/2: the
+		// symmetrised (E + Eᵀ)/2 of an i.i.d. N(0, std²) matrix E.
+		checkGaussian(t, name+" off-diagonal", off, std/math.Sqrt2)
 		if z := varianceZ(diag, std); math.Abs(z) > zCrit {
 			t.Errorf("%s diagonal: variance z = %.2f", name, z)
 		}

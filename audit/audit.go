@@ -17,10 +17,9 @@
 //     also report the state θ each step's releases are taken at, so the
 //     shift is the canary's exact (clipped) gradient — and Hessian — at θ,
 //     on e₀ and on the bias coordinate less what D's rows put there (the
-//     adaptive composition's likelihood ratio): DP-SGD's canary reaches the
-//     whole claim, DP-FC's and DP-Newton's about 0.9 of it (the symmetric
-//     noise on uuᵀ is calibrated to its Frobenius norm, of which the
-//     canary's distinct entries carry ¾; DP-FC's later residuals shrink).
+//     adaptive composition's likelihood ratio): DP-SGD's and DP-Newton's
+//     canaries reach the whole claim, DP-FC's about 0.9 of it (its later
+//     residuals shrink).
 //     DP-LP reports its state W too; its canary is (e₀ − û)/√2 with û D's
 //     mean direction (lpCanary), whose centred gradient stays clipped, and
 //     its shifts are that gradient at each W on every coordinate, and the
@@ -140,6 +139,9 @@ type shiftAt struct {
 	// extra is variance beyond the release's noise: for Poisson-sampled
 	// DP-SGD, that of D's rows' sampled contribution
 	extra float64
+	// offDiag: an off-diagonal entry of a symmetric release, whose noise
+	// variance is half the release's std² (accounting.AddSymmetricGaussian)
+	offDiag bool
 }
 
 // adaptiveShift returns, for the methods that report their state θ before
@@ -154,8 +156,9 @@ type shiftAt struct {
 // sampled DP-SGD: which rows a step holds is secret, so only e₀ is read).
 // With both coordinates the statistic sees the canary's whole clipped
 // gradient, and for the covariance and Hessian releases the entries (0,0),
-// (0,b) and (b,b) of its uuᵀ (¾ of the Frobenius sensitivity the noise is
-// calibrated to: the noise on the mirrored (b,0) is the same draw).
+// (0,b) and (b,b) of its uuᵀ — its whole Frobenius norm, since the noise
+// off the diagonal has half the variance (the mirrored (b,0) is the same
+// draw).
 func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta, values []float64) []shiftAt {
 	get := func(name string, def float64) float64 {
 		if v, ok := params[name]; ok {
@@ -244,7 +247,7 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 	}
 	return func(release string, index int, theta, _ []float64) []shiftAt {
 		if release == "covariance" { // DP-FC: Σ uuᵀ
-			return []shiftAt{{0, u0 * u0, 0, 0}, {d, u0 * ub, 0, 0}, {d*dd + d, ub * ub, float64(rows.N) * ub * ub, 0}}
+			return []shiftAt{{0, u0 * u0, 0, 0, false}, {d, u0 * ub, 0, 0, true}, {d*dd + d, ub * ub, float64(rows.N) * ub * ub, 0, false}}
 		}
 		if len(theta) != m*dd {
 			return nil
@@ -256,7 +259,7 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 			for i, u := range us {
 				base += resid(theta, u, int(rows.Y[i]))[index] * ub
 			}
-			return []shiftAt{{0, rc[index] * u0, 0, 0}, {d, rc[index] * ub, base, 0}}
+			return []shiftAt{{0, rc[index] * u0, 0, 0, false}, {d, rc[index] * ub, base, 0, false}}
 		case method == "dpnewton" && release == "hessian":
 			// σ'(θⱼ·u)·uuᵀ at (0,0), (0,b), (b,b).
 			p := rc[index]
@@ -272,11 +275,11 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 				base += q * (1 - q) * ub * ub
 			}
 			w := p * (1 - p)
-			return []shiftAt{{0, w * u0 * u0, 0, 0}, {d, w * u0 * ub, 0, 0}, {d*dd + d, w * ub * ub, base, 0}}
+			return []shiftAt{{0, w * u0 * u0, 0, 0, false}, {d, w * u0 * ub, 0, 0, true}, {d*dd + d, w * ub * ub, base, 0, false}}
 		case release == "gradient":
 			out := make([]shiftAt, 0, 2*m)
 			for j, v := range rc {
-				out = append(out, shiftAt{j * dd, v * u0, 0, 0})
+				out = append(out, shiftAt{at: j * dd, shift: v * u0})
 			}
 			base, vari := make([]float64, m), make([]float64, m)
 			for i, u := range us {
@@ -291,10 +294,10 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 				// small only for a class D hardly holds (the audit's D for
 				// Poisson sampling has one row of class 0, and class 0's
 				// other residuals are σ(−10)-small): class 0's bias alone.
-				return append(out, shiftAt{d, rc[0] * ub, q * base[0], q * (1 - q) * vari[0]})
+				return append(out, shiftAt{at: d, shift: rc[0] * ub, base: q * base[0], extra: q * (1 - q) * vari[0]})
 			}
 			for j, v := range rc {
-				out = append(out, shiftAt{j*dd + d, v * ub, base[j], 0})
+				out = append(out, shiftAt{at: j*dd + d, shift: v * ub, base: base[j]})
 			}
 			return out
 		}
@@ -606,6 +609,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 					var lin, sq float64 // Σ shift·value/σ², Σ shift²/σ²
 					for _, e := range adaptive(name, index, theta, values) {
 						v := std*std + e.extra
+						if e.offDiag {
+							v = std*std/2 + e.extra
+						}
 						lin += e.shift / v * (values[e.at] - e.base)
 						sq += e.shift * e.shift / v
 					}

@@ -479,11 +479,14 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 					t.Errorf("%s: release %q has std %v, want %v", c.method, release, std, want)
 				}
 				if strings.HasPrefix(release, "G") || release == "A" || release == "covariance" || release == "hessian" {
-					// symmetric: the upper triangle is the independent part
+					// symmetric: the upper triangle is the independent part,
+					// std on the diagonal and std/√2 off it (the papers'
+					// i.i.d. matrix, symmetrised)
 					dd := int(math.Round(math.Sqrt(float64(len(noise)))))
 					for i := 0; i < dd; i++ {
-						for j := i; j < dd; j++ {
-							seen[release] = append(seen[release], noise[i*dd+j]/std)
+						seen[release] = append(seen[release], noise[i*dd+i]/std)
+						for j := i + 1; j < dd; j++ {
+							seen[release] = append(seen[release], noise[i*dd+j]/(std/math.Sqrt2))
 						}
 					}
 					return
@@ -638,7 +641,8 @@ func (r batchedRows) Each(fn func(x []float32, y []int32) error) error {
 // model whether u is kept in memory after the first pass or streamed
 // again on every pass (a budget too small for the cache), over record
 // batches larger and smaller than a block (blocks bound where float32 Gram
-// sums are rounded, hence the tolerance).
+// sums are rounded, and three preconditioned steps amplify that: hence the
+// tolerance, 1e-4 relative).
 func TestLogisticPassesCachedOrStreamed(t *testing.T) {
 	d := blobs(5000, 9, 3, 11)
 	for _, method := range []string{"dpfc", "dpnewton"} {
@@ -653,7 +657,7 @@ func TestLogisticPassesCachedOrStreamed(t *testing.T) {
 				models = append(models, append(res.W, res.B...))
 			}
 			for i := range models[0] {
-				if math.Abs(models[0][i]-models[1][i]) > 1e-5*math.Max(1, math.Abs(models[0][i])) {
+				if math.Abs(models[0][i]-models[1][i]) > 1e-4*math.Max(1, math.Abs(models[0][i])) {
 					t.Fatalf("%s, batches of %d: cached and streamed passes differ at %d: %v vs %v", method, batch, i, models[0][i], models[1][i])
 				}
 			}

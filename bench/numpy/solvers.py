@@ -24,8 +24,9 @@ X = X / np.linalg.norm(X, axis=1, keepdims=True)  # unit norm, as dpfeat
 
 
 def sym_noise(k, std):
+    # the papers' i.i.d. k×k noise, symmetrised: std on the diagonal, std/√2 off it
     e = rng.standard_normal((k, k)) * std
-    return np.triu(e) + np.triu(e, 1).T
+    return (e + e.T) / 2
 
 
 def psd(a):
