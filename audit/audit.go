@@ -4,8 +4,9 @@
 // The audit builds a small data set D and its neighbour D′ = D plus one
 // canary (add/remove adjacency): D's rows are zero in coordinate 0, and the
 // canary is the unit vector e₀ with label 0, the example easiest to tell
-// apart (for DP-LP, which centres the features, (e₀ − û)/√2). It runs the method N times on each with fresh secure noise and
-// computes a statistic fixed in advance:
+// apart (for DP-LP, which centres the features, (e₀ − û)/√2). It runs the
+// method N times on each with fresh secure noise and computes a statistic
+// fixed in advance:
 //
 //   - the likelihood-ratio statistic of the Gaussian composition at the
 //     canary's coordinates of the noisy releases the method reports
