@@ -225,15 +225,8 @@ func (l *Ledger) parse(r io.Reader) (Budget, []Release, error) {
 	}
 	var b Budget
 	var rel []Release
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	for i, line := range lines {
-		if len(line) == 0 {
-			continue
-		}
-		e, err := decodeLine(line)
-		if err == nil {
-			err = e.check(i)
-		}
+	for i, line := range splitLines(data) {
+		e, err := readEntry(i, line)
 		if err != nil {
 			return Budget{}, nil, fmt.Errorf("%s: line %d: %v — the ledger is damaged (a torn or edited write); dpfeat will not spend from it until it is repaired (dpfeat budget repair)", l.Path, i+1, err)
 		}
@@ -331,6 +324,28 @@ func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
 		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
 	}
 	return g, nil
+}
+
+// splitLines splits a ledger into its lines, each with its newline (the
+// last one may lack it: a torn write).
+func splitLines(data []byte) [][]byte {
+	var lines [][]byte
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) > 0 {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// readEntry decodes line i (from 0) and checks that its entry may stand
+// there.
+func readEntry(i int, line []byte) (entry, error) {
+	e, err := decodeLine(line)
+	if err == nil {
+		err = e.check(i)
+	}
+	return e, err
 }
 
 // A line is the entry's JSON, a tab, its CRC-32 (IEEE) in hex, a newline.

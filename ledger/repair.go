@@ -61,20 +61,11 @@ func (l *Ledger) Repair(spendAll bool) (Repair, error) {
 	if err != nil {
 		return Repair{}, fmt.Errorf("read %s: %w", l.Path, err)
 	}
-	var lines [][]byte
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		if len(line) > 0 {
-			lines = append(lines, line)
-		}
-	}
+	lines := splitLines(data)
 	var damaged []int // from 0
 	var why []string
 	for i, line := range lines {
-		e, err := decodeLine(line)
-		if err == nil {
-			err = e.check(i)
-		}
-		if err != nil {
+		if _, err := readEntry(i, line); err != nil {
 			damaged = append(damaged, i)
 			why = append(why, fmt.Sprintf("line %d: %v", i+1, err))
 		}
