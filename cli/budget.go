@@ -20,12 +20,17 @@ func ledgerFlags() []ucli.Flag {
 	}
 }
 
+// ledgerDir is the ledger folder: --ledger, else the default.
+func ledgerDir(c *ucli.Context) string {
+	if dir := c.String("ledger"); dir != "" {
+		return dir
+	}
+	return ledger.DefaultDir()
+}
+
 // ledgerFor finds the ledger a command names: --name, or --data's hash.
 func ledgerFor(c *ucli.Context, data string) (*ledger.Ledger, error) {
-	dir := c.String("ledger")
-	if dir == "" {
-		dir = ledger.DefaultDir()
-	}
+	dir := ledgerDir(c)
 	var key string
 	var err error
 	if n := c.String("name"); n != "" {
@@ -107,6 +112,11 @@ func budgetShow(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	return showLedger(c, l)
+}
+
+// showLedger prints a ledger's releases, repairs and what is left.
+func showLedger(c *ucli.Context, l *ledger.Ledger) error {
 	b, rel, g, err := l.Status()
 	if err != nil {
 		return userErrorf("%v", err)
@@ -151,17 +161,14 @@ func budgetRepair(c *ucli.Context) error {
 	if !l.Exists() {
 		return nil
 	}
-	return budgetShow(c)
+	return showLedger(c, l)
 }
 
 // findLedger returns the ledger of the training data (named by
 // --ledger-name, else found by the file's content hash), or nil when it
 // has none.
 func findLedger(c *ucli.Context, train string) (*ledger.Ledger, error) {
-	dir := c.String("ledger")
-	if dir == "" {
-		dir = ledger.DefaultDir()
-	}
+	dir := ledgerDir(c)
 	if n := c.String("ledger-name"); n != "" {
 		key, err := ledger.NameKey(n)
 		if err != nil {
@@ -173,13 +180,26 @@ func findLedger(c *ucli.Context, train string) (*ledger.Ledger, error) {
 		}
 		return l, nil
 	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
-		return nil, nil // no ledgers at all: nothing to hash for
+	if !anyLedgers(dir) {
+		return nil, nil // nothing to hash for
 	}
 	if st, err := os.Stat(train); err == nil && st.IsDir() {
 		return nil, nil // an image folder has no content hash: name its ledger with --ledger-name
 	}
-	key, err := ledger.FileKey(train)
+	return hashedLedger(dir, train)
+}
+
+// anyLedgers reports whether dir holds any ledger (else no file needs
+// hashing to find its own).
+func anyLedgers(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
+
+// hashedLedger returns the ledger in dir keyed by the content of file (one
+// read of it), or nil when there is none.
+func hashedLedger(dir, file string) (*ledger.Ledger, error) {
+	key, err := ledger.FileKey(file)
 	if err != nil {
 		return nil, err
 	}
@@ -189,34 +209,43 @@ func findLedger(c *ucli.Context, train string) (*ledger.Ledger, error) {
 	return nil, nil
 }
 
-// checkBudgetEarly refuses, before any work, a run on budgeted data whose
-// budget is already spent or smaller than the ε the run asks for alone
-// (the exact check is when the release is recorded).
-func checkBudgetEarly(c *ucli.Context, train string, eps float64) error {
-	l, err := findLedger(c, train)
-	if err != nil || l == nil || c.Bool("force") {
-		return err
-	}
+// budgetLeft returns l's budget, or refuses a run on train when that
+// budget is already spent (then says what follows).
+func budgetLeft(train string, l *ledger.Ledger, then string) (ledger.Budget, error) {
 	b, rel, g, err := l.Status()
 	if err != nil {
-		return userErrorf("%v", err)
+		return b, userErrorf("%v", err)
 	}
-	switch {
-	case float64(g.Epsilon) >= b.Epsilon:
-		return userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): pass --force to spend past it, recorded", train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel))
-	case eps > b.Epsilon:
+	if float64(g.Epsilon) >= b.Epsilon {
+		return b, userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): %s", train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel), then)
+	}
+	return b, nil
+}
+
+// checkBudgetEarly refuses, before any work, a run on budgeted data (l,
+// from findLedger; nil: none) whose budget is already spent or smaller
+// than the ε the run asks for alone (the exact check is when the release
+// is recorded).
+func checkBudgetEarly(c *ucli.Context, l *ledger.Ledger, train string, eps float64) error {
+	if l == nil || c.Bool("force") {
+		return nil
+	}
+	b, err := budgetLeft(train, l, "pass --force to spend past it, recorded")
+	if err != nil {
+		return err
+	}
+	if eps > b.Epsilon {
 		return userErrorf("%s: this run asks for ε = %g, more than the data's whole budget (ε = %g)", train, eps, b.Epsilon)
 	}
 	return nil
 }
 
-// spendBudget records a release in the budget ledger of the training data
-// and refuses it past the budget unless --force. Without a ledger for the
-// data nothing is recorded.
-func spendBudget(c *ucli.Context, train, method string, g accounting.Guarantee, out string) error {
-	l, err := findLedger(c, train)
-	if err != nil || l == nil {
-		return err
+// spendBudget records a release in l, the budget ledger of the training
+// data (from findLedger), and refuses it past the budget unless --force.
+// Without a ledger for the data (l nil) nothing is recorded.
+func spendBudget(c *ucli.Context, l *ledger.Ledger, train, method string, g accounting.Guarantee, out string) error {
+	if l == nil {
+		return nil
 	}
 	if g.Accountant == accounting.AccountantNone && !c.Bool("force") {
 		return userErrorf("%s has a privacy budget (%s): %s is not private and would spend all of it; pass --force to record that", train, l.Path, method)

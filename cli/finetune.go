@@ -161,7 +161,12 @@ func finetuneAction(c *ucli.Context) error {
 			return userErrorf("--resume: no checkpoint %s", ckpt)
 		}
 	}
-	if err := checkBudgetEarly(c, req["data"], eps); err != nil {
+	// The data's budget ledger, looked up once (hashing reads the file).
+	budget, err := findLedger(c, req["data"])
+	if err != nil {
+		return err
+	}
+	if err := checkBudgetEarly(c, budget, req["data"], eps); err != nil {
 		return err
 	}
 	man, err := models.LoadManifest(req["manifest"])
@@ -311,7 +316,7 @@ func finetuneAction(c *ucli.Context) error {
 	meta["classes"] = strings.Join(classes, "\n")
 	// Recorded in the data's budget ledger (if it has one) before anything
 	// is written.
-	if err := spendBudget(c, req["data"], "finetune", guarantee, out); err != nil {
+	if err := spendBudget(c, budget, req["data"], "finetune", guarantee, out); err != nil {
 		return err
 	}
 	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {

@@ -201,8 +201,13 @@ func fitAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
 	o.Progress = prog.line
+	// The data's budget ledger, looked up once (hashing reads the file).
+	budget, err := findLedger(c, train)
+	if err != nil {
+		return err
+	}
 	if m.Private {
-		if err := checkBudgetEarly(c, train, eps); err != nil {
+		if err := checkBudgetEarly(c, budget, train, eps); err != nil {
 			return err
 		}
 	}
@@ -304,7 +309,7 @@ func fitAction(c *ucli.Context) error {
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
 	// The release is recorded in the data's budget ledger, if it has one,
 	// before the classifier is written: a fit past the budget writes nothing.
-	if err := spendBudget(c, train, m.Name, res.Guarantee, out); err != nil {
+	if err := spendBudget(c, budget, train, m.Name, res.Guarantee, out); err != nil {
 		return err
 	}
 	if err := clf.Save(out); err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -88,27 +87,20 @@ func sweepAction(c *ucli.Context) error {
 // sweepLedger returns the Spend hook that records each job in its
 // training file's budget ledger, or nil when no dataset has one.
 func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string, accounting.Guarantee) error, error) {
-	dir := c.String("ledger")
-	if dir == "" {
-		dir = ledger.DefaultDir()
-	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+	dir := ledgerDir(c)
+	if !anyLedgers(dir) {
 		return nil, nil
 	}
 	ledgers := make([]*ledger.Ledger, len(cfg.Datasets))
 	found := false
 	for i, d := range cfg.Datasets {
-		key, err := ledger.FileKey(d.Train)
+		l, err := hashedLedger(dir, d.Train)
 		if err != nil {
 			return nil, err
 		}
-		if l := ledger.At(dir, key); l.Exists() {
-			b, rel, g, err := l.Status()
-			if err != nil {
-				return nil, userErrorf("%v", err)
-			}
-			if float64(g.Epsilon) >= b.Epsilon {
-				return nil, userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): every job on it would be refused", d.Train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel))
+		if l != nil {
+			if _, err := budgetLeft(d.Train, l, "every job on it would be refused"); err != nil {
+				return nil, err
 			}
 			ledgers[i], found = l, true
 		}
