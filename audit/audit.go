@@ -161,12 +161,7 @@ type shiftAt struct {
 // off the diagonal has half the variance (the mirrored (b,0) is the same
 // draw).
 func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta, values []float64) []shiftAt {
-	get := func(name string, def float64) float64 {
-		if v, ok := params[name]; ok {
-			return v
-		}
-		return def
-	}
+	get := func(name string, def float64) float64 { return getParam(params, name, def, true) }
 	if method == "dplp" {
 		return lpShift(d, m, get("norm", 1), get("clip", 1), rows, lpCanary(rows))
 	}
@@ -344,38 +339,37 @@ func lpCanary(D *solvers.Data) []float64 {
 // for balanced classes at W ≈ 0).
 func lpShift(d, m int, C, cg float64, rows *solvers.Data, canary []float64) func(release string, index int, theta, values []float64) []shiftAt {
 	n := float64(rows.N)
-	var cn float64
-	for _, v := range canary {
-		cn += v * v
-	}
-	sum := make([]float64, d) // D's scaled rows' sum
-	for i := 0; i < rows.N; i++ {
-		x := rows.Row(i)
+	// the rows as the method scales them, x′ = C·x/‖x‖, and their sum
+	scale := func(x []float64) []float64 {
 		var nrm float64
 		for _, v := range x {
 			nrm += v * v
 		}
-		for k, v := range x {
-			if nrm > 0 {
-				sum[k] += C * v / math.Sqrt(nrm)
+		out := make([]float64, len(x))
+		if nrm > 0 {
+			for k, v := range x {
+				out[k] = C * v / math.Sqrt(nrm)
 			}
 		}
+		return out
 	}
+	xs := make([][]float64, rows.N)
+	sum := make([]float64, d)
+	for i := range xs {
+		xs[i] = scale(rows.Row(i))
+		for k, v := range xs[i] {
+			sum[k] += v
+		}
+	}
+	xc := scale(canary)
 	lim := cg * (1 - 1e-6)
 	var mean []float64 // the noisy sum, from this run's mean release
-	// grad adds to g the clipped gradient at W of x (scaled to C, centred
-	// by m̃/count) with label y, and returns g.
+	// grad adds to g the clipped gradient at W of the scaled row x
+	// (centred by m̃/count) with label y, and returns g.
 	grad := func(g, W, x []float64, y int, count float64) []float64 {
-		var nrm float64
-		for _, v := range x {
-			nrm += v * v
-		}
 		xt := make([]float64, d)
 		for k, v := range x {
-			if nrm > 0 {
-				xt[k] = C * v / math.Sqrt(nrm)
-			}
-			xt[k] -= mean[k] / count
+			xt[k] = v - mean[k]/count
 		}
 		p := make([]float64, m)
 		top := math.Inf(-1)
@@ -416,8 +410,8 @@ func lpShift(d, m int, C, cg float64, rows *solvers.Data, canary []float64) func
 		case "mean":
 			mean = append(mean[:0], values...)
 			out := make([]shiftAt, d)
-			for k, v := range canary {
-				out[k] = shiftAt{at: k, shift: C * v / math.Sqrt(cn), base: sum[k]}
+			for k, v := range xc {
+				out[k] = shiftAt{at: k, shift: v, base: sum[k]}
 			}
 			return out
 		case "gradient":
@@ -425,10 +419,10 @@ func lpShift(d, m int, C, cg float64, rows *solvers.Data, canary []float64) func
 				return nil
 			}
 			base := make([]float64, m*d)
-			for i := 0; i < rows.N; i++ {
-				grad(base, W, rows.Row(i), int(rows.Y[i]), n)
+			for i, x := range xs {
+				grad(base, W, x, int(rows.Y[i]), n)
 			}
-			shift := grad(make([]float64, m*d), W, canary, 0, n+1)
+			shift := grad(make([]float64, m*d), W, xc, 0, n+1)
 			out := make([]shiftAt, m*d)
 			for k := range out {
 				out[k] = shiftAt{at: k, shift: shift[k], base: base[k]}
