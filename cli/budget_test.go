@@ -163,7 +163,7 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 		t.Fatal(errs)
 	}
 	cfg := filepath.Join(dir, "s.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\nseeds: 3\n"), 0o644)
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 3\n"), 0o644)
 	out := filepath.Join(dir, "r.arrow")
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--ledger", ledgerDir, "--jobs", "1"); code != 0 {
 		t.Fatalf("sweep: %d %s", code, errs)
@@ -208,7 +208,7 @@ func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
 		t.Fatal(errs)
 	}
 	cfg := filepath.Join(dir, "s.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow, validation: '0.2'}]\nmethods: {dpfc: {lr: [4, 8]}}\nepsilons: [2]\nseeds: 1\nselection: {mode: private, mean: 3}\n"), 0o644)
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow, validation: '0.2'}]\nmethods: {dpfc: {lr: [4, 8]}}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nselection: {mode: private, mean: 3}\n"), 0o644)
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow"), "--ledger", ledgerDir); code != 0 {
 		t.Fatalf("sweep: %d %s", code, errs)
 	}

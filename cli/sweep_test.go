@@ -13,7 +13,7 @@ func TestSweepAndExport(t *testing.T) {
 	blobFile(t, filepath.Join(dir, "train.arrow"), 300, 6, classes, "sha-1", 1)
 	blobFile(t, filepath.Join(dir, "test.arrow"), 150, 6, classes, "sha-1", 2)
 	cfg := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, dpfc: {steps: [2, 3]}, ls: {}}\nepsilons: [1, 4]\nseeds: 2\n"), 0o644)
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, dpfc: {steps: [2, 3]}, ls: {}}\nepsilons: [1, 4]\ndelta: 1e-5\nseeds: 2\n"), 0o644)
 	out := filepath.Join(dir, "results.arrow")
 	code, stdout, errs := run(t, "sweep", "--config", cfg, "--out", out, "--jobs", "2")
 	if code != 0 || !strings.Contains(stdout, "14 jobs") || !strings.Contains(stdout, "| dpfc |") || !strings.Contains(errs, "[14/14]") {
@@ -60,7 +60,7 @@ func TestSweepAndExport(t *testing.T) {
 		}
 	}
 	// A bad configuration is refused before any work: no output, no journal.
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\nsedes: 3\n"), 0o644)
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nsedes: 3\n"), 0o644)
 	r3 := filepath.Join(dir, "r3.arrow")
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", r3); code != 1 || !strings.Contains(errs, "sedes") || !strings.Contains(errs, cfg) {
 		t.Errorf("unknown key: exit %d, %q", code, errs)

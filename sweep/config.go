@@ -48,6 +48,8 @@ type Config struct {
 
 	dir   string
 	seeds []int64
+	// deltaText is delta as written in the file, for error messages.
+	deltaText string
 }
 
 // Dataset names the feature files of one experiment. Relative paths are
@@ -162,7 +164,27 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 		return nil, err
 	}
 	c.dir = dir
+	c.deltaText = scalarText(data, "delta")
 	return &c, c.check()
+}
+
+// scalarText returns the text of a top-level scalar key as written ("" when
+// absent or not a scalar).
+func scalarText(data []byte, key string) string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return ""
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value
+		}
+	}
+	return ""
 }
 
 func (c *Config) check() error {
@@ -226,10 +248,14 @@ func (c *Config) check() error {
 			return fmt.Errorf("epsilons: %v is not a positive finite ε (the non-private references run without one)", e)
 		}
 	}
-	if c.Delta == 0 {
-		c.Delta = 1e-5
-	}
-	if !(c.Delta > 0 && c.Delta < 1) {
+	// δ is never defaulted: an unset, zero or underflowing delta would
+	// otherwise become a weaker guarantee than the one written.
+	switch {
+	case c.deltaText == "" && c.Delta == 0:
+		return fmt.Errorf("delta: required (a number in (0, 1), e.g. 1e-5; it is never defaulted)")
+	case !(c.Delta > 0 && c.Delta < 1) && c.deltaText != "":
+		return fmt.Errorf("delta: %s is not in (0, 1) as a float64 (read as %v)", c.deltaText, c.Delta)
+	case !(c.Delta > 0 && c.Delta < 1):
 		return fmt.Errorf("delta must be in (0, 1), got %v", c.Delta)
 	}
 	var err error
@@ -254,6 +280,13 @@ func (c *Config) check() error {
 	}
 	if err := c.Selection.check(); err != nil {
 		return fmt.Errorf("selection: %w", err)
+	}
+	if c.Selection.ValidationPublic {
+		for _, d := range c.Datasets {
+			if d.valFraction > 0 {
+				return fmt.Errorf("selection: validation_public: true, but dataset %q validates on a fraction of its private training file; give it a public validation file or drop validation_public", d.Name)
+			}
+		}
 	}
 	jobs, err := c.Jobs()
 	if err != nil {

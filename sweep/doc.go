@@ -21,7 +21,7 @@
 //	    lr: {log: [0.1, 10], num: 5}    # ranges: log or linear, num points
 //	  ls: {}                            # references run once, at ε = ∞
 //	epsilons: [0.1, 1, 8]
-//	delta: 1e-5
+//	delta: 1e-5                         # required: never defaulted
 //	seeds: 3                            # or a list
 //	noise: secure                       # or seeded (reproducible, not private)
 //	split_seed: 0

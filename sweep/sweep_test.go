@@ -374,24 +374,32 @@ func TestJournalTornLine(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	blobFile(t, filepath.Join(dir, "train.arrow"), 60, 1, false)
-	base := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\n"
+	base := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\ndelta: 1e-5\n"
+	noDelta := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\nmethods: {dpls: {}}\n"
 	cases := []struct{ name, yaml, want string }{
 		{"unknown key", base + "methods: {dpls: {}}\nepsilon: [2]\n", "field epsilon not found"},
 		{"unknown method", base + "methods: {dpxx: {}}\n", `unknown method "dpxx"`},
 		{"unknown hyperparameter", base + "methods: {dpls: {lr: 1}}\n", "dpls has no hyperparameter lr"},
 		{"bad range", base + "methods: {dpfc: {lr: {log: [0, 1], num: 3}}}\n", "positive ends"},
 		{"range key", base + "methods: {dpfc: {lr: {lo: 1}}}\n", `unknown range key "lo"`},
-		{"no jobs", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\n", "runs no jobs"},
-		{"missing file", "datasets: [{train: nope.arrow, test: train.arrow}]\nmethods: {ls: {}}\n", "nope.arrow"},
-		{"bad fraction", "datasets: [{train: train.arrow, test: train.arrow, validation: '1.5'}]\nmethods: {ls: {}}\n", "fraction must be in (0, 1)"},
+		{"no jobs", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\ndelta: 1e-5\n", "runs no jobs"},
+		{"missing file", "datasets: [{train: nope.arrow, test: train.arrow}]\nmethods: {ls: {}}\ndelta: 1e-5\n", "nope.arrow"},
+		{"bad fraction", "datasets: [{train: train.arrow, test: train.arrow, validation: '1.5'}]\nmethods: {ls: {}}\ndelta: 1e-5\n", "fraction must be in (0, 1)"},
 		{"optimizer elsewhere", base + "methods: {dpfc: {optimizer: adam}}\n", "only dpsgd has an optimizer"},
 		{"bad optimizer", base + "methods: {dpsgd: {optimizer: rmsprop}}\n", `"rmsprop" is not one of`},
 		{"bad seeds", base + "methods: {dpls: {}}\nseeds: [1, 1]\n", "seed 1 is listed twice"},
 		{"bad noise", base + "methods: {dpls: {}}\nnoise: weak\n", "noise must be secure or seeded"},
-		{"infinite ε", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\nepsilons: [.inf]\n", "not a positive finite ε"},
+		{"infinite ε", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\nepsilons: [.inf]\ndelta: 1e-5\n", "not a positive finite ε"},
 		{"selection key", base + "methods: {dpls: {}}\nselection: {mode: validation, mean: 3}\n", "belong to mode: private"},
 		{"selection of sampled dpsgd", base + "methods: {dpsgd: {batch: 10}}\nselection: {mode: private}\n", "full-batch"},
 		{"empty", "", "empty configuration"},
+		// δ is never defaulted (it once became 1e-5 with exit 0).
+		{"delta unset", noDelta, "delta: required"},
+		{"delta zero", noDelta + "delta: 0\n", "delta: 0 is not in (0, 1)"},
+		{"delta underflows", noDelta + "delta: 1e-400\n", "delta: 1e-400 is not in (0, 1)"},
+		{"delta one", noDelta + "delta: 1\n", "delta: 1 is not in (0, 1)"},
+		// Noiseless accuracy on private validation rows is not free.
+		{"public selection on a private fraction", "datasets: [{train: train.arrow, test: train.arrow, validation: '0.2'}]\nepsilons: [1]\ndelta: 1e-5\nmethods: {dpls: {}}\nselection: {mode: private, validation_public: true}\n", "fraction of its private training file"},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.yaml), dir)
