@@ -12,15 +12,15 @@ import (
 func splitCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "split",
-		Usage: "split a feature file into training and validation files, per class, from a seed",
+		Usage: "split a feature file into training and validation files by a per-row rule (a keyed hash of each row's id or content)",
 		UsageText: "dpfeat split --in FEATS.arrow --val-fraction F --train TRAIN.arrow --val VAL.arrow [--seed S] [--json]\n\n" +
 			"Example:\n   dpfeat split --in train.arrow --val-fraction 0.1 --train tr.arrow --val va.arrow --seed 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file to split (required)"},
-			&ucli.Float64Flag{Name: "val-fraction", Value: 0.1, Usage: "share of each class that goes to validation, in (0, 1)"},
+			&ucli.Float64Flag{Name: "val-fraction", Value: 0.1, Usage: "expected share of the rows that go to validation, in (0, 1); each row's side depends on that row alone"},
 			&ucli.StringFlag{Name: "train", Usage: "output: training rows (required)"},
 			&ucli.StringFlag{Name: "val", Usage: "output: validation rows (required)"},
-			&ucli.Uint64Flag{Name: "seed", Usage: "seed of the split; the same seed gives the same split"},
+			&ucli.Uint64Flag{Name: "seed", Usage: "key of the split's hash; the same seed gives the same split"},
 			jsonFlag(),
 		},
 		Action: func(c *ucli.Context) error {
@@ -41,9 +41,26 @@ func splitCommand() *ucli.Command {
 				return err
 			}
 			defer f.Close()
-			train, val, err := features.ValidationSplit(labels, len(f.Classes()), frac, c.Uint64("seed"))
+			rule, err := features.NewRowSplit(frac, c.Uint64("seed"))
 			if err != nil {
-				return userErrorf("%s: %v", in, err)
+				return userErrorf("--val-fraction: %v", err)
+			}
+			var train, val []int
+			if err := f.Each(func(b features.Batch) error {
+				for i := 0; i < b.Rows(); i++ {
+					id := ""
+					if b.IDs != nil {
+						id = b.IDs[i]
+					}
+					if rule.Validation(id, b.Labels[i], b.Row(i)) {
+						val = append(val, int(b.Offset)+i)
+					} else {
+						train = append(train, int(b.Offset)+i)
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
 			}
 			res := map[string]any{"in": in, "seed": c.Uint64("seed"), "val_fraction": frac}
 			for i, part := range []struct {

@@ -1,6 +1,9 @@
 package features
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -106,47 +109,78 @@ func ImbalancedSubset(labels []int32, classes int, ir float64, p Profile, nmax i
 	return rows, got, nil
 }
 
-// ValidationSplit splits rows into training and validation parts, per class
-// (stratified), at random from the seed: round(fraction·n_c) rows of each
-// class go to validation, at least one where the class has two or more rows
-// and fraction > 0. Unlabeled rows are split the same way, as one group.
-// Both parts are returned in file order.
-func ValidationSplit(labels []int32, classes int, fraction float64, seed uint64) (train, val []int, err error) {
+// RowSplit is a per-row split rule: whether a row goes to validation is a
+// keyed hash of that row alone — its id when it has one, else its label
+// and feature bytes — compared with the fraction. Adding or removing one
+// row therefore moves no other row between the sides, which is what lets a
+// split of private data compose in parallel (training and validation
+// rows are disjoint *as a function of each row*) and lets ledger charges
+// against the parent file stay valid. A shuffled, stratified split (the
+// former rule) is not stable: removing one row moved thousands of others.
+//
+// The key is HMAC-SHA256 under a key derived from the split seed; the
+// seed is public (it only makes the split reproducible). The expected
+// share of each class on the validation side is the fraction; the exact
+// counts vary binomially.
+type RowSplit struct {
+	key       [32]byte
+	threshold uint64 // rows with hash < threshold go to validation
+	fraction  float64
+}
+
+// NewRowSplit returns the rule for a validation fraction in (0, 1) and a
+// seed.
+func NewRowSplit(fraction float64, seed uint64) (*RowSplit, error) {
 	if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
-		return nil, nil, fmt.Errorf("validation fraction must be in (0, 1), got %v", fraction)
+		return nil, fmt.Errorf("validation fraction must be in (0, 1), got %v", fraction)
 	}
-	byClass, err := classRows(labels, classes)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	s := &RowSplit{key: sha256.Sum256(append([]byte("dpfeat row split v1:"), b[:]...)), fraction: fraction}
+	// fraction·2^64 rounded down: P(hash < threshold) = threshold/2^64.
+	s.threshold = uint64(math.Ldexp(fraction, 64))
+	return s, nil
+}
+
+// Validation reports whether the row goes to the validation side.
+func (s *RowSplit) Validation(id string, label int32, feats []float32) bool {
+	mac := hmac.New(sha256.New, s.key[:])
+	if id != "" {
+		mac.Write([]byte{'i'})
+		mac.Write([]byte(id))
+	} else {
+		var buf [4]byte
+		mac.Write([]byte{'r'})
+		binary.LittleEndian.PutUint32(buf[:], uint32(label))
+		mac.Write(buf[:])
+		row := make([]byte, 4*len(feats))
+		for k, v := range feats {
+			binary.LittleEndian.PutUint32(row[4*k:], math.Float32bits(v))
+		}
+		mac.Write(row)
+	}
+	return binary.BigEndian.Uint64(mac.Sum(nil)) < s.threshold
+}
+
+// ValidationSplit splits a matrix's rows into training and validation parts
+// by the per-row rule of RowSplit (ids when the file has them, else each
+// row's content). Both parts are in file order; either may be empty on
+// small data (the rule never looks at other rows).
+func ValidationSplit(m *Matrix, fraction float64, seed uint64) (train, val []int, err error) {
+	s, err := NewRowSplit(fraction, seed)
 	if err != nil {
 		return nil, nil, err
 	}
-	var unl []int
-	for i, l := range labels {
-		if l == Unlabeled {
-			unl = append(unl, i)
+	for i := 0; i < m.Rows; i++ {
+		id := ""
+		if m.IDs != nil {
+			id = m.IDs[i]
 		}
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x76616c6964617465)) // "validate"
-	for _, r := range append(byClass, unl) {
-		k := int(math.Round(fraction * float64(len(r))))
-		if k == 0 && len(r) >= 2 {
-			k = 1
+		if s.Validation(id, m.Labels[i], m.Row(i)) {
+			val = append(val, i)
+		} else {
+			train = append(train, i)
 		}
-		if k >= len(r) && len(r) > 0 {
-			k = len(r) - 1
-		}
-		perm := rng.Perm(len(r))
-		for j, p := range perm {
-			if j < k {
-				val = append(val, r[p])
-			} else {
-				train = append(train, r[p])
-			}
-		}
-	}
-	sort.Ints(train)
-	sort.Ints(val)
-	if len(val) == 0 || len(train) == 0 {
-		return nil, nil, fmt.Errorf("a %g validation split of %d rows leaves one side empty", fraction, len(labels))
 	}
 	return train, val, nil
 }

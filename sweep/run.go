@@ -267,7 +267,7 @@ func load(c *Config, d Dataset) (*data, error) {
 	}
 	var val *features.Matrix
 	if d.valFraction > 0 {
-		trainIdx, valIdx, err := features.ValidationSplit(tr.Labels, len(classes), d.valFraction, c.SplitSeed)
+		trainIdx, valIdx, err := features.ValidationSplit(tr, d.valFraction, c.SplitSeed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: validation split: %w", d.Train, err)
 		}
@@ -510,8 +510,10 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	row.Seeded = bestRes.Guarantee.Seeded
 	clf := models.FromResult(j.Method, bestRes, ds.classes, ds.dim)
 	v := clf.Evaluate(ds.val, nil)
-	noisy := bestScore / float64(nval) // what the selection saw
-	row.ValAccuracy, row.ValBalanced = &noisy, ptr(v.BalancedAccuracy)
+	if nval > 0 {
+		noisy := bestScore / float64(nval) // what the selection saw
+		row.ValAccuracy, row.ValBalanced = &noisy, ptr(v.BalancedAccuracy)
+	}
 	if !valPublic {
 		row.ValBalanced = nil // not released privately
 	}
@@ -532,7 +534,7 @@ func fill(row *Row, j Job, res *solvers.Result, ds *data) {
 	}
 	row.Accountant, row.Privacy, row.Seeded = string(g.Accountant), g.String(), g.Seeded
 	clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
-	if ds.val != nil {
+	if ds.val != nil && ds.val.Rows > 0 {
 		v := clf.Evaluate(ds.val, nil)
 		row.ValAccuracy, row.ValBalanced = ptr(v.Accuracy), ptr(v.BalancedAccuracy)
 	}

@@ -418,6 +418,7 @@ methods:
   dpsgd: {optimizer: [adam, sgd], lr: {log: [0.1, 10], num: 3}, steps: [1, 2]}
   logreg: {}
 epsilons: [0.5, 2]
+delta: 1e-5
 seeds: [7, 9]
 `), dir)
 	if err != nil {
