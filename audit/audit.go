@@ -86,6 +86,11 @@ type Config struct {
 	Noise func() accounting.Noise
 	// Progress sees the number of runs done.
 	Progress func(done, total int)
+	// CanaryNorm, when above 1, scales the canary row of D′ to this norm:
+	// the neighbour a method sees when rows reach it unnormalised
+	// (--no-normalize). Exponential-mechanism methods only, whose
+	// utilities must stay bounded whatever the rows' scale.
+	CanaryNorm float64
 }
 
 // Result is an audit's outcome.
@@ -565,6 +570,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		q = b / float64(c.Rows+1)
 	}
 	D, D2 := dataset(c.Rows, c.Dim, c.Classes, q < 1)
+	if c.CanaryNorm > 1 {
+		if !m.Pure {
+			return Result{}, fmt.Errorf("a canary of norm %g audits the exponential-mechanism methods (dpplpublic, dpplpublick); %s clips or normalises rows before its Gaussian releases", c.CanaryNorm, c.Method)
+		}
+		D2.X[0] = c.CanaryNorm // the canary e₀, unnormalised
+	}
 	if c.Method == "dplp" {
 		copy(D2.Row(0), lpCanary(D)) // the canary is D2's first row
 	}

@@ -188,6 +188,27 @@ func TestLongAuditBrokenCopies(t *testing.T) {
 	}
 }
 
+// TestShortAuditUnnormalisedCanary is #15 item 2's neighbour pair in CI:
+// D′ adds a canary of norm 100 (rows reach the method unnormalised under
+// --no-normalize). Before every utility term was bounded, one public
+// point was chosen 136/300 times on D and 0/300 on a neighbour at a claimed
+// ε = 1 (empirical ε ≥ 3.48).
+func TestShortAuditUnnormalisedCanary(t *testing.T) {
+	for _, m := range []string{"dpplpublic", "dpplpublick"} {
+		r, err := Run(context.Background(), Config{Method: m, Epsilon: 1, Runs: 300, Alpha: 0.01, CanaryNorm: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s, canary of norm 100 at ε = 1: ε_LB %.3f", m, r.EpsLB)
+		if !r.Pass {
+			t.Errorf("%s with a canary of norm 100: ε_LB %.3f > claim %v", m, r.EpsLB, r.EpsClaim)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Method: "dpls", Epsilon: 1, Delta: 1e-5, Runs: 20, CanaryNorm: 100}); err == nil {
+		t.Error("a large canary accepted for a Gaussian method")
+	}
+}
+
 // TestAuditCatchesBrokenExponentialMechanism: DPPL-Public and DPPL-PublicK
 // at ε = 2 pass their audit; a copy whose exponent is doubled (a halved
 // sensitivity: the mechanism at 2ε) while it claims ε = 2 fails — its ε_LB

@@ -14,20 +14,23 @@ out=bench/results/audit.md
 	echo "\`make audit\` (bench/audit.sh), $(date -u +%Y-%m-%d): \`dpfeat audit --epsilon 8 --delta 1e-5 --runs $runs\` per method"
 	echo "(hyperparameters at their defaults; dpfc, dpsgd, dplp with 10 steps to keep it short; dpsgd-poisson: batch 150 of 201,"
 	echo "3 steps, accounted by RDP and checked against its RDP curve order by order; the prototypes at δ = 0, audited on ε). D: 200 rows × 8,"
-	echo "3 classes, zero in coordinate 0 (for dpsgd-poisson one row of class 0); D′ adds the canary e₀ (dplp: (e₀ − û)/√2) with label 0. Bounds hold with probability 0.95."
+	echo "3 classes, zero in coordinate 0 (for dpsgd-poisson one row of class 0); D′ adds the canary e₀ (dplp: (e₀ − û)/√2; the -norm100 rows: 100·e₀, the neighbour a method sees under --no-normalize) with label 0. Bounds hold with probability 0.95."
 	echo "μ canary: what an exact test of this canary would show (the statistic's separation); μ_LB is that less the finite-sample loss."
 	echo
 	echo "| method | statistic | μ_LB | μ canary | μ claimed | μ_LB / μ claimed | ε_LB | ε claimed | Rényi LB / claim (α) | FPR / FNR | verdict |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
-for m in dpls dpplmean dpfc dpnewton dpsgd dpsgd-poisson dplp dpplpublic dpplpublick; do
+for m in dpls dpplmean dpfc dpnewton dpsgd dpsgd-poisson dplp dpplpublic dpplpublick dpplpublic-norm100 dpplpublick-norm100; do
 	extra=(--delta 1e-5)
 	case $m in
+		*-norm100) extra=(--delta 0 --canary-norm 100) ;;
 		dpfc|dpsgd|dplp) extra+=(--param steps=10) ;;
 		dpsgd-poisson) extra+=(--param steps=3 --param batch=150) ;;
 		dpplpublic|dpplpublick) extra=(--delta 0) ;;
 	esac
-	j=$(bin/dpfeat audit --method "${m%-poisson}" --epsilon 8 --runs "$runs" --json "${extra[@]}" || true)
+	base="${m%-poisson}"
+	base="${base%-norm100}"
+	j=$(bin/dpfeat audit --method "$base" --epsilon 8 --runs "$runs" --json "${extra[@]}" || true)
 	echo "$j" | /usr/bin/python3 -c "
 import json, sys
 r = json.load(sys.stdin)

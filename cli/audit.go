@@ -29,6 +29,7 @@ func auditCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "runs", Value: 1000, Usage: "runs per side (half choose the threshold, half count errors)"},
 			&ucli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "probability that a correct mechanism fails the audit"},
 			&ucli.StringSliceFlag{Name: "param", Usage: "a hyperparameter as name=value (repeatable)"},
+			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
 			jsonFlag(),
 		},
 		Action: auditAction,
@@ -56,7 +57,7 @@ func auditAction(c *ucli.Context) error {
 		params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
 	}
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
-		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params})
+		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm")})
 	if err != nil {
 		return userErrorf("audit %s: %v", method, err)
 	}

@@ -187,6 +187,36 @@ func classUtilities(xc []float64, nc int, sum []float64, block []float64, b, D i
 	}
 }
 
+// unitNorm is the largest row norm unitBall leaves. (Unit-normalised rows,
+// at 1 ± a few ulps, are kept as they are: the rounding of x·p then moves a
+// term by O(D·2⁻⁵³), far below the utility's resolution ε/Δu.)
+const unitNorm = 1
+
+// unitBall returns a copy of the n×D rows x with each row scaled onto the
+// unit ball when it is longer (shorter rows are kept as they are).
+func unitBall(x []float64, D int) []float64 {
+	return unitBallInto(make([]float64, len(x)), x, D)
+}
+
+// unitBallInto writes unitBall(src) to dst and returns it.
+func unitBallInto(dst, src []float64, D int) []float64 {
+	for i := 0; i+D <= len(src); i += D {
+		row := src[i : i+D]
+		var s float64
+		for _, v := range row {
+			s += v * v
+		}
+		f := 1.0
+		if n := math.Sqrt(s); n > unitNorm*(1+1e-12) {
+			f = unitNorm / n
+		}
+		for k, v := range row {
+			dst[i+k] = v * f
+		}
+	}
+	return dst
+}
+
 // classSum returns Σx over a class when the utility is linear (no
 // clipping), else nil.
 func classSum(xc []float64, nc, D int, dmin, dmax float64) []float64 {
@@ -205,11 +235,13 @@ func classSum(xc []float64, nc, D int, dmin, dmax float64) []float64 {
 // utilities returns one class's utilities over a whole public source.
 func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float64) []float64 {
 	D := pub.Dim()
+	xc = unitBall(xc[:nc*D], D)
 	sum := classSum(xc, nc, D, dmin, dmax)
 	u := make([]float64, 0, pub.Rows())
 	sim := make([]float64, nc*solvers.PublicBlock)
 	out := make([]float64, solvers.PublicBlock)
-	pub.Each(func(block []float64, b int) error {
+	pub.Each(func(raw []float64, b int) error {
+		block := unitBall(raw[:b*D], D)
 		classUtilities(xc, nc, sum, block, b, D, dmin, dmax, sim, out)
 		u = append(u, out[:b]...)
 		return nil
@@ -305,9 +337,17 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	for c := 0; c <= M; c++ {
 		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
 	}
+	// Every utility term 1 + x·p must lie in [0, 2] before d_min/d_max
+	// clip it, whatever the flags: rows reach this method unnormalised
+	// under --no-normalize, and one row of large norm would then move a
+	// utility by any amount (measured: empirical ε ≥ 3.48 at a claimed 1).
+	// The private rows are projected onto the unit ball here (a per-example
+	// map) and every public block below as well, so |x·p| ≤ 1 and the
+	// linear path n_c + (Σx)·p is exactly the clipped sum.
+	X := unitBall(d.X, D)
 	sums := make([][]float64, M)
 	for c := 0; c < M; c++ {
-		sums[c] = classSum(d.X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], D, dmin, dmax)
+		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], D, dmin, dmax)
 	}
 	N := o.Public.Rows()
 	best := make([]float64, M)
@@ -327,10 +367,12 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	workers := runtime.GOMAXPROCS(0)
 	sims := make([][]float64, workers) // one similarity buffer per worker
 	offset := 0
-	err = o.Public.Each(func(block []float64, b int) error {
+	unitBlock := make([]float64, solvers.PublicBlock*D)
+	err = o.Public.Each(func(raw []float64, b int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		block := unitBallInto(unitBlock[:b*D], raw[:b*D], D)
 		work := make(chan int)
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
@@ -342,7 +384,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 					if sums[c] == nil && len(sims[w]) < nc*b {
 						sims[w] = make([]float64, nc*solvers.PublicBlock)
 					}
-					classUtilities(d.X[starts[c]*D:starts[c+1]*D], nc, sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
+					classUtilities(X[starts[c]*D:starts[c+1]*D], nc, sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
 				}
 			}(w)
 		}
@@ -361,7 +403,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 			for j, v := range u {
 				if g := eps*v/du + accounting.Gumbel(o.Noise); g > best[c] {
 					best[c], chosen[c][0] = g, offset+j
-					copy(res.Prototypes[c*D:(c+1)*D], block[j*D:(j+1)*D])
+					copy(res.Prototypes[c*D:(c+1)*D], raw[j*D:(j+1)*D])
 				}
 			}
 		}

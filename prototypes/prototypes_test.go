@@ -262,3 +262,33 @@ func BenchmarkClippedUtilities(b *testing.B) {
 	}
 	b.ReportMetric(float64(priv.N)*float64(pub.N)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 }
+
+// TestUtilityBoundedWithoutNormalisation is the neighbour pair of #15 item
+// 2: under --no-normalize a row of norm 100 reached the linear utility
+// path n_c + (Σx)·p unclipped and moved a utility by ≈ 100. Every public
+// point's utility must move by at most Δu = d_max − d_min when one row is
+// added, whatever the rows' scale, on both utility paths.
+func TestUtilityBoundedWithoutNormalisation(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const D, n = 4, 30
+	x := make([]float64, n*D)
+	for i := range x {
+		x[i] = 3 * r.NormFloat64() // unnormalised rows
+	}
+	canary := []float64{100, 0, 0, 0}
+	x2 := append(append([]float64(nil), x...), canary...)
+	pub := &solvers.Data{X: make([]float64, 8*D), Y: make([]int32, 8), N: 8, D: D, M: 1}
+	for i := range pub.X {
+		pub.X[i] = 5 * r.NormFloat64() // public rows of any norm too
+	}
+	pub.X[0], pub.X[1], pub.X[2], pub.X[3] = 7, 0, 0, 0
+	for _, c := range []struct{ dmin, dmax float64 }{{0, 2}, {0.5, 1.8}} {
+		u := utilities(x, n, pub, c.dmin, c.dmax)
+		u2 := utilities(x2, n+1, pub, c.dmin, c.dmax)
+		for j := range u {
+			if d := u2[j] - u[j]; d < -1e-9 || d > c.dmax-c.dmin+1e-9 {
+				t.Errorf("d ∈ [%v, %v]: adding a row of norm 100 moved u[%d] by %v", c.dmin, c.dmax, j, d)
+			}
+		}
+	}
+}
