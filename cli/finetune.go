@@ -278,9 +278,11 @@ func finetuneAction(c *ucli.Context) error {
 	every := max(1, c.Int("checkpoint-every"))
 	last := time.Now()
 	runPhase := func(p finetune.Phase, num int) error {
-		return p.Run(c.Context, g, data, st, finetune.RunOptions{Noise: noise, AfterStep: func(s *finetune.State, loss float64) error {
+		return p.Run(c.Context, g, data, st, finetune.RunOptions{Noise: noise, AfterStep: func(s *finetune.State, noisyNorm float64) error {
 			if time.Since(last) > 2*time.Second || s.Step == p.Steps {
-				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, loss %.4f (%s)\n", p.Name, s.Step, p.Steps, loss, time.Since(start).Round(time.Second))
+				// Only the released (noisy) gradient is shown: the loss
+				// on private examples is not released.
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, noisy gradient norm %.4g (%s)\n", p.Name, s.Step, p.Steps, noisyNorm, time.Since(start).Round(time.Second))
 				last = time.Now()
 			}
 			if s.Step%every == 0 && s.Step < p.Steps {

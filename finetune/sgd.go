@@ -70,15 +70,20 @@ type RunOptions struct {
 	Chunk int
 	// Observe sees every noise release (tests check its scale).
 	Observe func(release string, std float64, noise []float64)
-	// AfterStep is called after each step with the batch's mean loss;
-	// an error stops the phase (checkpointing happens here).
-	AfterStep func(st *State, loss float64) error
+	// AfterStep is called after each step with the L2 norm of the step's
+	// noisy gradient sum (a post-processing of the released values: the
+	// exact loss is private and is never reported); an error stops the
+	// phase (checkpointing happens here).
+	AfterStep func(st *State, noisyNorm float64) error
 }
 
 // Run continues phase p from st.Step to p.Steps.
 func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOptions) error {
 	if err := p.check(g, d, o); err != nil {
 		return err
+	}
+	if err := g.CheckIndependent(st.Params); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
 	}
 	if st.Velocity == nil {
 		st.Velocity = make([][]float32, len(g.Params))
@@ -122,8 +127,6 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 		for _, s := range sums {
 			clear(s)
 		}
-		var lossSum float64
-		var taken int
 		flush := func(k int) error {
 			if k == 0 {
 				return nil
@@ -143,6 +146,15 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 				f := 1.0
 				if n := math.Sqrt(ss); n > lim {
 					f = lim / n
+				} else if !(n <= lim) {
+					// A non-finite gradient (NaN or ±Inf anywhere) counts
+					// as zero: a per-example map, so the sensitivity
+					// stands, and one bad example cannot turn the whole
+					// sum (and the model) into NaN.
+					f = 0
+				}
+				if f == 0 {
+					continue
 				}
 				for i, pr := range g.Params {
 					if trainable[i] {
@@ -152,9 +164,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 						}
 					}
 				}
-				lossSum += float64(loss[e])
 			}
-			taken += k
 			return nil
 		}
 		k := 0
@@ -174,6 +184,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 		if err := flush(k); err != nil {
 			return err
 		}
+		var noisySS float64
 		for i, pr := range g.Params {
 			if !trainable[i] {
 				continue
@@ -185,18 +196,16 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			}
 			w, v := st.Params[i], st.Velocity[i]
 			for k := range w {
-				gk := (sums[i][k] + noise[k]) / denom
+				released := sums[i][k] + noise[k]
+				noisySS += released * released
+				gk := released / denom
 				v[k] = float32(p.Momentum*float64(v[k]) + gk)
 				w[k] -= float32(p.LR * float64(v[k]))
 			}
 		}
 		st.Step++
 		if o.AfterStep != nil {
-			mean := math.NaN()
-			if taken > 0 {
-				mean = lossSum / float64(taken)
-			}
-			if err := o.AfterStep(st, mean); err != nil {
+			if err := o.AfterStep(st, math.Sqrt(noisySS)); err != nil {
 				return err
 			}
 		}

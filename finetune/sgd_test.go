@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -182,9 +183,9 @@ func TestCheckpointResumes(t *testing.T) {
 	path := t.TempDir() + "/ckpt"
 	stop := errors.New("stop")
 	part := &State{Params: clone(params)}
-	err := p.Run(context.Background(), g, d, part, RunOptions{Noise: zeroNoise{}, AfterStep: func(s *State, loss float64) error {
-		if math.IsNaN(loss) || loss <= 0 {
-			t.Errorf("step %d: mean loss %v", s.Step, loss)
+	err := p.Run(context.Background(), g, d, part, RunOptions{Noise: zeroNoise{}, AfterStep: func(s *State, norm float64) error {
+		if math.IsNaN(norm) || norm <= 0 {
+			t.Errorf("step %d: noisy gradient norm %v", s.Step, norm)
 		}
 		if s.Step == 3 {
 			if err := SaveCheckpoint(path, g, Checkpoint{Phase: 3, State: *s, Settings: "s"}); err != nil {
@@ -218,5 +219,76 @@ func TestCheckpointResumes(t *testing.T) {
 	acc, err := Accuracy(g, whole.Params, d, 3, 7)
 	if err != nil || acc < 0 || acc > 1 {
 		t.Errorf("accuracy %v, %v", acc, err)
+	}
+}
+
+// TestNonFiniteExampleCountsAsZero: one example whose input is NaN made
+// every parameter NaN (#15 item 12). Its gradient now counts as zero — a
+// per-example map, so the sensitivity stands — and the step equals the
+// step on the other examples alone.
+func TestNonFiniteExampleCountsAsZero(t *testing.T) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 9, 3, 4)
+	bad := testData(g, 10, 3, 4)
+	copy(bad.Images, d.Images)
+	copy(bad.Labels, d.Labels)
+	for i := 9 * g.ImageSize(); i < 10*g.ImageSize(); i++ {
+		bad.Images[i] = float32(math.NaN())
+	}
+	p := Phase{Name: "II", Steps: 1, Clip: 0.5, Sigma: 1, LR: 0.3}
+	good, poisoned := &State{Params: clone(params)}, &State{Params: clone(params)}
+	if err := p.Run(context.Background(), g, d, good, RunOptions{Noise: zeroNoise{}}); err != nil {
+		t.Fatal(err)
+	}
+	// The step divides by the (public) number of examples: rescale.
+	if err := p.Run(context.Background(), g, bad, poisoned, RunOptions{Noise: zeroNoise{}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range params {
+		for k := range params[i] {
+			w, got := params[i][k], poisoned.Params[i][k]
+			if math.IsNaN(float64(got)) || math.IsInf(float64(got), 0) {
+				t.Fatalf("parameter %d[%d] is %v after a step with a NaN example", i, k, got)
+			}
+			want := w + (good.Params[i][k]-w)*9/10
+			if math.Abs(float64(got-want)) > 1e-5 {
+				t.Fatalf("parameter %d[%d]: %v, want %v (the other examples' step)", i, k, got, want)
+			}
+		}
+	}
+}
+
+// TestGraphsHaveIndependentExamples: the test graphs pass the check that
+// runs before every phase.
+func TestGraphsHaveIndependentExamples(t *testing.T) {
+	for _, name := range []string{"mlp", "cnn"} {
+		g, params := openTestGraph(t, name)
+		if err := g.CheckIndependent(params); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestCoupledGraphIsRefused: a graph whose per-example gradients depend on
+// the other examples of the batch (testdata/training/coupled.onnx, made
+// by models/export_coupled_test_graph.py: x − batch mean, as batch
+// normalisation in training mode) is refused before any step.
+func TestCoupledGraphIsRefused(t *testing.T) {
+	needRuntime(t)
+	g, err := OpenGraph(filepath.Join("..", "testdata", "training", "coupled.onnx"), GraphOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	params := [][]float32{{0.5, -0.25}}
+	err = g.CheckIndependent(params)
+	if err == nil || !strings.Contains(err.Error(), "must be independent") {
+		t.Fatalf("coupled graph: %v", err)
+	}
+	d := Data{Images: make([]float32, 8), Labels: make([]int64, 4), N: 4}
+	st := &State{Params: params}
+	p := Phase{Name: "III", Steps: 1, Clip: 1, Sigma: 1, LR: 0.1}
+	if err := p.Run(context.Background(), g, d, st, RunOptions{Noise: zeroNoise{}}); err == nil || st.Step != 0 {
+		t.Errorf("a phase ran on a coupled graph: %v, step %d", err, st.Step)
 	}
 }
