@@ -264,6 +264,14 @@ func finetuneAction(c *ucli.Context) error {
 	if p2.Steps == 0 {
 		phase = 3
 	}
+	if !c.Bool("resume") {
+		// Recorded in the data's budget ledger (if it has one) before the
+		// first noise is drawn and the first checkpoint written; a resumed
+		// run continues the release its start recorded.
+		if err := spendBudget(c, budget, req["data"], "finetune", guarantee, out); err != nil {
+			return err
+		}
+	}
 	if c.Bool("resume") {
 		ck, err := finetune.LoadCheckpoint(ckpt, g)
 		if err != nil {
@@ -316,11 +324,6 @@ func finetuneAction(c *ucli.Context) error {
 		meta["guarantee"] = string(gj)
 	}
 	meta["classes"] = strings.Join(classes, "\n")
-	// Recorded in the data's budget ledger (if it has one) before anything
-	// is written.
-	if err := spendBudget(c, budget, req["data"], "finetune", guarantee, out); err != nil {
-		return err
-	}
 	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {
 		return err
 	}

@@ -282,6 +282,17 @@ func fitAction(c *ucli.Context) error {
 		}
 		o.Public = solvers.FileSource(pf, !c.Bool("no-normalize"))
 	}
+	// A private release is recorded in the data's budget ledger, if it
+	// has one, as soon as it is calibrated and before any noise is drawn:
+	// a fit past the budget draws nothing, and one that fails after
+	// drawing noise has been charged.
+	spent := false
+	var spendErr error
+	o.Calibrated = func(g accounting.Guarantee) error {
+		spent = true
+		spendErr = spendBudget(c, budget, train, m.Name, g, out)
+		return spendErr
+	}
 	var res *solvers.Result
 	if solvers.Streams(m.Name) {
 		// Sufficient statistics in passes over the memory-mapped file:
@@ -293,6 +304,9 @@ func fitAction(c *ucli.Context) error {
 			return userErrorf("%s: %v", train, err)
 		}
 		res, err = solvers.Fit(c.Context, m.Name, data, o)
+	}
+	if spendErr != nil {
+		return spendErr // refused by the budget ledger: no noise was drawn
 	}
 	if err != nil {
 		return userErrorf("fit %s on %s: %v", m.Name, train, err)
@@ -307,10 +321,12 @@ func fitAction(c *ucli.Context) error {
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = int64(rows), counts
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
-	// The release is recorded in the data's budget ledger, if it has one,
-	// before the classifier is written: a fit past the budget writes nothing.
-	if err := spendBudget(c, budget, train, m.Name, res.Guarantee, out); err != nil {
-		return err
+	// A non-private reference is recorded (it spends everything, with
+	// --force) before the classifier is written.
+	if !spent {
+		if err := spendBudget(c, budget, train, m.Name, res.Guarantee, out); err != nil {
+			return err
+		}
 	}
 	if err := clf.Save(out); err != nil {
 		return err

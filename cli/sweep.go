@@ -56,12 +56,22 @@ func sweepAction(c *ucli.Context) error {
 	if err := sweep.CheckOutput(o); err != nil {
 		return userErrorf("%v", err)
 	}
-	if o.Spend, err = sweepLedger(c, cfg, out); err != nil {
+	if o.Spend, o.Budget, err = sweepLedger(c, cfg, out); err != nil {
 		return err
 	}
 	jobs, _ := cfg.Jobs()
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: sweep %s: %d jobs\n", cfgPath, len(jobs))
+	var refused error // the whole sweep does not fit a budget: nothing ran
+	if check := o.Budget; check != nil {
+		o.Budget = func(ds int, costs []accounting.Guarantee) error {
+			refused = check(ds, costs)
+			return refused
+		}
+	}
 	rows, err := sweep.Run(c.Context, cfg, o)
+	if refused != nil {
+		return refused
+	}
 	if err != nil {
 		if c.Context.Err() != nil {
 			return userErrorf("sweep interrupted: finished jobs are in %s; continue with --resume", sweep.JournalPath(out))
@@ -85,28 +95,50 @@ func sweepAction(c *ucli.Context) error {
 }
 
 // sweepLedger returns the Spend hook that records each job in its
-// training file's budget ledger, or nil when no dataset has one.
-func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string, accounting.Guarantee) error, error) {
+// training file's budget ledger and the Budget hook that checks the whole
+// sweep's cost against them before any job, or nils when no dataset has
+// a ledger.
+func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string, accounting.Guarantee) error, func(int, []accounting.Guarantee) error, error) {
 	dir := ledgerDir(c)
 	if !anyLedgers(dir) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ledgers := make([]*ledger.Ledger, len(cfg.Datasets))
 	found := false
 	for i, d := range cfg.Datasets {
 		l, err := hashedLedger(dir, d.Train)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if l != nil {
 			if _, err := budgetLeft(d.Train, l, "every job on it would be refused"); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ledgers[i], found = l, true
 		}
 	}
 	if !found {
-		return nil, nil
+		return nil, nil, nil
+	}
+	budget := func(ds int, costs []accounting.Guarantee) error {
+		l := ledgers[ds]
+		if l == nil {
+			return nil
+		}
+		name := cfg.Datasets[ds].Train
+		rs := make([]ledger.Release, len(costs))
+		for i, g := range costs {
+			if g.Accountant == accounting.AccountantNone {
+				return userErrorf("%s has a privacy budget (%s): the sweep's non-private references would spend all of it; run them on data without a budget, or drop them", name, l.Path)
+			}
+			rs[i] = ledger.Release{Method: "sweep job", Guarantee: g}
+		}
+		g, err := l.Fits(rs)
+		if err != nil {
+			return userErrorf("%s: the sweep's %d pending jobs do not fit its budget, so none was run: %v", name, len(costs), err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: the sweep's %d jobs on %s fit its budget (all together ε = %s)\n", l.Path, len(costs), name, accounting.FormatEpsilon(float64(g.Epsilon)))
+		return nil
 	}
 	return func(ds int, method string, g accounting.Guarantee) error {
 		l := ledgers[ds]
@@ -118,5 +150,5 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		}
 		_, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version})
 		return err
-	}, nil
+	}, budget, nil
 }

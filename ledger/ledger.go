@@ -278,6 +278,26 @@ func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {
 	return accounting.Account(mechs, b.Delta, accounting.AccountantAuto, accounting.Options{})
 }
 
+// Fits reports whether the releases so far and rs together stay within
+// the budget, without recording anything: it returns the composed
+// guarantee, and ErrOverspend when it exceeds the budget. A sweep checks
+// its whole cost with it before running any job.
+func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
+	b, rel, err := l.Read()
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	g, err := Spent(b, append(rel, rs...))
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	if float64(g.Epsilon) > b.Epsilon {
+		return g, fmt.Errorf("%w of %s: these %d releases with the %d already recorded compose to ε = %s at δ = %g (%s), the budget is ε = %g",
+			ErrOverspend, l.Key, len(rs), len(rel), accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
+	}
+	return g, nil
+}
+
 // Spend checks that the releases so far and r together stay within the
 // budget and, if so (or if r.Forced), appends r, synced — all under an
 // exclusive lock. It returns the composed guarantee with r. A release

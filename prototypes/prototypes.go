@@ -328,6 +328,9 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	default:
 		return nil, fmt.Errorf("budget convention %q: expected dpfeat or dppl", o.BudgetConvention)
 	}
+	if err := o.Calibrate(g); err != nil {
+		return nil, err
+	}
 	D, M := d.D, d.M
 	du := dmax - dmin
 	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}

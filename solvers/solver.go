@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -84,6 +85,13 @@ type Options struct {
 	// all do not fit) and, where the rest allows, the preprocessed rows
 	// kept between passes (0: 4 GiB).
 	MemoryBudget int64
+	// Calibrated, when set, is called once the method's releases are
+	// calibrated and before any noise is drawn, with the guarantee; an
+	// error aborts the fit. Budget ledgers record the release here, so a
+	// run that draws noise and then fails is still charged, and a run
+	// past the budget draws none. ErrDryRun stops a fit there without
+	// error to the caller that asked for it (a sweep costing its jobs).
+	Calibrated func(accounting.Guarantee) error
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
 	// its figures; the mechanism is the same.
@@ -399,11 +407,31 @@ func (p *Params) Finish(r *Result) {
 // user's Sigma, or the smallest z meeting (ε, δ); and the guarantee.
 func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
 	opt := accounting.Options{Conversion: o.Conversion}
+	z, g := o.Sigma, accounting.Guarantee{}
+	var err error
 	if o.Sigma > 0 {
-		g, err := accounting.Account(build(o.Sigma), o.Delta, o.Accountant, opt)
-		return o.Sigma, g, err
+		g, err = accounting.Account(build(o.Sigma), o.Delta, o.Accountant, opt)
+	} else {
+		z, g, err = accounting.Calibrate(o.Epsilon, o.Delta, o.Accountant, opt, build)
 	}
-	return accounting.Calibrate(o.Epsilon, o.Delta, o.Accountant, opt, build)
+	if err != nil {
+		return 0, accounting.Guarantee{}, err
+	}
+	return z, g, o.Calibrate(g)
+}
+
+// ErrDryRun is what a Calibrated hook returns to stop a fit right after
+// calibration, before any noise: the guarantee it saw is the fit's cost.
+var ErrDryRun = errors.New("dry run: stopped after calibration")
+
+// Calibrate reports a method's calibrated guarantee to the Calibrated hook
+// (methods that account for themselves, such as the exponential
+// mechanisms, call it before drawing anything).
+func (o *Options) Calibrate(g accounting.Guarantee) error {
+	if o.Calibrated == nil {
+		return nil
+	}
+	return o.Calibrated(g)
 }
 
 // Release reports a noisy statistic to the Released hook (for methods

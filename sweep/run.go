@@ -41,6 +41,12 @@ type RunOptions struct {
 	// private selection as one release known by its RDP curve); an error
 	// (the budget is spent) becomes the job's error, without metrics.
 	Spend func(dataset int, method string, g accounting.Guarantee) error
+	// Budget, when set, is given each dataset's pending jobs' guarantees
+	// — each job calibrated without drawing noise (solvers.ErrDryRun), a
+	// private selection by its RDP curve, a reference as non-private —
+	// before any job runs; an error (the whole sweep would not fit the
+	// dataset's budget) stops the sweep before any work.
+	Budget func(dataset int, costs []accounting.Guarantee) error
 }
 
 // JournalPath is where a sweep writing out records its finished jobs.
@@ -136,6 +142,25 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 			if sets[j.Dataset] == nil {
 				if sets[j.Dataset], err = load(c, c.Datasets[j.Dataset]); err != nil {
 					return nil, err
+				}
+			}
+		}
+		if o.Budget != nil {
+			costs := make([][]accounting.Guarantee, len(c.Datasets))
+			for _, j := range pending {
+				g, ok, err := jobCost(ctx, c, j, sets[j.Dataset])
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					costs[j.Dataset] = append(costs[j.Dataset], g)
+				}
+			}
+			for ds, gs := range costs {
+				if len(gs) > 0 {
+					if err := o.Budget(ds, gs); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}
@@ -374,10 +399,20 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 		row.Seconds = time.Since(start).Seconds()
 		return row
 	}
-	res, err := fitJob(ctx, c, j, ds)
+	fo := c.options(j, ds)
+	spent := false
+	if o.Spend != nil {
+		// Charged once calibrated, before any noise: a job that fails
+		// after drawing noise has been charged.
+		fo.Calibrated = func(g accounting.Guarantee) error {
+			spent = true
+			return o.Spend(j.Dataset, j.Method, g)
+		}
+	}
+	res, err := fitWith(ctx, j.Method, ds, fo)
 	row.Seconds = time.Since(start).Seconds()
-	if err == nil && o.Spend != nil {
-		err = o.Spend(j.Dataset, j.Method, res.Guarantee)
+	if err == nil && o.Spend != nil && !spent {
+		err = o.Spend(j.Dataset, j.Method, res.Guarantee) // a reference
 	}
 	if err != nil {
 		row.Error = err.Error()
@@ -389,10 +424,48 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 	return row
 }
 
-// fitJob fits one job (recovering from a solver's panic as an error, so a
-// sweep records it and goes on).
-func fitJob(ctx context.Context, c *Config, j Job, ds *data) (res *solvers.Result, err error) {
-	return fitWith(ctx, j.Method, ds, c.options(j, ds))
+// jobCost is what job j will spend: its guarantee as calibrated (a fit
+// stopped before any noise), a private selection's by its RDP curve, a
+// reference's as non-private. ok is false for a job that fails before
+// calibrating (it will fail the same way when run, spending nothing).
+func jobCost(ctx context.Context, c *Config, j Job, ds *data) (accounting.Guarantee, bool, error) {
+	if j.candidates != nil {
+		g, err := selectionGuarantee(c, j)
+		return g, err == nil, nil
+	}
+	if !j.Private {
+		return accounting.NonPrivate("non-private reference"), true, nil
+	}
+	o := c.options(j, ds)
+	var got *accounting.Guarantee
+	o.Calibrated = func(g accounting.Guarantee) error {
+		got = &g
+		return solvers.ErrDryRun
+	}
+	_, err := fitWith(ctx, j.Method, ds, o)
+	switch {
+	case got != nil:
+		return *got, true, nil
+	case err == nil:
+		return accounting.Guarantee{}, false, fmt.Errorf("internal error: %s fitted without reporting its calibration", j.Method)
+	case ctx.Err() != nil:
+		return accounting.Guarantee{}, false, ctx.Err()
+	}
+	return accounting.Guarantee{}, false, nil
+}
+
+// selectionGuarantee is a private selection's release: one mechanism
+// known by its RDP curve (Papernot & Steinke 2022, Thm. 2).
+func selectionGuarantee(c *Config, j Job) (accounting.Guarantee, error) {
+	s := c.Selection
+	gamma := gammaFor(s.Eta, s.Mean)
+	rho, err := runRho(j.Epsilon, j.Delta, s.Eta, gamma)
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	sel := accounting.Mechanism{Name: "private selection of " + j.Method + " (Papernot & Steinke 2022, Thm. 2)", Kind: accounting.KindRDP,
+		RDPOrders: accounting.DefaultOrders, RDP: tuningRDP(rho, s.Eta, gamma, accounting.DefaultOrders), Count: 1}
+	return accounting.Account([]accounting.Mechanism{sel}, j.Delta, accounting.AccountantRDP, accounting.Options{})
 }
 
 func fitWith(ctx context.Context, method string, ds *data, o solvers.Options) (res *solvers.Result, err error) {
@@ -422,6 +495,18 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		return
 	}
 	mu := math.Sqrt(2 * rho)
+	if o.Spend != nil {
+		// The whole selection is one release, known by its RDP curve,
+		// charged before its first run draws any noise.
+		g, err := selectionGuarantee(c, j)
+		if err == nil {
+			err = o.Spend(j.Dataset, j.Method, g)
+		}
+		if err != nil {
+			row.Error = err.Error()
+			return
+		}
+	}
 	noise := accounting.SecureNoise()
 	if c.Noise == "seeded" {
 		h := sha256.Sum256([]byte("dpfeat sweep selection:" + j.ID))
@@ -489,19 +574,6 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	if bestRes == nil {
 		row.Error = "every run of the selection failed"
 		return
-	}
-	if o.Spend != nil {
-		// The whole selection is one release, known by its RDP curve.
-		sel := accounting.Mechanism{Name: "private selection of " + j.Method + " (Papernot & Steinke 2022, Thm. 2)", Kind: accounting.KindRDP,
-			RDPOrders: accounting.DefaultOrders, RDP: tuningRDP(rho, s.Eta, gamma, accounting.DefaultOrders), Count: 1}
-		g, err := accounting.Account([]accounting.Mechanism{sel}, j.Delta, accounting.AccountantRDP, accounting.Options{})
-		if err == nil {
-			err = o.Spend(j.Dataset, j.Method, g)
-		}
-		if err != nil {
-			row.Error = err.Error()
-			return
-		}
 	}
 	if hp, err := json.Marshal(bestRes.Hyperparameters); err == nil {
 		row.Hyperparameters = string(hp)
