@@ -34,6 +34,7 @@ func extractCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "preset", Usage: "use a built-in manifest: " + strings.Join(models.PresetNames(), ", ")},
 			&ucli.StringFlag{Name: "data", Usage: "the image dataset (required)"},
 			&ucli.StringFlag{Name: "split", Usage: "which split of a dataset with several (train, test, …)"},
+			&ucli.StringFlag{Name: "classes", Usage: "the class list, comma-separated: for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
 			&ucli.IntFlag{Name: "batch", Value: 64, Usage: "images per encoder call"},
 			&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
@@ -103,7 +104,16 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: c.String("split")})
+	var classes []string
+	if list := c.String("classes"); list != "" {
+		for _, n := range strings.Split(list, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return userErrorf("--classes %q: an empty class name", list)
+			}
+			classes = append(classes, n)
+		}
+	}
+	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: c.String("split"), Classes: classes})
 	if err != nil {
 		return err
 	}

@@ -285,3 +285,27 @@ func TestFitRefusesUnlabeledRows(t *testing.T) {
 		}
 	}
 }
+
+// TestFitWithAnEmptyClass: a training file whose class list names a class
+// without rows fits with every private method through the command line
+// (#15 item 4): the neighbour that empties a class must not turn a model
+// into an error.
+func TestFitWithAnEmptyClass(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	meta := features.Metadata{Classes: []string{"a", "b", "c", "d"}, EncoderSHA256: "sha-1", EncoderName: "enc"}
+	if err := synth.WriteClusters(train, 300, 6, meta, 0.7, 1, func(i int) int { return i % 3 }); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(dir, "pub.arrow")
+	blobFile(t, pub, 50, 6, []string{"a", "b", "c", "d"}, "sha-1", 2)
+	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplmean", "dpplpublic", "dpplpublick"} {
+		args := []string{"fit", "--method", m, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, m+".safetensors")}
+		if strings.HasPrefix(m, "dpplpublic") {
+			args = append(args, "--public", pub)
+		}
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Errorf("fit %s with an empty class: exit %d: %s", m, code, errs)
+		}
+	}
+}

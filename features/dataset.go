@@ -56,7 +56,10 @@ type DatasetOptions struct {
 	// Hugging Face folders. Empty means the source's only content, or
 	// "train" for IDX and CIFAR folders.
 	Split string
-	// Classes overrides the class names the source provides.
+	// Classes pins the class list. For an image folder the classes are
+	// exactly these names, in this order (a listed class without a folder
+	// or images has no examples; a folder not listed is an error); for the
+	// other formats they rename the source's classes, one for one.
 	Classes []string
 }
 
@@ -90,7 +93,7 @@ func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Classes != nil {
+	if _, folder := ds.(*imageFolder); opt.Classes != nil && !folder {
 		if n := len(ds.Classes()); n != 0 && n != len(opt.Classes) {
 			ds.Close()
 			return nil, fmt.Errorf("open dataset %s: %d class names given, the dataset has %d classes", src, len(opt.Classes), n)
@@ -186,7 +189,7 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 		}
 		return openHF(arrows, dir)
 	}
-	return openImageFolder(dir)
+	return openImageFolder(dir, opt.Classes)
 }
 
 func hasArrow(dir string) bool {

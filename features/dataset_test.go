@@ -120,14 +120,47 @@ func TestImageFolder(t *testing.T) {
 	}
 }
 
+// TestImageFolderEmptyClasses: an empty class folder is a class with no
+// examples, not a missing class (the class list is public: it must not
+// depend on which classes have private rows), and --classes pins the list
+// and its order, a listed class without a folder included.
+func TestImageFolderEmptyClasses(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "cat", "1.png"), pngBytes(t, 2, 2, true))
+	writeFile(t, filepath.Join(root, "dog", "1.png"), pngBytes(t, 2, 2, true))
+	if err := os.MkdirAll(filepath.Join(root, "bird"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := OpenDataset(root, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ds.Classes(); strings.Join(c, ",") != "bird,cat,dog" || ds.Len() != 2 {
+		t.Errorf("classes %v, %d examples; want bird,cat,dog and 2", c, ds.Len())
+	}
+	ds.Close()
+	ds, err = OpenDataset(root, DatasetOptions{Classes: []string{"dog", "cat", "bird", "fish"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	exs := readAllExamples(t, ds)
+	if c := ds.Classes(); strings.Join(c, ",") != "dog,cat,bird,fish" || len(exs) != 2 || exs[0].Label != 0 || exs[0].ID != "dog/1.png" || exs[1].Label != 1 {
+		t.Errorf("pinned: classes %v, examples %+v", c, exs)
+	}
+}
+
 func TestImageFolderBadInput(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a", "1.png"), pngBytes(t, 2, 2, true))
 	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenDataset(root, DatasetOptions{}); err == nil || !strings.Contains(err.Error(), `class folder "empty" holds no`) {
-		t.Errorf("empty class folder: %v", err)
+	if _, err := OpenDataset(root, DatasetOptions{Classes: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `folder "empty" is not one of the --classes`) {
+		t.Errorf("a folder outside the pinned classes: %v", err)
+	}
+	if _, err := OpenDataset(root, DatasetOptions{Classes: []string{"a", "a", "empty"}}); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("a class listed twice: %v", err)
 	}
 	if _, err := OpenDataset(t.TempDir(), DatasetOptions{}); err == nil || !strings.Contains(err.Error(), "no class folders") {
 		t.Errorf("empty dataset: %v", err)

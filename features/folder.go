@@ -1,8 +1,10 @@
 package features
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,7 +12,8 @@ import (
 )
 
 // imageFolder reads root/<class>/*.{png,jpg,jpeg}; class names are the
-// sorted folder names, images are read in sorted order.
+// sorted folder names (or the pinned list), images are read in sorted
+// order.
 type imageFolder struct {
 	root    string
 	classes []string
@@ -27,37 +30,60 @@ func isImageName(n string) bool {
 	return false
 }
 
-func openImageFolder(root string) (Dataset, error) {
+// openImageFolder reads an image folder. Its classes are the sorted names
+// of its class folders, empty folders included (an empty folder is a
+// class with no examples, not a missing class: the class list is public
+// and must not depend on which classes have private rows); or, when
+// pinned is given (extract --classes), exactly those names in that order,
+// a listed class without a folder being a class with no examples and a
+// folder not listed an error.
+func openImageFolder(root string, pinned []string) (Dataset, error) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %s: %w", root, err)
 	}
 	d := &imageFolder{root: root}
+	var folders []string
 	for _, e := range ents {
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			d.classes = append(d.classes, e.Name())
+			folders = append(folders, e.Name())
 		}
+	}
+	sort.Strings(folders)
+	if pinned != nil {
+		index := map[string]bool{}
+		for _, c := range pinned {
+			if index[c] {
+				return nil, fmt.Errorf("open dataset %s: class %q is listed twice in --classes", root, c)
+			}
+			index[c] = true
+		}
+		for _, f := range folders {
+			if !index[f] {
+				return nil, fmt.Errorf("open dataset %s: folder %q is not one of the --classes %v; add it to the list or move it out", root, f, pinned)
+			}
+		}
+		d.classes = append([]string(nil), pinned...)
+	} else {
+		d.classes = folders
 	}
 	if len(d.classes) == 0 {
 		return nil, fmt.Errorf("open dataset %s: no class folders; expected %s/<class>/*.png|jpg|jpeg (or a Hugging Face, IDX or CIFAR dataset)", root, root)
 	}
-	sort.Strings(d.classes)
 	for ci, c := range d.classes {
 		dir := filepath.Join(root, c)
 		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) && pinned != nil {
+			continue // a pinned class with no folder: no examples
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open dataset %s: %w", dir, err)
 		}
-		n := 0
 		for _, e := range ents {
 			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isImageName(e.Name()) {
 				d.files = append(d.files, filepath.Join(dir, e.Name()))
 				d.labels = append(d.labels, int32(ci))
-				n++
 			}
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("open dataset %s: class folder %q holds no .png, .jpg or .jpeg images; remove it or add images", root, c)
 		}
 	}
 	return d, nil

@@ -95,11 +95,6 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 	if err != nil {
 		return nil, err
 	}
-	for c, n := range st.Counts {
-		if n == 0 {
-			return nil, fmt.Errorf("class %d has no training examples", c)
-		}
-	}
 	D := st.D
 	sums := st.Sums
 	counts := make([]float64, M)

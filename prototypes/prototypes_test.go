@@ -292,3 +292,32 @@ func TestUtilityBoundedWithoutNormalisation(t *testing.T) {
 		}
 	}
 }
+
+// TestPrototypesWithAnEmptyClass: every prototype method fits when a
+// class has no rows (#15 item 4): its prototype is pure noise (DPPL-Mean)
+// or chosen with all-zero utilities (DPPL-Public(K)).
+func TestPrototypesWithAnEmptyClass(t *testing.T) {
+	d := blobs(60, 3, 3, 8)
+	gap := &solvers.Data{X: d.X, Y: d.Y, N: d.N, D: d.D, M: 4}
+	for _, c := range []struct {
+		method string
+		o      solvers.Options
+	}{
+		{"dpplmean", solvers.Options{Epsilon: 1, Delta: 1e-5}},
+		{"dpplmean", solvers.Options{Epsilon: 1, Delta: 1e-5, Distance: "euclidean"}},
+		{"dpplpublic", solvers.Options{Epsilon: 1, Public: blobs(20, 3, 2, 7)}},
+		{"dpplpublick", solvers.Options{Epsilon: 1, Public: blobs(20, 3, 2, 7)}},
+	} {
+		c.o.Noise = accounting.SeededNoise(3)
+		res, err := solvers.Fit(context.Background(), c.method, gap, c.o)
+		if err != nil {
+			t.Errorf("%s %s with an empty class: %v", c.method, c.o.Distance, err)
+			continue
+		}
+		for _, v := range res.Prototypes {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s: prototype value %v", c.method, v)
+			}
+		}
+	}
+}

@@ -89,9 +89,6 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCounts(counts); err != nil {
-		return nil, err
-	}
 	var total int64
 	for _, c := range counts {
 		total += c

@@ -96,9 +96,6 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			return nil, err
 		}
 		if ci == 0 {
-			if err := checkCounts(st.Counts); err != nil {
-				return nil, err
-			}
 			var n int64
 			for _, c := range st.Counts {
 				n += c

@@ -219,9 +219,6 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				return nil, err
 			}
 			if t == 0 && ci == 0 {
-				if err := checkCounts(counts); err != nil {
-					return nil, err
-				}
 				var total int64
 				for _, c := range counts {
 					total += c

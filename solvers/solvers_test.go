@@ -587,7 +587,6 @@ func accuracy(r *Result, d *Data) float64 {
 func TestFitRefusesBadInput(t *testing.T) {
 	d := blobs(60, 4, 3, 7)
 	one := &Data{X: d.X[:20*4], Y: make([]int32, 20), N: 20, D: 4, M: 1}
-	gap := &Data{X: d.X, Y: append([]int32(nil), d.Y...), N: d.N, D: d.D, M: 4}
 	cases := []struct {
 		name   string
 		method string
@@ -600,7 +599,6 @@ func TestFitRefusesBadInput(t *testing.T) {
 		{"private at ε = ∞", "dpfc", d, Options{Epsilon: math.Inf(1), Delta: 1e-5}, "give a finite --epsilon"},
 		{"reference at finite ε", "ls", d, Options{Epsilon: 1}, "needs --epsilon inf"},
 		{"one class", "dpls", one, Options{Epsilon: 1, Delta: 1e-5}, "at least 2"},
-		{"empty class", "dpls", gap, Options{Epsilon: 1, Delta: 1e-5}, "class 3 has no training examples"},
 		{"bad hyperparameter", "dpfc", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": -1}}, "lr must be a positive number"},
 		{"unknown hyperparameter", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1, "steps": 3}}, "dpls has no hyperparameter lr, steps (it has: clip, alpha, lambda, psd)"},
 		{"bad optimizer", "dpsgd", d, Options{Epsilon: 1, Delta: 1e-5, Optimizer: "rmsprop"}, "unknown optimizer"},
@@ -610,6 +608,47 @@ func TestFitRefusesBadInput(t *testing.T) {
 		_, err := Fit(context.Background(), c.method, c.data, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestPrivateFitsWithAnEmptyClass: the class list is public, so a private
+// fit must succeed when a class has no rows — a neighbour that empties a
+// class once turned "model" into "error" (#15 item 4). Every private
+// method here fits, in memory and streamed, with finite weights; with the
+// noise off DP-LS's empty class has exactly zero weights (its statistics
+// are pure noise).
+func TestPrivateFitsWithAnEmptyClass(t *testing.T) {
+	d := blobs(60, 4, 3, 7)
+	gap := &Data{X: d.X, Y: d.Y, N: d.N, D: d.D, M: 4} // class 3 has no rows
+	for _, m := range Methods() {
+		if !m.Private || m.Pure || m.Name == "dpplmean" {
+			continue
+		}
+		o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}
+		res, err := Fit(context.Background(), m.Name, gap, o)
+		if err != nil {
+			t.Errorf("%s with an empty class: %v", m.Name, err)
+			continue
+		}
+		for _, w := range append(append([]float64(nil), res.W...), res.B...) {
+			if math.IsNaN(w) || math.IsInf(w, 0) {
+				t.Fatalf("%s with an empty class: weight %v", m.Name, w)
+			}
+		}
+		if Streams(m.Name) {
+			if _, err := FitRows(context.Background(), m.Name, batchedRows{gap, 25}, 4, o); err != nil {
+				t.Errorf("%s streamed with an empty class: %v", m.Name, err)
+			}
+		}
+	}
+	res, err := Fit(context.Background(), "dpls", gap, Options{Sigma: 1, Delta: 1e-5, Noise: zeroNoise{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 3 * 4; k < 4*4; k++ {
+		if res.W[k] != 0 {
+			t.Fatalf("noise off: the empty class's weight %d is %v", k, res.W[k])
 		}
 	}
 }
