@@ -40,9 +40,24 @@
 // Randomness enters through a Noise value: SecureNoise (ChaCha8 keyed from
 // the operating system's CSPRNG) in production, SeededNoise only when the
 // user passes a seed, in which case the Guarantee is marked Seeded and says
-// that the run is for reproduction only. AddGaussian, AddSymmetricGaussian
-// (upper triangle sampled and mirrored) and SampleExponential (Gumbel-max in
-// log space) are the mechanisms' noise. Samples are float64 from a
-// ziggurat sampler; the floating-point side channels studied by Mironov
-// (2012) and Jin et al. (2022) are not mitigated here.
+// that the run is for reproduction only. Every random decision is made
+// from its uniform 64-bit words with exact samplers (exact.go): the
+// discrete Laplace and discrete Gaussian of Canonne, Kamath & Steinke
+// (NeurIPS 2020, Algorithms 2–3), Bernoulli(exp(−γ)) decided from one word
+// or, rarely, from exp(−γ)'s exact digits, Bernoulli(q) for Poisson
+// sampling, uniform integers.
+//
+// AddGaussian (and AddGaussianPart) and AddSymmetricGaussian release a
+// statistic in place on a power-of-two lattice gℤ, g ≤ 2⁻³⁹σ: the value is
+// rounded to the lattice and discrete Gaussian noise on it is added, with
+// σ rounded up to a multiple of g and the rounding's √len·g added to the
+// sensitivity — the design of Google's differential-privacy library and
+// OpenDP against the floating-point attacks of Mironov (2012) and Jin et al.
+// (2022): each output is a function of an integer whose law has full
+// support. The discrete Gaussian has the continuous one's Rényi/zCDP bounds
+// exactly (CKS Prop. 5, Thm. 14); its trade-off curve matches the
+// continuous Gaussian's to relative order s⁻² ≤ 2⁻⁷⁸, far inside the 2⁻³⁹
+// by which σ is rounded up, so the GDP statements hold as computed.
+// SampleExponential samples the exponential mechanism exactly by rejection
+// (no candidate's probability is 0, unlike a bounded Gumbel draw).
 package accounting

@@ -16,7 +16,7 @@ import (
 // standard deviation.
 type halfNoise struct{ accounting.Noise }
 
-func (h halfNoise) NormFloat64() float64 { return 0.5 * h.Noise.NormFloat64() }
+func (h halfNoise) GaussianScale() float64 { return 0.5 }
 
 func TestStatistics(t *testing.T) {
 	// Clopper–Pearson: 0 of 100 at 97.5% is 1 − 0.025^(1/100).

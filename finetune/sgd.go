@@ -102,6 +102,12 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			trainable[i] = true
 		}
 	}
+	trainableSize := 0 // coordinates of one step's release
+	for i, pr := range g.Params {
+		if trainable[i] {
+			trainableSize += pr.Size
+		}
+	}
 	size := g.ImageSize()
 	imgs := make([]float32, chunk*size)
 	labs := make([]int64, chunk)
@@ -169,7 +175,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 		}
 		k := 0
 		for e := 0; e < d.N; e++ {
-			if q < 1 && o.Noise.Float64() >= q {
+			if q < 1 && !accounting.Bernoulli(o.Noise, q) { // exactly q
 				continue
 			}
 			copy(imgs[k*size:(k+1)*size], d.Images[e*size:(e+1)*size])
@@ -189,14 +195,24 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			if !trainable[i] {
 				continue
 			}
-			noise := make([]float64, pr.Size)
-			accounting.AddGaussian(o.Noise, noise, p.Sigma*p.Clip)
+			var before []float64
 			if o.Observe != nil {
-				o.Observe(p.Name+": gradient "+pr.Name, p.Sigma*p.Clip, noise)
+				before = append(before, sums[i]...)
+			}
+			// The parameters' noisy sums are one release of sensitivity C
+			// over all trainable parameters; each parameter's block is
+			// released with the lattice's rounding counted over the whole.
+			std := accounting.AddGaussianPart(o.Noise, sums[i], p.Sigma*p.Clip, p.Clip, trainableSize)
+			if o.Observe != nil {
+				noise := make([]float64, pr.Size)
+				for k := range noise {
+					noise[k] = sums[i][k] - before[k]
+				}
+				o.Observe(p.Name+": gradient "+pr.Name, std, noise)
 			}
 			w, v := st.Params[i], st.Velocity[i]
 			for k := range w {
-				released := sums[i][k] + noise[k]
+				released := sums[i][k]
 				noisySS += released * released
 				gk := released / denom
 				v[k] = float32(p.Momentum*float64(v[k]) + gk)

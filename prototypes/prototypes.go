@@ -118,14 +118,9 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 			return nil, err
 		}
 		res.Guarantee, res.NoiseMultiplier = g, z
-		for k, v := range o.Gaussian("sums", M*D, z*r) {
-			sums[k] += v
-		}
-		o.Release("sums", 0, z*r, sums)
+		o.Release("sums", 0, o.Gaussian("sums", sums, z*r, r), sums)
 		if needCounts {
-			for k, v := range o.Gaussian("counts", M, z*countNoise) {
-				counts[k] += v
-			}
+			o.Gaussian("counts", counts, z*countNoise, 1)
 		}
 		if dist == "euclidean" && o.PublicCounts {
 			res.Guarantee.Public = append(res.Guarantee.Public, "class counts (--public-counts: DPPL-Mean divides the noisy sums by the true counts)")
@@ -246,10 +241,10 @@ func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float6
 
 // fitPublic is DPPL-Public (Alg. 1) and, with topK, DPPL-PublicK. The
 // public source is read once, block by block, with every class's
-// utilities computed per block (classes in parallel). For one prototype per
-// class the Gumbel-max choice is made online — a running maximum of
-// ε·u/Δu + Gumbel — so memory does not grow with the public set; top-K
-// keeps each class's utilities and fetches the chosen rows in a second pass.
+// utilities computed per block (classes in parallel) and kept (N·M
+// float64s); each class's exponential mechanism is then sampled exactly
+// (accounting.SampleExponential: every public point keeps a positive
+// probability), and a second pass fetches the chosen rows.
 func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bool) (*solvers.Result, error) {
 	if o.Public == nil || o.Public.Rows() == 0 {
 		return nil, fmt.Errorf("this method selects prototypes from public data: pass --public PUB.arrow (labels are not needed)")
@@ -348,23 +343,14 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], D, dmin, dmax)
 	}
 	N := o.Public.Rows()
-	best := make([]float64, M)
 	chosen := make([][]int, M)
-	for c := range best {
-		best[c] = math.Inf(-1)
-		chosen[c] = []int{-1}
-	}
-	var all [][]float64
-	if topK {
-		all = make([][]float64, M)
-		for c := range all {
-			all[c] = make([]float64, 0, N)
-		}
+	all := make([][]float64, M) // every class's utilities (N·M float64s)
+	for c := range all {
+		all[c] = make([]float64, 0, N)
 	}
 	U := make([]float64, M*solvers.PublicBlock)
 	workers := runtime.GOMAXPROCS(0)
 	sims := make([][]float64, workers) // one similarity buffer per worker
-	offset := 0
 	unitBlock := make([]float64, solvers.PublicBlock*D)
 	err = o.Public.Each(func(raw []float64, b int) error {
 		if err := ctx.Err(); err != nil {
@@ -391,35 +377,33 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		}
 		close(work)
 		wg.Wait()
-		// The noise is drawn here, in order, so seeded runs reproduce.
 		for c := 0; c < M; c++ {
-			u := U[c*solvers.PublicBlock : c*solvers.PublicBlock+b]
-			if topK {
-				all[c] = append(all[c], u...)
-				continue
-			}
-			for j, v := range u {
-				if g := eps*v/du + accounting.Gumbel(o.Noise); g > best[c] {
-					best[c], chosen[c][0] = g, offset+j
-					copy(res.Prototypes[c*D:(c+1)*D], raw[j*D:(j+1)*D])
-				}
-			}
+			all[c] = append(all[c], U[c*solvers.PublicBlock:c*solvers.PublicBlock+b]...)
 		}
-		offset += b
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if topK {
+	// The exponential mechanisms are sampled exactly, class by class in
+	// order (so seeded runs reproduce), then the chosen rows are fetched.
+	{
 		want := map[int][]int{} // public row → prototype slots c·K + k
 		for c := 0; c < M; c++ {
-			chosen[c] = sampleTopK(o.Noise, all[c], K, eps, du, o.BudgetConvention == "dppl")
+			if topK {
+				chosen[c] = sampleTopK(o.Noise, all[c], K, eps, du, o.BudgetConvention == "dppl")
+			} else {
+				logw := make([]float64, len(all[c]))
+				for j, v := range all[c] {
+					logw[j] = eps * v / du
+				}
+				chosen[c] = []int{accounting.SampleExponential(o.Noise, logw)}
+			}
 			for k, j := range chosen[c] {
 				want[j] = append(want[j], c*K+k)
 			}
 		}
-		offset = 0
+		offset := 0
 		err = o.Public.Each(func(block []float64, b int) error {
 			for j := 0; j < b; j++ {
 				for _, slot := range want[offset+j] {
@@ -488,10 +472,7 @@ func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64, half bo
 	// (partial Fisher–Yates with the same secure generator).
 	better := append([]int(nil), order[:y-1]...)
 	for k := 0; k < K-1; k++ {
-		j := k + int(n.Float64()*float64(len(better)-k))
-		if j >= len(better) {
-			j = len(better) - 1
-		}
+		j := k + int(accounting.IntN(n, uint64(len(better)-k)))
 		better[k], better[j] = better[j], better[k]
 		picks = append(picks, better[k])
 	}

@@ -96,8 +96,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	n := float64(total)
 	cov := acc.result()
 	acc = nil
-	symAdd(cov, 1, o.Symmetric("covariance", D, z*cg*cg))
-	o.released("covariance", 0, z*cg*cg, cov)
+	o.released("covariance", 0, o.Symmetric("covariance", cov, D, z*cg*cg, cg*cg), cov)
 	for i := range cov {
 		cov[i] /= n
 	}
@@ -131,17 +130,10 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		noise := o.Gaussian("gradient", M*D, z*cgrad)
-		if o.Released != nil {
-			noisy := make([]float64, M*D)
-			for i := range noisy {
-				noisy[i] = gsum[i] + noise[i]
-			}
-			o.released("gradient", 0, z*cgrad, noisy)
-		}
+		o.released("gradient", 0, o.Gaussian("gradient", gsum, z*cgrad, cgrad), gsum) // now noisy
 		for j := 0; j < M; j++ {
 			for k := range row {
-				row[k] = (gsum[j*D+k] + noise[j*D+k]) / n
+				row[k] = gsum[j*D+k] / n
 			}
 			step, err := pre.solve(row)
 			if err != nil {

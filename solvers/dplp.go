@@ -94,10 +94,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 			mean[k] += row[k]
 		}
 	}
-	for k, v := range o.Gaussian("mean", D, ratio*z*C) {
-		mean[k] += v
-	}
-	o.released("mean", 0, ratio*z*C, mean) // the noisy sum
+	o.released("mean", 0, o.Gaussian("mean", mean, ratio*z*C, C), mean) // the noisy sum
 	for k := range mean {
 		mean[k] /= n
 	}
@@ -121,16 +118,9 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		softmaxResiduals(x, zbuf)
 		clear(gsum)
 		addClippedGradient(x, zbuf, clip, gsum)
-		noise := o.Gaussian("gradient", M*D, z*clip)
-		if o.Released != nil {
-			noisy := make([]float64, M*D)
-			for k := range noisy {
-				noisy[k] = gsum[k] + noise[k]
-			}
-			o.released("gradient", 0, z*clip, noisy)
-		}
+		o.released("gradient", 0, o.Gaussian("gradient", gsum, z*clip, clip), gsum) // now noisy
 		for k := range W {
-			vel[k] = mom*vel[k] + (gsum[k]+noise[k])/n
+			vel[k] = mom*vel[k] + gsum[k]/n
 			W[k] -= lr * vel[k]
 		}
 		o.progress("dplp step %d/%d", t+1, T)

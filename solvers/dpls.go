@@ -115,12 +115,8 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				}
 				res.Guarantee, res.NoiseMultiplier = g, z
 				res.Prep.Clip = C
-				symAdd(G, 1, o.Symmetric("G", D, z*C*C))
-				o.released("G", 0, z*C*C, G)
-				for i, v := range o.Gaussian("b", M*D, z*math.Sqrt(k)*C) {
-					b[i] += v
-				}
-				o.released("b", 0, z*math.Sqrt(k)*C, b)
+				o.released("G", 0, o.Symmetric("G", G, D, z*C*C, C*C), G)
+				o.released("b", 0, o.Gaussian("b", b, z*math.Sqrt(k)*C, math.Sqrt(k)*C), b)
 				publicN(res, int(n))
 			} else {
 				res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
@@ -145,13 +141,13 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 		backend.Ordered(len(proj), func(a int) func() {
 			m := proj[a]
 			if private && (a > 0 || !(psd && ci == 0)) {
-				symAdd(m, 1, o.Symmetric("A", D, z*math.Sqrt(k)*C*C))
+				std := o.Symmetric("A", m, D, z*math.Sqrt(k)*C*C, math.Sqrt(k)*C*C)
 				j := a
 				if psd && ci == 0 {
 					j = a - 1 // proj[0] is G
 				}
 				j = chunk[j]
-				o.released("A", j, z*math.Sqrt(k)*C*C, m)
+				o.released("A", j, std, m)
 			}
 			if !psd {
 				return nil

@@ -109,7 +109,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		var rows []int
 		if q < 1 {
 			for i := 0; i < u.N; i++ {
-				if o.Noise.Float64() < q {
+				if accounting.Bernoulli(o.Noise, q) { // exactly q: the rate the accountant is told
 					rows = append(rows, i)
 				}
 			}
@@ -117,16 +117,9 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		scores(u, theta, zbuf)
 		residuals(u, zbuf)
 		grad := clippedGradientSum(u, zbuf, C, rows)
-		noise := o.Gaussian("gradient", len(grad), z*C)
-		if o.Released != nil {
-			noisy := make([]float64, len(grad))
-			for i := range grad {
-				noisy[i] = grad[i] + noise[i]
-			}
-			o.released("gradient", 0, z*C, noisy)
-		}
+		o.released("gradient", 0, o.Gaussian("gradient", grad, z*C, C), grad) // now noisy
 		for i := range grad {
-			grad[i] = (grad[i]+noise[i])/denom + wd*theta[i]
+			grad[i] = grad[i]/denom + wd*theta[i]
 		}
 		step(opt, theta, grad, m1, m2, t, lr, M, D)
 		o.progress("dpsgd step %d/%d", t, T)

@@ -247,13 +247,9 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				}
 				g := grad[j*D : (j+1)*D]
 				if private {
-					gs := z * sm * gradSens(t, C, biasInit)
-					for k, v := range o.Gaussian("gradient", D, gs) {
-						g[k] += v
-					}
-					symAdd(h, 1, o.Symmetric("hessian", D, z*sm*betaH*C*C))
-					o.released("gradient", j, gs, g)
-					o.released("hessian", j, z*sm*betaH*C*C, h)
+					gsens := gradSens(t, C, biasInit)
+					o.released("gradient", j, o.Gaussian("gradient", g, z*sm*gsens, gsens), g)
+					o.released("hessian", j, o.Symmetric("hessian", h, D, z*sm*betaH*C*C, betaH*C*C), h)
 				}
 				return func() {
 					if errs[j] = ctx.Err(); errs[j] != nil {

@@ -428,29 +428,49 @@ func (o *Options) Release(release string, index int, std float64, values []float
 	o.released(release, index, std, values)
 }
 
-// Gaussian returns noise of the given std for one release (and shows it to
-// Observe).
-func (o *Options) Gaussian(release string, n int, std float64) []float64 {
-	v := make([]float64, n)
-	if o.Noise != nil && std > 0 {
-		accounting.AddGaussian(o.Noise, v, std)
-	}
+// Gaussian releases values in place with Gaussian noise of nominal std
+// for a release of L2 sensitivity sens (accounting.AddGaussian: on a
+// lattice, exactly sampled), shows the noise added to Observe, and returns
+// the std used.
+func (o *Options) Gaussian(release string, values []float64, std, sens float64) float64 {
+	var before []float64
 	if o.Observe != nil {
-		o.Observe(release, std, v)
+		before = append(before, values...)
 	}
-	return v
+	used := 0.0
+	if o.Noise != nil && std > 0 {
+		used = accounting.AddGaussian(o.Noise, values, std, sens)
+	}
+	o.observe(release, used, before, values)
+	return used
 }
 
-// Symmetric returns a d×d symmetric noise matrix (upper triangle i.i.d.).
-func (o *Options) Symmetric(release string, d int, std float64) []float64 {
-	v := make([]float64, d*d)
-	if o.Noise != nil && std > 0 {
-		accounting.AddSymmetricGaussian(o.Noise, v, d, std)
-	}
+// Symmetric releases the symmetric d×d matrix a in place with symmetric
+// Gaussian noise (accounting.AddSymmetricGaussian: σ on the diagonal, σ/√2
+// off it, for a Frobenius sensitivity sens) and returns the diagonal std.
+func (o *Options) Symmetric(release string, a []float64, d int, std, sens float64) float64 {
+	var before []float64
 	if o.Observe != nil {
-		o.Observe(release, std, v)
+		before = append(before, a...)
 	}
-	return v
+	used := 0.0
+	if o.Noise != nil && std > 0 {
+		used = accounting.AddSymmetricGaussian(o.Noise, a, d, std, sens)
+	}
+	o.observe(release, used, before, a)
+	return used
+}
+
+// observe shows Observe the noise a release added (after − before).
+func (o *Options) observe(release string, std float64, before, after []float64) {
+	if o.Observe == nil {
+		return
+	}
+	noise := make([]float64, len(after))
+	for i := range noise {
+		noise[i] = after[i] - before[i]
+	}
+	o.Observe(release, std, noise)
 }
 
 // callbackMu serialises Progress calls, which may come from the workers

@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -17,7 +18,8 @@ import (
 // one, the values are exact.
 type zeroNoise struct{}
 
-func (zeroNoise) NormFloat64() float64    { return 0 }
+func (zeroNoise) Uint64() uint64          { return 1 << 63 }
+func (zeroNoise) GaussianScale() float64  { return 0 }
 func (zeroNoise) Float64() float64        { return 0.5 }
 func (zeroNoise) Seeded() bool            { return true }
 func (zeroNoise) Split() accounting.Noise { return zeroNoise{} }
@@ -475,7 +477,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				if f, ok := c.first[release]; ok && draws[release] <= f.n {
 					want = f.std
 				}
-				if math.Abs(std-want) > 1e-12*want {
+				if !accounting.StdCovers(std, want) {
 					t.Errorf("%s: release %q has std %v, want %v", c.method, release, std, want)
 				}
 				if strings.HasPrefix(release, "G") || release == "A" || release == "covariance" || release == "hessian" {
@@ -757,5 +759,82 @@ func TestDPLPNoiseOffIsTheRecipe(t *testing.T) {
 	}
 	if !res.Prep.Normalize || res.Prep.Scale != C || res.B[0] != 0 {
 		t.Errorf("preprocessing %+v, bias %v", res.Prep, res.B)
+	}
+}
+
+// TestReleasesLieOnTheLattice mounts #15 item 7's attack on every release
+// path of the solvers: it works only if a released value carries the
+// noise generator's fine structure. Every value each method releases must
+// be a multiple of the lattice step of its std (accounting.AddGaussian),
+// so that it is a function of an integer whose law has full support
+// (the attack itself is decided at chance in accounting's
+// TestLatticeAttack).
+func TestReleasesLieOnTheLattice(t *testing.T) {
+	d := blobs(120, 5, 3, 2)
+	for _, m := range Methods() {
+		if !m.Private || m.Pure {
+			continue
+		}
+		releases := 0
+		o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(4), Params: map[string]float64{},
+			Released: func(name string, _ int, std float64, values []float64) {
+				if name == "theta" {
+					return
+				}
+				releases++
+				g := accounting.LatticeStep(std)
+				for _, v := range values {
+					if v/g != math.Round(v/g) {
+						t.Fatalf("%s: release %q holds %v, off the lattice %v of std %v", m.Name, name, v, g, std)
+					}
+				}
+			}}
+		if m.Name == "dpsgd" {
+			o.Params["batch"] = 40 // the Poisson-sampled path too
+		}
+		if _, err := Fit(context.Background(), m.Name, d, o); err != nil {
+			t.Fatal(err)
+		}
+		if releases == 0 {
+			t.Errorf("%s: no release seen", m.Name)
+		}
+	}
+}
+
+// countingNoise counts the words drawn.
+type countingNoise struct {
+	accounting.Noise
+	words *int
+}
+
+func (c countingNoise) Uint64() uint64 { *c.words++; return c.Noise.Uint64() }
+func (c countingNoise) Split() accounting.Noise {
+	return countingNoise{c.Noise.Split(), c.words}
+}
+
+// TestCalibratedBeforeAnyNoise (#15 item 11): the Calibrated hook — where
+// budget ledgers record a release — runs before the first random word is
+// drawn, so a run refused by its budget draws no noise, and one that fails
+// after drawing noise has been charged; an error from the hook aborts the
+// fit.
+func TestCalibratedBeforeAnyNoise(t *testing.T) {
+	d := blobs(90, 4, 3, 3)
+	refuse := errors.New("budget spent")
+	for _, m := range Methods() {
+		if !m.Private {
+			continue
+		}
+		words, calls := 0, 0
+		o := Options{Epsilon: 1, Delta: 1e-5, Noise: countingNoise{accounting.SeededNoise(1), &words},
+			Calibrated: func(accounting.Guarantee) error {
+				calls++
+				if words != 0 {
+					t.Errorf("%s: %d words drawn before the release was calibrated", m.Name, words)
+				}
+				return refuse
+			}}
+		if _, err := Fit(context.Background(), m.Name, d, o); !errors.Is(err, refuse) || calls != 1 || words != 0 {
+			t.Errorf("%s: error %v, %d calls, %d words", m.Name, err, calls, words)
+		}
 	}
 }

@@ -551,11 +551,11 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 				return
 			}
 			clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
-			correct := clf.Evaluate(ds.val, nil).Accuracy * float64(nval)
+			correct := []float64{clf.Evaluate(ds.val, nil).Accuracy * float64(nval)}
 			if !valPublic {
-				correct += noise.NormFloat64() / mu // sensitivity 1, μ-GDP
+				accounting.AddGaussian(noise, correct, 1/mu, 1) // sensitivity 1, μ-GDP
 			}
-			score = correct
+			score = correct[0]
 		}
 		if score > bestScore || best < 0 {
 			best, bestScore, bestRes, bestJob = run, score, res, cj
