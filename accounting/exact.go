@@ -193,7 +193,7 @@ func expNegSeries(r *big.Rat, p uint) (lo, hi *big.Float) {
 	down := func() *big.Float { return new(big.Float).SetPrec(p).SetMode(big.ToNegativeInf) }
 	up := func() *big.Float { return new(big.Float).SetPrec(p).SetMode(big.ToPositiveInf) }
 	rl, rh := down().SetRat(r), up().SetRat(r)
-	tl, th := down().SetInt64(1), up().SetInt64(1)    // bounds on the term rᵏ/k!
+	tl, th := down().SetInt64(1), up().SetInt64(1)   // bounds on the term rᵏ/k!
 	slo, shi := down().SetInt64(1), up().SetInt64(1) // bounds on the partial sum
 	eps := new(big.Float).SetMantExp(big.NewFloat(1), -int(p))
 	for k := int64(1); ; k++ {
