@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -247,4 +248,38 @@ func BenchmarkAddSymmetricGaussian(b *testing.B) {
 		AddSymmetricGaussian(n, a, d, 3.7, 1)
 	}
 	b.ReportMetric(float64(d*(d+1)/2)*float64(b.N)/b.Elapsed().Seconds(), "draws/s")
+}
+
+// TestExpNegInterval: the slow path's brackets hold exp(−x) (checked
+// against math.Exp at float precision) and shrink with the precision.
+func TestExpNegInterval(t *testing.T) {
+	for _, c := range []struct{ num, den int64 }{{0, 1}, {1, 3}, {1, 1}, {7, 2}, {1000, 1}, {123456789, 1000}} {
+		lo, hi := expNegInterval(big.NewInt(c.num), big.NewInt(c.den), 200)
+		if lo.Cmp(hi) > 0 {
+			t.Fatalf("exp(−%d/%d): bracket [%v, %v] inverted", c.num, c.den, lo, hi)
+		}
+		want := math.Exp(-float64(c.num) / float64(c.den))
+		l, _ := lo.Float64()
+		h, _ := hi.Float64()
+		if want > 0 && (math.Abs(l-want) > 4e-16*want || math.Abs(h-want) > 4e-16*want) {
+			t.Errorf("exp(−%d/%d) = %v, bracket [%v, %v]", c.num, c.den, want, l, h)
+		}
+		width := new(big.Float).Sub(hi, lo)
+		rel := new(big.Float).Quo(width, hi)
+		if r, _ := rel.Float64(); r > 0x1p-190 {
+			t.Errorf("exp(−%d/%d): relative width %g at 200 bits", c.num, c.den, r)
+		}
+	}
+	// The slow comparison agrees with the fast one where both decide.
+	n := SeededNoise(11)
+	for i := 0; i < 2000; i++ {
+		w := n.Uint64()
+		g := float64(i%97) / 13
+		num, den := floatRat(g)
+		fast := float64(w)*0x1p-64 < math.Exp(-g)*(1-1e-12)
+		slow := expNegCompare(n, w, num, den)
+		if fast && !slow || !fast && float64(w+1)*0x1p-64 < math.Exp(-g)*(1-1e-12) {
+			t.Fatalf("w = %d, γ = %v: slow %v, fast %v", w, g, slow, fast)
+		}
+	}
 }
