@@ -21,6 +21,7 @@ import (
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
+	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/models"
 )
@@ -237,6 +238,7 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
+	solvers.ListPublicN(&guarantee, data.N, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
 	// The settings a resumed run must repeat: files, data, budget, phases.
 	graphSHA, err := fileSHA(req["graph"])
 	if err != nil {

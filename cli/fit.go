@@ -317,6 +317,9 @@ func fitAction(c *ucli.Context) error {
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
+	if m.Private {
+		solvers.ListPublicN(&res.Guarantee, rows, "stored in the classifier (train_rows)")
+	}
 	clf := models.FromResult(m.Name, res, classes, dim)
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = int64(rows), counts

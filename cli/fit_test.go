@@ -309,3 +309,38 @@ func TestFitWithAnEmptyClass(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPrivateFitListsN (#15 item 6): a private classifier stores
+// train_rows, and several methods divide by n or scale defaults with it;
+// under add/remove adjacency n is private, so every private fit's
+// guarantee lists it as assumed public — the prototype methods included,
+// which once stored it without saying so.
+func TestEveryPrivateFitListsN(t *testing.T) {
+	dir := t.TempDir()
+	train, pub := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "pub.arrow")
+	blobFile(t, train, 120, 5, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, pub, 30, 5, []string{"a", "b", "c"}, "sha-1", 2)
+	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplmean", "dpplpublic", "dpplpublick"} {
+		args := []string{"fit", "--method", m, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--json", "--out", filepath.Join(dir, m+".safetensors")}
+		if strings.HasPrefix(m, "dpplpublic") {
+			args = append(args, "--public", pub)
+		}
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("fit %s: %s", m, errs)
+		}
+		var rep fitReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		listed := 0
+		for _, p := range rep.Guarantee.Public {
+			if strings.HasPrefix(p, "the number of training rows (n = 120)") && strings.Contains(p, "train_rows") {
+				listed++
+			}
+		}
+		if listed != 1 {
+			t.Errorf("%s: n listed %d times as public: %q", m, listed, rep.Guarantee.Public)
+		}
+	}
+}

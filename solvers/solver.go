@@ -509,8 +509,27 @@ func (o *Options) memoryBudget() int64 {
 // training rows: noisy sums are divided by n and default hyperparameters
 // scale with it, so n is treated as public, as the papers do.
 func publicN(res *Result, n int) {
-	res.Guarantee.Public = append(res.Guarantee.Public,
-		fmt.Sprintf("the number of training rows (n = %d), used to normalise noisy sums and to scale default hyperparameters", n))
+	ListPublicN(&res.Guarantee, n, "used to normalise noisy sums and to scale default hyperparameters")
+}
+
+// publicNPrefix starts every statement that n is treated as public.
+const publicNPrefix = "the number of training rows (n = "
+
+// ListPublicN records in g that the true number of training rows n is
+// treated as public (add/remove adjacency: n itself differs between
+// neighbours), saying what uses it; once per guarantee. Every private
+// output that uses or stores n calls it: the solvers that divide by n, a
+// classifier file storing train_rows, finetune's sampling rate.
+func ListPublicN(g *accounting.Guarantee, n int, use string) {
+	for i, p := range g.Public {
+		if strings.HasPrefix(p, publicNPrefix) {
+			if !strings.Contains(p, use) {
+				g.Public[i] = p + "; " + use
+			}
+			return
+		}
+	}
+	g.Public = append(g.Public, fmt.Sprintf("%s%d), %s", publicNPrefix, n, use))
 }
 
 // PublicSource streams unlabeled public feature rows, prepared like the

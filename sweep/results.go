@@ -46,6 +46,9 @@ type Row struct {
 	ValBalanced  *float64 `json:"val_balanced_accuracy"`
 	TestAccuracy *float64 `json:"test_accuracy"`
 	TestBalanced *float64 `json:"test_balanced_accuracy"`
+	// TestMinority is the accuracy on the rarest quarter of the classes
+	// as an imbalanced training file's public profile ranks them (nil for
+	// other files: private class counts are not used).
 	TestMinority *float64 `json:"test_minority_accuracy"`
 	TrainRows    int64    `json:"train_rows"`
 	Seconds      float64  `json:"seconds"`

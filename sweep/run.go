@@ -304,10 +304,18 @@ func load(c *Config, d Dataset) (*data, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds := &data{val: val, test: test, classes: classes, dim: tr.Dim, counts: make([]int64, len(classes)),
+	ds := &data{val: val, test: test, classes: classes, dim: tr.Dim,
 		imbalanced: tr.Meta.Subset != nil && tr.Meta.Subset.Kind == "imbalanced"}
-	for _, y := range tr.Labels {
-		ds.counts[y]++
+	// Minority classes come from public quantities only: an imbalanced
+	// subset's profile (its ratio and shape, chosen by design), never the
+	// training file's private class counts. Other files get no minority
+	// metric.
+	if ds.imbalanced {
+		if profile, err := features.ImbalancedCounts(1<<30, len(classes), tr.Meta.Subset.ImbalanceRatio, features.Profile(tr.Meta.Subset.Profile)); err == nil {
+			for _, c := range profile {
+				ds.counts = append(ds.counts, int64(c))
+			}
+		}
 	}
 	if ds.train, err = solvers.Prepare(tr, len(classes), true); err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Train, err)
