@@ -21,9 +21,9 @@ import (
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
-	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
 )
 
 func finetuneCommand() *ucli.Command {
