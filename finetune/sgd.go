@@ -202,7 +202,9 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			// The parameters' noisy sums are one release of sensitivity C
 			// over all trainable parameters; each parameter's block is
 			// released with the lattice's rounding counted over the whole.
-			std := accounting.AddGaussianPart(o.Noise, sums[i], p.Sigma*p.Clip, p.Clip, trainableSize)
+			// SumSlack: the float64 sum over up to n examples, rounded.
+			f := accounting.SumSlack(d.N)
+			std := accounting.AddGaussianPart(o.Noise, sums[i], p.Sigma*p.Clip*f, p.Clip*f, trainableSize)
 			if o.Observe != nil {
 				noise := make([]float64, pr.Size)
 				for k := range noise {

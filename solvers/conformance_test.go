@@ -203,7 +203,7 @@ func BenchmarkGram32(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		g := newGram32(d, runtime.GOMAXPROCS(0))
+		g := newGramAcc(d, runtime.GOMAXPROCS(0))
 		for start := 0; start < n; start += 4096 {
 			rows := min(4096, n-start)
 			g.add(x[start*d:(start+rows)*d], rows)

@@ -76,7 +76,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts.
-	acc := newGram32(D, runtime.GOMAXPROCS(0))
+	acc := newGramAcc(D, runtime.GOMAXPROCS(0))
 	counts := make([]int64, M)
 	o.progress("dpfc: covariance pass")
 	err = us.each(ctx, func(u uBlock[float32]) error {

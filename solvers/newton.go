@@ -169,9 +169,9 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			}
 			// Fewer Hessians than cores (one, at the start): each also
 			// splits its rows.
-			acc := make([]*gram32, len(chunk))
+			acc := make([]*gramAcc, len(chunk))
 			for a := range acc {
-				acc[a] = newGram32(D, runtime.GOMAXPROCS(0)/len(chunk))
+				acc[a] = newGramAcc(D, runtime.GOMAXPROCS(0)/len(chunk))
 			}
 			o.progress("%s step %d/%d: pass %d/%d over the data", methodName(private), t+1, T, ci+1, len(chunks))
 			err := us.each(ctx, func(b uBlock[float64]) error {

@@ -92,6 +92,10 @@ type Options struct {
 	// past the budget draws none. ErrDryRun stops a fit there without
 	// error to the caller that asked for it (a sweep costing its jobs).
 	Calibrated func(accounting.Guarantee) error
+	// sumRows is n, the number of rows a release sums at most (public):
+	// the releases' sensitivities grow by the float64 summation's error
+	// bound for it (accounting.SumSlack).
+	sumRows int
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
 	// its figures; the mechanism is the same.
@@ -199,6 +203,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
+	o.sumRows = d.N
 	var res *Result
 	if m.Stream != nil {
 		res, err = m.Stream(ctx, DataRows(d), d.M, &o)
@@ -224,6 +229,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
+	o.sumRows = int(rows.Len())
 	res, err := m.Stream(ctx, rows, classes, &o)
 	return finish(m, res, err, &o)
 }
@@ -439,7 +445,8 @@ func (o *Options) Gaussian(release string, values []float64, std, sens float64) 
 	}
 	used := 0.0
 	if o.Noise != nil && std > 0 {
-		used = accounting.AddGaussian(o.Noise, values, std, sens)
+		f := accounting.SumSlack(o.sumRows)
+		used = accounting.AddGaussian(o.Noise, values, std*f, sens*f)
 	}
 	o.observe(release, used, before, values)
 	return used
@@ -455,7 +462,8 @@ func (o *Options) Symmetric(release string, a []float64, d int, std, sens float6
 	}
 	used := 0.0
 	if o.Noise != nil && std > 0 {
-		used = accounting.AddSymmetricGaussian(o.Noise, a, d, std, sens)
+		f := accounting.SumSlack(o.sumRows)
+		used = accounting.AddSymmetricGaussian(o.Noise, a, d, std*f, sens*f)
 	}
 	o.observe(release, used, before, a)
 	return used

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
@@ -85,40 +84,43 @@ type Stats struct {
 	ClassGram map[int][]float64
 }
 
-// flushRows bounds how many rows a float32 Gram accumulator absorbs before
-// it is added into float64 and cleared: float32 sums of a few thousand
-// products keep about 6 significant digits.
-const flushRows = 4096
-
 // classBufRows is how many rows of one class are gathered before they go
 // into that class's Gram in one SYRK: in a shuffled file a block holds a
 // handful of rows per class, and rank-1 updates of a D×D matrix would be
-// memory-bound (at D = 1664 each touches 5.5 MB).
+// memory-bound (at D = 1664 each touches 11 MB).
 const classBufRows = 256
 
-// gram32 is a float32 SYRK accumulator with a float64 total, and an
-// optional buffer of pending rows. With ways > 1 a block's rows are split
-// into that many parts, each SYRKed in parallel into its own float32
-// accumulator (for a Gram that is alone in its pass: BLAS itself runs
-// single-threaded, see internal/backend).
-type gram32 struct {
+// gramAcc accumulates the Gram matrix XᵀX of float32 rows in float64 (a
+// DSYRK per block of rows), with an optional buffer of pending rows. With
+// ways > 1 a block's rows are split into that many parts, each SYRKed in
+// parallel into its own accumulator (for a Gram alone in its pass: BLAS
+// itself runs single-threaded, see internal/backend).
+//
+// Why float64 (#15 item 9): the released statistic's sensitivity must hold
+// for the sum as computed. Products of float32 values are exact in
+// float64, so the only error is the summation's, at most γ_n·Σ‖x‖² ≤
+// γ_n·n·C² in Frobenius norm (γ_n = n·2⁻⁵³/(1 − n·2⁻⁵³), Higham 2002
+// §3.1, any order); the releases add it for both neighbours to the
+// sensitivity (accounting.SumSlack): 2·10⁻⁷ relative at n = 30,000. The
+// former float32 blocks of 4,096 rows had the bound γ₄₀₉₆·n·C² ≈ 2.4·10⁻⁴·
+// n·C² — several times C² itself — and a measured excess of 4.7·10⁻⁴·C².
+type gramAcc struct {
 	d       int
-	acc32   [][]float32
-	acc64   []float64
-	rows    []int // rows in each float32 accumulator since the last flush
+	acc     [][]float64
+	conv    [][]float64 // float64 copies of each part's rows
 	pending []float32
 }
 
-func newGram32(d, ways int) *gram32 {
-	g := &gram32{d: d, acc32: make([][]float32, max(1, ways)), rows: make([]int, max(1, ways)), acc64: bigmem.Float64s(d * d)}
-	for w := range g.acc32 {
-		g.acc32[w] = bigmem.Float32s(d * d)
+func newGramAcc(d, ways int) *gramAcc {
+	g := &gramAcc{d: d, acc: make([][]float64, max(1, ways)), conv: make([][]float64, max(1, ways))}
+	for w := range g.acc {
+		g.acc[w] = bigmem.Float64s(d * d)
 	}
 	return g
 }
 
 // push buffers one row and adds the buffer when it is full.
-func (g *gram32) push(row []float32) {
+func (g *gramAcc) push(row []float32) {
 	if g.pending == nil {
 		g.pending = make([]float32, 0, classBufRows*g.d)
 	}
@@ -128,7 +130,7 @@ func (g *gram32) push(row []float32) {
 	}
 }
 
-func (g *gram32) drain() {
+func (g *gramAcc) drain() {
 	if len(g.pending) > 0 {
 		g.add(g.pending, len(g.pending)/g.d)
 		g.pending = g.pending[:0]
@@ -136,52 +138,52 @@ func (g *gram32) drain() {
 }
 
 // add accumulates XᵀX of the rows×d block x (upper triangle).
-func (g *gram32) add(x []float32, rows int) {
+func (g *gramAcc) add(x []float32, rows int) {
 	if rows == 0 {
 		return
 	}
-	ways := min(len(g.acc32), max(1, rows/64))
+	ways := min(len(g.acc), max(1, rows/64))
 	syrk := func(w int) {
 		lo, hi := w*rows/ways, (w+1)*rows/ways
-		a := blas32.General{Rows: hi - lo, Cols: g.d, Stride: g.d, Data: x[lo*g.d : hi*g.d]}
-		c := blas32.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc32[w]}
-		blas32.Syrk(blas.Trans, 1, a, 1, c)
-		g.rows[w] += hi - lo
+		n := (hi - lo) * g.d
+		if cap(g.conv[w]) < n {
+			g.conv[w] = make([]float64, n)
+		}
+		buf := g.conv[w][:n]
+		for i, v := range x[lo*g.d : hi*g.d] {
+			buf[i] = float64(v)
+		}
+		a := blas64.General{Rows: hi - lo, Cols: g.d, Stride: g.d, Data: buf}
+		c := blas64.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc[w]}
+		blas64.Syrk(blas.Trans, 1, a, 1, c)
 	}
 	if ways == 1 {
 		syrk(0)
 	} else {
 		backend.Parallel(ways, syrk)
 	}
-	if slices.Max(g.rows) >= flushRows {
-		g.flush()
-	}
 }
 
-func (g *gram32) flush() {
-	for _, acc := range g.acc32 {
+// result adds what is pending, sums the parts and mirrors the upper
+// triangle.
+func (g *gramAcc) result() []float64 {
+	g.drain()
+	g.pending = nil
+	out := g.acc[0]
+	for _, acc := range g.acc[1:] {
 		for i := 0; i < g.d; i++ {
-			row64, row32 := g.acc64[i*g.d+i:(i+1)*g.d], acc[i*g.d+i:(i+1)*g.d]
-			for j, v := range row32 {
-				row64[j] += float64(v)
-				row32[j] = 0
+			for j := i; j < g.d; j++ {
+				out[i*g.d+j] += acc[i*g.d+j]
 			}
 		}
 	}
-	clear(g.rows)
-}
-
-// result adds what is pending, flushes and mirrors the upper triangle.
-func (g *gram32) result() []float64 {
-	g.drain()
-	g.pending = nil
-	g.flush()
 	for i := 0; i < g.d; i++ {
 		for j := i + 1; j < g.d; j++ {
-			g.acc64[j*g.d+i] = g.acc64[i*g.d+j]
+			out[j*g.d+i] = out[i*g.d+j]
 		}
 	}
-	return g.acc64
+	g.acc, g.conv = nil, nil
+	return out
 }
 
 // Accumulate computes statistics of m classes in one pass over rows:
@@ -196,22 +198,22 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		d = (d0 + opt.Pool - 1) / opt.Pool
 	}
 	st := &Stats{D: d, Counts: make([]int64, m), Sums: make([]float64, m*d), ClassGram: map[int][]float64{}}
-	classAcc := make([]*gram32, m)
+	classAcc := make([]*gramAcc, m)
 	var withAcc []int
 	for _, c := range opt.ClassGram {
 		if c < 0 || c >= m {
 			return nil, fmt.Errorf("class %d out of range 0..%d", c, m-1)
 		}
 		if classAcc[c] == nil {
-			classAcc[c] = newGram32(d, 1)
+			classAcc[c] = newGramAcc(d, 1)
 			withAcc = append(withAcc, c)
 		}
 	}
 	// With every class's Gram at hand, G is their sum: no SYRK of its own.
-	var gram *gram32
+	var gram *gramAcc
 	gramFromClasses := opt.Gram && len(withAcc) == m
 	if opt.Gram && !gramFromClasses {
-		gram = newGram32(d, runtime.GOMAXPROCS(0))
+		gram = newGramAcc(d, runtime.GOMAXPROCS(0))
 	}
 	var work []float32
 	var offset int64
@@ -267,12 +269,12 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	if gram != nil {
 		st.Gram = gram.result()
 	}
+	grams := make([][]float64, len(withAcc))
 	backend.Parallel(len(withAcc), func(a int) {
-		c := withAcc[a]
-		classAcc[c].result()
+		grams[a] = classAcc[withAcc[a]].result()
 	})
-	for _, c := range withAcc {
-		st.ClassGram[c] = classAcc[c].acc64
+	for a, c := range withAcc {
+		st.ClassGram[c] = grams[a]
 	}
 	if gramFromClasses {
 		st.Gram = bigmem.Float64s(d * d)
@@ -351,11 +353,11 @@ func prep32(in, out []float32, opt StatsOptions) {
 	}
 }
 
-// classBytes is the memory of one class's Gram accumulator and row buffer.
-func classBytes(d int) int64 { return int64(d)*int64(d)*12 + classBufRows*int64(d)*4 }
+// classBytes is the memory of one class's Gram accumulator and row buffers.
+func classBytes(d int) int64 { return int64(d)*int64(d)*8 + classBufRows*int64(d)*12 }
 
-// ClassChunks splits m classes into chunks whose D×D accumulators (12 bytes
-// per entry: float32 and float64) and row buffers fit in budget bytes,
+// ClassChunks splits m classes into chunks whose D×D accumulators (8 bytes
+// per entry, float64) and row buffers fit in budget bytes,
 // always at least one class per chunk.
 func ClassChunks(m, d int, budget int64) [][]int {
 	k := int(max(1, budget/classBytes(d)))

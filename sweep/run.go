@@ -559,7 +559,8 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 				return
 			}
 			clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
-			correct := []float64{clf.Evaluate(ds.val, nil).Accuracy * float64(nval)}
+			// the number of right answers, an integer (sensitivity 1)
+			correct := []float64{math.Round(clf.Evaluate(ds.val, nil).Accuracy * float64(nval))}
 			if !valPublic {
 				accounting.AddGaussian(noise, correct, 1/mu, 1) // sensitivity 1, μ-GDP
 			}
