@@ -191,10 +191,12 @@ func BenchmarkGram(b *testing.B) {
 	b.ReportMetric(float64(n)*d*d*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// BenchmarkGram32 times the statistics path on the same 20000×768 matrix:
-// float32 SYRK blocks added into float64, rows split over the cores, as
-// DP-FC's covariance and a chunked DP-LS's G are accumulated.
-func BenchmarkGram32(b *testing.B) {
+// BenchmarkGramAcc times the statistics path on the same 20000×768 matrix:
+// float32 rows converted block by block and SYRKed in float64 (so that
+// the summation's rounding bound is small enough to add to the
+// sensitivity), rows split over the cores, as DP-FC's covariance and a
+// chunked DP-LS's G are accumulated.
+func BenchmarkGramAcc(b *testing.B) {
 	const n, d = 20000, 768
 	r := rand.New(rand.NewPCG(1, 1))
 	x := make([]float32, n*d)
