@@ -9,6 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/ledger"
 )
 
@@ -36,7 +37,7 @@ func ledgerFor(c *ucli.Context, data string) (*ledger.Ledger, error) {
 	if n := c.String("name"); n != "" {
 		key, err = ledger.NameKey(n)
 	} else if data != "" {
-		key, err = ledger.FileKey(data)
+		key, err = dataKey(data)
 	} else {
 		return nil, userErrorf("give --data FILE or --name NAME")
 	}
@@ -199,14 +200,31 @@ func anyLedgers(dir string) bool {
 // hashedLedger returns the ledger in dir keyed by the content of file (one
 // read of it), or nil when there is none.
 func hashedLedger(dir, file string) (*ledger.Ledger, error) {
-	key, err := ledger.FileKey(file)
+	key, err := dataKey(file)
 	if err != nil {
 		return nil, err
 	}
 	if l := ledger.At(dir, key); l.Exists() {
 		return l, nil
 	}
+	if meta, err := features.ReadMetadata(file); err == nil && meta.DataID == "" && meta.Subset != nil {
+		// Derived from another file before identities were recorded: its
+		// parent's ledger cannot be found from it.
+		return nil, userErrorf("%s was derived (%s) from %s but carries no data identity (dpfeat.data_id; made by an older dpfeat), so the budget of the data it comes from cannot be found and the run is refused: extract the data again and derive the file anew, or name the ledger with --ledger-name",
+			file, meta.Subset.Kind, meta.Subset.From)
+	}
 	return nil, nil
+}
+
+// dataKey is the ledger key of a feature file: the identity of the data
+// it was extracted from (dpfeat.data_id, kept by split and imbalance and
+// shared by every encoder's features of the same examples), else the
+// file's own content hash.
+func dataKey(file string) (string, error) {
+	if meta, err := features.ReadMetadata(file); err == nil && meta.DataID != "" {
+		return meta.DataID, nil
+	}
+	return ledger.FileKey(file)
 }
 
 // budgetLeft returns l's budget, or refuses a run on train when that

@@ -113,7 +113,8 @@ func extractAction(c *ucli.Context) error {
 			classes = append(classes, n)
 		}
 	}
-	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: c.String("split"), Classes: classes})
+	dopt := features.DatasetOptions{Split: c.String("split"), Classes: classes}
+	ds, err := features.OpenDataset(data, dopt)
 	if err != nil {
 		return err
 	}
@@ -125,6 +126,19 @@ func extractAction(c *ucli.Context) error {
 	defer sess.Close()
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
+	}
+	// The source data's identity keys its budget ledger, whatever encoder
+	// reads it: one pass over the examples first (the files are then in
+	// the page cache for the extraction's pass).
+	idds, err := features.OpenDataset(data, dopt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.ErrWriter, "dpfeat: hashing the source examples (the data's identity, for budget ledgers)")
+	dataID, err := features.DataIdentity(idds, c.Int64("offset"), c.Int64("limit"))
+	idds.Close()
+	if err != nil {
+		return err
 	}
 	name := m.Name
 	if name == "" {
@@ -145,7 +159,7 @@ func extractAction(c *ucli.Context) error {
 	opt := encode.ExtractOptions{
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"),
-		Meta: features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source},
+		Meta: features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID},
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
 			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),

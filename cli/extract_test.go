@@ -110,3 +110,75 @@ func TestExtractCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetFollowsTheData (#15 item 10): a budget is keyed by the source
+// data's identity, not a file's bytes. Extracting the same images with
+// another encoder gives the same identity; split and imbalance keep it; a fit on a derived file is
+// recorded in the parent data's ledger and refused past it; a derived file
+// that carries no identity is refused when ledgers exist, saying why.
+func TestBudgetFollowsTheData(t *testing.T) {
+	needORT(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog"}, 12)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
+	for _, c := range []struct{ out, model string }{{a, model}, {b, "../testdata/encoders/tiny-vit.onnx"}} {
+		if code, _, errs := run(t, "extract", "--model", c.model, "--data", data, "--out", c.out, "--batch", "5"); code != 0 {
+			t.Fatalf("extract: %s", errs)
+		}
+	}
+	ma, _ := features.ReadMetadata(a)
+	mb, _ := features.ReadMetadata(b)
+	if !strings.HasPrefix(ma.DataID, "data:sha256:") || ma.DataID != mb.DataID {
+		t.Fatalf("identities %q and %q", ma.DataID, mb.DataID)
+	}
+	tr, va, lt := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "va.arrow"), filepath.Join(dir, "lt.arrow")
+	if code, _, errs := run(t, "split", "--in", a, "--val-fraction", "0.3", "--train", tr, "--val", va); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := run(t, "imbalance", "--in", a, "--ratio", "2", "--out", lt); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, f := range []string{tr, va, lt} {
+		if m, _ := features.ReadMetadata(f); m.DataID != ma.DataID {
+			t.Errorf("%s: identity %q, want the parent's", f, m.DataID)
+		}
+	}
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", b, "--epsilon", "1.2", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(train string) (int, string) {
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--ledger", ledgerDir,
+			"--out", filepath.Join(dir, filepath.Base(train)+".safetensors"))
+		return code, errs
+	}
+	if code, errs := fit(tr); code != 0 {
+		t.Fatalf("fit on the split: %s", errs)
+	}
+	// The parent's ledger (keyed by the data) recorded it: a second fit of
+	// ε = 1 composes past 1.2 and is refused, on any file of the data.
+	if code, errs := fit(lt); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
+		t.Errorf("second fit on the same data: %d %s", code, errs)
+	}
+	// A derived file without an identity (an older dpfeat's) is refused.
+	f, err := features.Open(tr, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := f.Metadata()
+	meta.DataID = ""
+	old := filepath.Join(dir, "old-split.arrow")
+	rows := make([]int, f.Rows())
+	for i := range rows {
+		rows[i] = i
+	}
+	if err := features.CopyRows(f, rows, old, meta); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if code, errs := fit(old); code != 1 || !strings.Contains(errs, "carries no data identity") {
+		t.Errorf("a derived file without identity: %d %s", code, errs)
+	}
+}

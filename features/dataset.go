@@ -2,7 +2,12 @@ package features
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"image"
 	"image/color"
 	_ "image/jpeg" // register the JPEG decoder
@@ -279,4 +284,41 @@ func rgbFrom4(pix []uint8, stride, w, h int) Pixels {
 		}
 	}
 	return p
+}
+
+// DataIdentity returns the identity of the examples a dataset yields from
+// offset on (limit of them; 0: all): "data:sha256:" and the SHA-256 of
+// every example's id, label and encoded bytes (or decoded pixels), in
+// order. It reads the
+// dataset to its end; open it again to extract. The same examples give the
+// same identity whatever encoder later reads them, which is what lets
+// budget ledgers follow the data rather than one file's bytes.
+func DataIdentity(ds Dataset, offset, limit int64) (string, error) {
+	h := sha256.New()
+	var buf [8]byte
+	for i := int64(0); limit <= 0 || i < offset+limit; i++ {
+		ex, err := ds.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if i < offset {
+			continue
+		}
+		var px []byte
+		if p := ex.Pixels; p != nil {
+			px = fmt.Appendf(nil, "%dx%dx%d:", p.Width, p.Height, p.Channels)
+			px = append(px, p.Data...)
+		}
+		for _, part := range [][]byte{[]byte(ex.ID), ex.Encoded, px} {
+			binary.LittleEndian.PutUint64(buf[:], uint64(len(part)))
+			h.Write(buf[:])
+			h.Write(part)
+		}
+		binary.LittleEndian.PutUint32(buf[:4], uint32(ex.Label))
+		h.Write(buf[:4])
+	}
+	return "data:sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -428,3 +428,14 @@ func ReadAll(path string, opt ReadOptions) (*Matrix, error) {
 }
 
 var _ io.Closer = (*File)(nil)
+
+// ReadMetadata returns a feature file's schema metadata (the file is
+// checked as Open checks it).
+func ReadMetadata(path string) (Metadata, error) {
+	f, err := Open(path, ReadOptions{})
+	if err != nil {
+		return Metadata{}, err
+	}
+	defer f.Close()
+	return f.Metadata(), nil
+}

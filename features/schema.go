@@ -28,6 +28,11 @@ const (
 	// MetaSubset records how a file was derived from another (a validation
 	// split, an imbalanced subset): a JSON object, see Derivation.
 	MetaSubset = "dpfeat.subset"
+	// MetaDataID is the identity of the source data the rows come from
+	// (DataIdentity): extraction with any encoder of the same examples
+	// gives the same identity, and split and imbalance keep it, so that a
+	// budget ledger keyed by it covers every file derived from the data.
+	MetaDataID = "dpfeat.data_id"
 )
 
 // Unlabeled is the label of an example without one (a null label in the
@@ -46,6 +51,8 @@ type Metadata struct {
 	Created string
 	// Subset, when set, says how the file was derived from another.
 	Subset *Derivation
+	// DataID is the source data's identity (MetaDataID), "" when unknown.
+	DataID string
 	// Extra holds any other keys, kept as they are.
 	Extra map[string]string
 }
@@ -83,6 +90,7 @@ func (m Metadata) arrow() arrow.Metadata {
 	set(MetaEncoderName, m.EncoderName)
 	set(MetaSource, m.Source)
 	set(MetaCreated, m.Created)
+	set(MetaDataID, m.DataID)
 	classes := m.Classes
 	if classes == nil {
 		classes = []string{}
@@ -120,6 +128,8 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 			m.Source = v
 		case MetaCreated:
 			m.Created = v
+		case MetaDataID:
+			m.DataID = v
 		case MetaClasses:
 			if err := json.Unmarshal([]byte(v), &m.Classes); err != nil {
 				return m, fmt.Errorf("schema metadata %s is not a JSON array of class names: %v", MetaClasses, err)
