@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"image"
 	"image/color"
 	_ "image/jpeg" // register the JPEG decoder
 	_ "image/png"  // register the PNG decoder
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
