@@ -214,9 +214,11 @@ func inChunks(n Noise, count int, fill func(c Noise, lo, hi int)) {
 // onLattice returns g·(round(v/g) + k), computed as a function of the
 // integer round(v/g) + k alone (both terms are multiples of g, and IEEE
 // addition rounds their exact sum).
+// A non-finite v (a statistic that overflowed) stays as it is; callers
+// check results for finiteness.
 func onLattice(v, g float64, k int64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		panic(fmt.Sprintf("accounting: a Gaussian release of a non-finite value %v", v))
+		return v
 	}
 	return (math.RoundToEven(v/g) + float64(k)) * g
 }

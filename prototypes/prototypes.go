@@ -432,7 +432,8 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 // utility of a set is U = u_min(set) − u_(K), with sensitivity Δu (Lemma 4).
 // The sets whose worst member has rank y number C(y−1, K−1), so the
 // mechanism samples y ∈ {K, …, N} with log-weight
-// log C(y−1, K−1) + ε(u_(y) − u_(K))/Δu (Gumbel-max, log space), keeps
+// log C(y−1, K−1) + ε(u_(y) − u_(K))/Δu (sampled exactly in log space,
+// accounting.SampleExponential), keeps
 // that member and draws the other K−1 uniformly from the y−1 better-ranked
 // points: each set S is drawn with probability ∝ exp(ε(u_min(S) − u_(K))/Δu).
 //

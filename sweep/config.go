@@ -58,7 +58,8 @@ type Dataset struct {
 	Name  string `yaml:"name"`
 	Train string `yaml:"train"`
 	// Validation is a feature file, or a fraction of the training rows
-	// split off (stratified by class, seeded by split_seed); default 0.1.
+	// split off by a per-row rule (features.RowSplit, keyed by
+	// split_seed); default 0.1.
 	Validation string `yaml:"validation"`
 	Test       string `yaml:"test"`
 	// Public is unlabeled public data for dpplpublic and dpplpublick.
