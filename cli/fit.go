@@ -67,6 +67,8 @@ func fitCommand() *ucli.Command {
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
 		&ucli.StringFlag{Name: "public", Usage: "dpplpublic(k): public feature file to choose prototypes from (labels not needed)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
+		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training rows n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
+		&ucli.Float64Flag{Name: "n-share", Value: 0.01, Usage: "with --n-public=false: n̂'s share of the budget (of μ²), in (0, 1)"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "treat the training file's class counts as public (recorded in the guarantee): they are stored in the classifier for eval's minority classes, and dpplmean (euclidean) divides by them"},
 		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
@@ -166,6 +168,15 @@ func fitAction(c *ucli.Context) error {
 	}
 	o.Distance = c.String("distance")
 	o.PublicCounts = c.Bool("public-counts")
+	if !c.Bool("n-public") {
+		if s := c.Float64("n-share"); !(s > 0 && s < 1) {
+			return userErrorf("--n-share must be in (0, 1), got %v", s)
+		}
+		if c.Bool("public-counts") {
+			return userErrorf("--public-counts makes the class counts, and so n, public: it excludes --n-public=false")
+		}
+		o.PrivateN = c.Float64("n-share")
+	}
 	o.BudgetConvention = c.String("budget-convention")
 	if m.Pure {
 		if c.IsSet("delta") {
@@ -221,10 +232,11 @@ func fitAction(c *ucli.Context) error {
 	if len(classes) < 2 {
 		return userErrorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", train, len(classes))
 	}
-	if m.Private && o.Delta >= 1/float64(rows) {
+	// (These notes read n: not printed when n is not public.)
+	if m.Private && o.PrivateN == 0 && o.Delta >= 1/float64(rows) {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.\n", o.Delta, 1/float64(rows))
 	}
-	if dim > rows {
+	if o.PrivateN == 0 && dim > rows {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", dim, rows)
 	}
 	// The training file's class counts are private: they go into the
@@ -317,12 +329,18 @@ func fitAction(c *ucli.Context) error {
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
-	if m.Private {
+	storedRows := int64(rows)
+	switch {
+	case m.Private && o.PrivateN > 0:
+		// n is not released: the classifier stores n̂ (0 if the method
+		// did not use n at all).
+		storedRows = int64(math.Round(res.RowsReleased))
+	case m.Private:
 		solvers.ListPublicN(&res.Guarantee, rows, "stored in the classifier (train_rows)")
 	}
 	clf := models.FromResult(m.Name, res, classes, dim)
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
-	clf.TrainRows, clf.TrainCounts = int64(rows), counts
+	clf.TrainRows, clf.TrainCounts = storedRows, counts
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
 	// A non-private reference is recorded (it spends everything, with
 	// --force) before the classifier is written.
@@ -337,7 +355,7 @@ func fitAction(c *ucli.Context) error {
 	g := res.Guarantee
 	rep := fitReport{Method: m.Name, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
 		Noise: map[string]any{"multiplier": res.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Hyperparameters,
-		Defaulted: res.Defaulted, TrainRows: rows, Classes: len(classes), Dim: dim, Seconds: time.Since(start).Seconds(),
+		Defaulted: res.Defaulted, TrainRows: int(storedRows), Classes: len(classes), Dim: dim, Seconds: time.Since(start).Seconds(),
 		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}

@@ -344,3 +344,46 @@ func TestEveryPrivateFitListsN(t *testing.T) {
 		}
 	}
 }
+
+// TestFitWithPrivateN: --n-public=false releases n̂ from --n-share of the
+// budget; the guarantee then lists no n as public and meets the target,
+// the report and the classifier carry n̂, and bad shares are refused.
+func TestFitWithPrivateN(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 120, 5, []string{"a", "b", "c"}, "sha-1", 1)
+	out := filepath.Join(dir, "c.safetensors")
+	code, stdout, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--n-public=false", "--json", "--out", out)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var rep fitReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Guarantee.Public {
+		if strings.HasPrefix(p, "the number of training rows") {
+			t.Errorf("n listed as public: %q", p)
+		}
+	}
+	found := false
+	for _, m := range rep.Guarantee.Mechanisms {
+		found = found || strings.Contains(m.Name, "n̂")
+	}
+	if !found || float64(rep.Guarantee.Epsilon) > 1 {
+		t.Errorf("guarantee %+v", rep.Guarantee)
+	}
+	clf, err := models.LoadClassifier(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clf.TrainRows != int64(rep.TrainRows) {
+		t.Errorf("classifier train_rows %d, report %d", clf.TrainRows, rep.TrainRows)
+	}
+	for _, bad := range [][]string{{"--n-share", "1"}, {"--public-counts"}} {
+		args := append([]string{"fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--n-public=false", "--out", filepath.Join(dir, "x.safetensors")}, bad...)
+		if code, _, _ := run(t, args...); code != 1 {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

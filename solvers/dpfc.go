@@ -93,7 +93,10 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	for _, c := range counts {
 		total += c
 	}
-	n := float64(total)
+	n, err := o.Rows(total)
+	if err != nil {
+		return nil, err
+	}
 	cov := acc.result()
 	acc = nil
 	o.released("covariance", 0, o.Symmetric("covariance", cov, D, z*cg*cg, cg*cg), cov)
@@ -147,7 +150,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	}
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize, Clip: cg}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, D-1, cg)
-	publicN(res, int(total))
+	publicN(o, res, int(total))
 	p.Finish(res)
 	return res, nil
 }

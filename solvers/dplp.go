@@ -79,7 +79,11 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	D, M, n := d.D, d.M, float64(d.N)
+	D, M := d.D, d.M
+	n, err := o.Rows(int64(d.N))
+	if err != nil {
+		return nil, err
+	}
 	// Steps 1 and 2: x′ = C·x/‖x‖, the noisy mean, x̃ = x′ − m̃.
 	x := &Data{X: bigmem.Float64s(d.N * D), Y: d.Y, N: d.N, D: D, M: M}
 	mean := make([]float64, D)
@@ -128,7 +132,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	res := &Result{W: W, B: make([]float64, M), Prep: Preprocessing{Normalize: true, Scale: C, Center: mean},
 		Guarantee: g, NoiseMultiplier: z}
 	p.Record("sigma_mean", ratio*z)
-	publicN(res, d.N)
+	publicN(o, res, d.N)
 	p.Finish(res)
 	return res, nil
 }

@@ -117,11 +117,17 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				res.Prep.Clip = C
 				o.released("G", 0, o.Symmetric("G", G, D, z*C*C, C*C), G)
 				o.released("b", 0, o.Gaussian("b", b, z*math.Sqrt(k)*C, math.Sqrt(k)*C), b)
-				publicN(res, int(n))
+				publicN(o, res, int(n))
 			} else {
 				res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 			}
-			floor := 1e-4 * (float64(n)/float64(M) + alpha*float64(n)) / float64(D)
+			nf := float64(n)
+			if private {
+				if nf, err = o.Rows(n); err != nil {
+					return nil, err
+				}
+			}
+			floor := 1e-4 * (nf/float64(M) + alpha*nf) / float64(D)
 			if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor); err != nil {
 				return nil, err
 			}

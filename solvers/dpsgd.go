@@ -60,13 +60,17 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	batch := p.Get("batch", 0)
-	if batch < 0 || batch != math.Trunc(batch) || batch >= float64(d.N) {
+	n, err := o.Rows(int64(d.N)) // n̂ when n is not public
+	if err != nil {
+		return nil, err
+	}
+	if batch < 0 || batch != math.Trunc(batch) || (o.PrivateN <= 0 && batch >= n) {
 		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", d.N, batch)
 	}
 	q := 1.0
 	defSteps := 50
-	if batch > 0 {
-		q = batch / float64(d.N)
+	if batch > 0 && batch < n { // with n̂, a batch at or above it is full-batch
+		q = batch / n
 		defSteps = int(math.Ceil(10 / q))
 	}
 	T, err := p.Count("steps", defSteps)
@@ -100,7 +104,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	m1 := make([]float64, len(theta))
 	m2 := make([]float64, len(theta))
 	zbuf := make([]float64, u.N*M)
-	denom := q * float64(u.N)
+	denom := q * n // the expected batch: public, or from n̂
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -126,7 +130,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	}
 	res := &Result{Prep: Preprocessing{Normalize: true, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, d.D, 1)
-	publicN(res, d.N)
+	publicN(o, res, d.N)
 	p.Record("sampling_rate", q)
 	p.Finish(res)
 	return res, nil

@@ -224,6 +224,11 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					total += c
 				}
 				n = float64(total)
+				if private {
+					if n, err = o.Rows(total); err != nil {
+						return nil, err
+					}
+				}
 				if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D)); err != nil {
 					return nil, err
 				}
@@ -291,7 +296,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	}
 	res.W, res.B = fromBias(theta, M, D-1, C)
 	if private {
-		publicN(res, int(n))
+		publicN(o, res, int(n))
 	}
 	p.Finish(res)
 	return res, nil

@@ -92,6 +92,17 @@ type Options struct {
 	// past the budget draws none. ErrDryRun stops a fit there without
 	// error to the caller that asked for it (a sweep costing its jobs).
 	Calibrated func(accounting.Guarantee) error
+	// PrivateN, when in (0, 1), stops treating the number of training rows
+	// n as public (the Gaussian methods): before anything else, n̂ = n +
+	// N(0, σₙ²) is released (sensitivity 1) with σₙ = z*/√PrivateN, z*
+	// the multiplier one Gaussian release would need for the whole target
+	// (so n̂ takes about that share of μ²), and charged on its own; the
+	// method then uses n̂ wherever it used n (divisors, sampling rate,
+	// defaults) and is calibrated so that both together meet the target.
+	PrivateN float64
+	// nHat is the released n̂ and nMech its mechanism, once released.
+	nHat  float64
+	nMech *accounting.Mechanism
 	// sumRows is n, the number of rows a release sums at most (public):
 	// the releases' sensitivities grow by the float64 summation's error
 	// bound for it (accounting.SumSlack).
@@ -118,6 +129,9 @@ type Result struct {
 	// did not set.
 	Hyperparameters map[string]any
 	Defaulted       []string
+	// RowsReleased is n̂ when the fit released a noisy number of rows
+	// (Options.PrivateN), else 0.
+	RowsReleased float64
 	// Prototypes, for the prototype methods instead of W and B: M×K
 	// prototypes of dimension Dim (after Prep's pooling), PerClass = K,
 	// compared by Distance.
@@ -401,6 +415,14 @@ func (p *Params) Finish(r *Result) {
 // user's Sigma, or the smallest z meeting (ε, δ); and the guarantee.
 func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
 	opt := accounting.Options{Conversion: o.Conversion}
+	method := build
+	if o.PrivateN > 0 {
+		// n̂ first (charged on its own); the target covers both.
+		if _, err := o.Rows(int64(o.sumRows)); err != nil {
+			return 0, accounting.Guarantee{}, err
+		}
+		build = func(z float64) []accounting.Mechanism { return append(method(z), *o.nMech) }
+	}
 	z, g := o.Sigma, accounting.Guarantee{}
 	var err error
 	if o.Sigma > 0 {
@@ -411,7 +433,56 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 	if err != nil {
 		return 0, accounting.Guarantee{}, err
 	}
-	return z, g, o.Calibrate(g)
+	charge := g
+	if o.nMech != nil {
+		// the method's releases alone: n̂ was charged when it was released
+		if charge, err = accounting.Account(method(z), o.Delta, o.Accountant, opt); err != nil {
+			return 0, accounting.Guarantee{}, err
+		}
+	}
+	return z, g, o.Calibrate(charge)
+}
+
+// Rows returns the number of training rows a method may use: the true
+// count total when n is assumed public (listed by publicN), else the noisy
+// n̂ (PrivateN), released on the first call — its std fixed from the
+// target alone, charged through the Calibrated hook before its noise is
+// drawn — and the same value afterwards. n̂ is floored at 1.
+func (o *Options) Rows(total int64) (float64, error) {
+	if o.PrivateN <= 0 {
+		return float64(total), nil
+	}
+	if o.nMech != nil {
+		return o.nHat, nil
+	}
+	if !(o.PrivateN < 1) {
+		return 0, fmt.Errorf("the share of the budget for n̂ must be in (0, 1), got %v", o.PrivateN)
+	}
+	zStar := o.Sigma
+	if zStar <= 0 {
+		var err error
+		if zStar, _, err = accounting.Calibrate(o.Epsilon, o.Delta, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("n", 1)); err != nil {
+			return 0, err
+		}
+	}
+	m := accounting.Mechanism{Name: "noisy number of training rows n̂", Kind: accounting.KindGaussian, Sensitivity: 1,
+		NoiseStd: zStar / math.Sqrt(o.PrivateN), Count: 1}
+	g, err := accounting.Account([]accounting.Mechanism{m}, o.Delta, o.Accountant, accounting.Options{Conversion: o.Conversion})
+	if err != nil {
+		return 0, err
+	}
+	if err := o.Calibrate(g); err != nil {
+		return 0, err
+	}
+	v := []float64{float64(o.sumRows)}
+	std := m.NoiseStd
+	if o.Noise != nil {
+		std = accounting.AddGaussian(o.Noise, v, m.NoiseStd, 1) // a count: exact, no summation slack
+	}
+	m.NoiseStd = math.Max(std, m.NoiseStd)
+	o.released("n", 0, m.NoiseStd, v)
+	o.nHat, o.nMech = math.Max(1, v[0]), &m
+	return o.nHat, nil
 }
 
 // ErrDryRun is what a Calibrated hook returns to stop a fit right after
@@ -516,7 +587,11 @@ func (o *Options) memoryBudget() int64 {
 // publicN records in the guarantee that the method uses the number of
 // training rows: noisy sums are divided by n and default hyperparameters
 // scale with it, so n is treated as public, as the papers do.
-func publicN(res *Result, n int) {
+func publicN(o *Options, res *Result, n int) {
+	if o.nMech != nil {
+		res.RowsReleased = o.nHat
+		return // n̂ was released: see the guarantee's note
+	}
 	ListPublicN(&res.Guarantee, n, "used to normalise noisy sums and to scale default hyperparameters")
 }
 

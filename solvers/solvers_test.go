@@ -886,3 +886,77 @@ func TestNeighbourSumsDifferByOneRow(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateN (#15 item 6): with PrivateN the number of rows is not
+// assumed public. n̂ is released first (charged on its own, before its
+// noise), with std z*/√share; the method uses n̂; the whole guarantee —
+// method and n̂ — meets the target, and the two charges compose to it.
+func TestPrivateN(t *testing.T) {
+	d := blobs(200, 4, 3, 5)
+	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp"} {
+		var charges []accounting.Guarantee
+		var nHat float64
+		o := Options{Epsilon: 1, Delta: 1e-5, PrivateN: 0.05, Noise: accounting.SeededNoise(2),
+			Calibrated: func(g accounting.Guarantee) error { charges = append(charges, g); return nil },
+			Released: func(name string, _ int, _ float64, v []float64) {
+				if name == "n" {
+					nHat = v[0]
+				}
+			}}
+		if m == "dpsgd" {
+			o.Params = map[string]float64{"batch": 50}
+		}
+		res, err := Fit(context.Background(), m, d, o)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		g := res.Guarantee
+		if float64(g.Epsilon) > 1+1e-9 || len(charges) != 2 || charges[0].Mechanisms[0].Sensitivity != 1 {
+			t.Fatalf("%s: ε = %v, %d charges", m, g.Epsilon, len(charges))
+		}
+		for _, p := range g.Public {
+			if strings.HasPrefix(p, publicNPrefix) {
+				t.Errorf("%s: n listed as public with PrivateN: %q", m, p)
+			}
+		}
+		listed := false
+		for _, mech := range g.Mechanisms {
+			listed = listed || strings.Contains(mech.Name, "number of training rows n̂")
+		}
+		if res.RowsReleased != nHat || nHat == 200 || !listed {
+			t.Errorf("%s: n̂ %v (released %v), in the guarantee %v", m, res.RowsReleased, nHat, listed)
+		}
+		// The two charges compose (sequentially) to the fit's guarantee.
+		all := append(append([]accounting.Mechanism(nil), charges[0].Mechanisms...), charges[1].Mechanisms...)
+		total, err := accounting.Account(all, 1e-5, g.Accountant, accounting.Options{})
+		if err != nil || math.Abs(float64(total.Epsilon)-float64(g.Epsilon)) > 1e-9 {
+			t.Errorf("%s: charges compose to %v, the fit states %v (%v)", m, total.Epsilon, g.Epsilon, err)
+		}
+		if m == "dpsgd" {
+			if q := res.Hyperparameters["sampling_rate"].(float64); math.Abs(q-50/nHat) > 1e-12 {
+				t.Errorf("dpsgd: sampling rate %v, want batch/n̂ = %v", q, 50/nHat)
+			}
+		}
+	}
+	// n̂'s noise has the stated scale: z*/√share for the target.
+	zStar, _, _ := accounting.Calibrate(1, 1e-5, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("n", 1))
+	want := zStar / math.Sqrt(0.05)
+	var ss float64
+	const runs = 3000
+	src := accounting.SeededNoise(9)
+	for i := 0; i < runs; i++ {
+		o := Options{Epsilon: 1, Delta: 1e-5, PrivateN: 0.05, Noise: src.Split(), sumRows: 1000}
+		v, err := o.Rows(1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !accounting.StdCovers(o.nMech.NoiseStd, want) {
+			t.Fatalf("n̂ std %v, want %v", o.nMech.NoiseStd, want)
+		}
+		e := (v - 1000) / o.nMech.NoiseStd
+		ss += e * e
+	}
+	if z := (ss/runs - 1) / math.Sqrt(2.0/runs); math.Abs(z) > 5 {
+		t.Errorf("n̂'s noise variance: z = %.2f", z)
+	}
+}
