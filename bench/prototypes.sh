@@ -17,7 +17,7 @@ mkdir -p bench/results
 	echo "## DP prototypes on imbalanced data"
 	echo
 	echo "\`bench/prototypes.sh\`, $(date -u +%Y-%m-%d), $(nproc) cores. Private half made long-tailed with the Cui et al."
-	echo "profile (n_max = the smallest class of the half), public set = train rows 0–29999 without labels,"
+	echo "profile by a per-row rule (each row of class c kept with probability IR^(−c/9)), public set = train rows 0–29999 without labels,"
 	echo "evaluation on the balanced test set. Default hyperparameters; noise seeded 0–4 for reproducibility."
 	echo "Minority classes: the 25% of classes with the fewest training rows."
 	echo

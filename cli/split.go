@@ -45,21 +45,8 @@ func splitCommand() *ucli.Command {
 			if err != nil {
 				return userErrorf("--val-fraction: %v", err)
 			}
-			var train, val []int
-			if err := f.Each(func(b features.Batch) error {
-				for i := 0; i < b.Rows(); i++ {
-					id := ""
-					if b.IDs != nil {
-						id = b.IDs[i]
-					}
-					if rule.Validation(id, b.Labels[i], b.Row(i)) {
-						val = append(val, int(b.Offset)+i)
-					} else {
-						train = append(train, int(b.Offset)+i)
-					}
-				}
-				return nil
-			}); err != nil {
+			val, train, err := selectRows(f, rule)
+			if err != nil {
 				return err
 			}
 			res := map[string]any{"in": in, "seed": c.Uint64("seed"), "val_fraction": frac}
@@ -86,16 +73,17 @@ func splitCommand() *ucli.Command {
 func imbalanceCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "imbalance",
-		Usage: "write a class-imbalanced subset of a feature file (Cui et al. 2019 / DPPL profiles)",
-		UsageText: "dpfeat imbalance --in FEATS.arrow --ratio IR --out OUT.arrow [--profile cui|dppl] [--max-per-class N] [--seed S] [--json]\n\n" +
-			"Class c keeps n_max·IR^(−c/(C−1)) rows (cui) or n_max·exp(−c·ln(IR)/C) rows (dppl, the DPPL code's\n" +
-			"variant); n_max defaults to the size of the smallest class.\n\n" +
+		Usage: "write a class-imbalanced subset of a feature file (Cui et al. 2019 / DPPL profiles) by a per-row rule",
+		UsageText: "dpfeat imbalance --in FEATS.arrow --ratio IR --out OUT.arrow [--profile cui|dppl] [--rate R] [--seed S] [--json]\n\n" +
+			"A row of class c is kept with probability R·IR^(−c/(C−1)) (cui) or R·exp(−c·ln(IR)/C) (dppl, the DPPL\n" +
+			"code's variant), decided by a keyed hash of that row alone, so that one example never changes which\n" +
+			"others are kept; on balanced data the class sizes follow the profile (binomially).\n\n" +
 			"Example:\n   dpfeat imbalance --in train.arrow --ratio 100 --out train-lt.arrow --seed 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file (required)"},
 			&ucli.Float64Flag{Name: "ratio", Usage: "imbalance ratio IR ≥ 1: largest over smallest class (required)"},
 			&ucli.StringFlag{Name: "profile", Value: string(features.ProfileCui), Usage: "cui or dppl"},
-			&ucli.IntFlag{Name: "max-per-class", Usage: "n_max, the size of class 0 (default: the smallest class's size)"},
+			&ucli.Float64Flag{Name: "rate", Value: 1, Usage: "class 0's keep probability R, in (0, 1]"},
 			&ucli.StringFlag{Name: "out", Usage: "output feature file (required)"},
 			&ucli.Uint64Flag{Name: "seed", Usage: "seed of the row choice"},
 			jsonFlag(),
@@ -120,18 +108,20 @@ func imbalanceCommand() *ucli.Command {
 			if profile != features.ProfileCui && profile != features.ProfileDPPL {
 				return userErrorf("--profile must be cui or dppl, got %q", c.String("profile"))
 			}
-			if c.Int("max-per-class") < 0 {
-				return userErrorf("--max-per-class must be ≥ 1, got %d", c.Int("max-per-class"))
-			}
 			f, labels, err := openWithLabels(in)
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			rows, counts, err := features.ImbalancedSubset(labels, len(f.Classes()), ir, profile, c.Int("max-per-class"), c.Uint64("seed"))
+			rule, err := features.NewImbalance(len(f.Classes()), ir, profile, c.Float64("rate"), c.Uint64("seed"))
 			if err != nil {
-				return userErrorf("%s: %v", in, err)
+				return userErrorf("--rate: %v", err)
 			}
+			rows, _, err := selectRows(f, rule)
+			if err != nil {
+				return err
+			}
+			counts := countRows(labels, rows, len(f.Classes()))
 			meta := f.Metadata()
 			meta.Subset = &features.Derivation{Kind: "imbalanced", From: describeFrom(f), Seed: c.Uint64("seed"), ImbalanceRatio: ir, Profile: string(profile), Counts: counts}
 			if err := features.CopyRows(f, rows, outs[0], meta); err != nil {
@@ -144,6 +134,26 @@ func imbalanceCommand() *ucli.Command {
 				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("seed"), counts)
 		},
 	}
+}
+
+// selectRows applies a per-row rule to a file, streaming: the selected
+// rows and the others, in file order.
+func selectRows(f *features.File, rule *features.RowRule) (selected, others []int, err error) {
+	err = f.Each(func(b features.Batch) error {
+		for i := 0; i < b.Rows(); i++ {
+			id := ""
+			if b.IDs != nil {
+				id = b.IDs[i]
+			}
+			if rule.Selects(id, b.Labels[i], b.Row(i)) {
+				selected = append(selected, int(b.Offset)+i)
+			} else {
+				others = append(others, int(b.Offset)+i)
+			}
+		}
+		return nil
+	})
+	return selected, others, err
 }
 
 func requiredString(c *ucli.Context, name string) (string, error) {

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sort"
 )
 
@@ -23,128 +22,124 @@ const (
 	ProfileDPPL Profile = "dppl"
 )
 
-// ImbalancedCounts returns the per-class sizes of an imbalanced profile with
-// imbalance ratio ir ≥ 1 over the given number of classes, class 0 largest
-// with nmax examples; sizes are rounded down but never below 1.
-func ImbalancedCounts(nmax, classes int, ir float64, p Profile) ([]int, error) {
-	if classes < 1 || nmax < 1 {
-		return nil, fmt.Errorf("need at least one class and one example per class, got %d classes and n_max %d", classes, nmax)
+// ImbalanceFactors returns the per-class size factors of an imbalanced
+// profile with imbalance ratio ir ≥ 1 over the given number of classes:
+// class 0 has factor 1, and n_c = n_max·f_c.
+func ImbalanceFactors(classes int, ir float64, p Profile) ([]float64, error) {
+	if classes < 1 {
+		return nil, fmt.Errorf("need at least one class, got %d", classes)
 	}
 	if math.IsNaN(ir) || ir < 1 || math.IsInf(ir, 0) {
 		return nil, fmt.Errorf("imbalance ratio must be a finite number ≥ 1, got %v", ir)
 	}
-	out := make([]int, classes)
+	out := make([]float64, classes)
 	for c := range out {
-		var f float64
 		switch p {
 		case ProfileCui, "":
-			if classes == 1 {
-				f = 1
-			} else {
-				f = math.Pow(ir, -float64(c)/float64(classes-1))
+			out[c] = 1
+			if classes > 1 {
+				out[c] = math.Pow(ir, -float64(c)/float64(classes-1))
 			}
 		case ProfileDPPL:
-			f = math.Exp(-float64(c) * math.Log(ir) / float64(classes))
+			out[c] = math.Exp(-float64(c) * math.Log(ir) / float64(classes))
 		default:
 			return nil, fmt.Errorf("unknown imbalance profile %q (want cui or dppl)", p)
 		}
-		// A small tolerance keeps exact products (n_max/IR) from rounding
-		// one below.
-		out[c] = max(1, int(math.Floor(float64(nmax)*f+1e-9)))
 	}
 	return out, nil
 }
 
-// classRows groups row indices by label; unlabeled rows are left out.
-func classRows(labels []int32, classes int) ([][]int, error) {
-	rows := make([][]int, classes)
-	for i, l := range labels {
-		if l == Unlabeled {
-			continue
-		}
-		if l < 0 || int(l) >= classes {
-			return nil, fmt.Errorf("row %d: label %d out of range 0..%d", i, l, classes-1)
-		}
-		rows[l] = append(rows[l], i)
+// ImbalancedCounts returns the per-class sizes of an imbalanced profile
+// with n_max examples in class 0: n_max·f_c rounded down, never below 1.
+func ImbalancedCounts(nmax, classes int, ir float64, p Profile) ([]int, error) {
+	if nmax < 1 {
+		return nil, fmt.Errorf("need at least one example in class 0, got n_max %d", nmax)
 	}
-	return rows, nil
+	f, err := ImbalanceFactors(classes, ir, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, classes)
+	for c := range out {
+		// A small tolerance keeps exact products (n_max/IR) from rounding
+		// one below.
+		out[c] = max(1, int(math.Floor(float64(nmax)*f[c]+1e-9)))
+	}
+	return out, nil
 }
 
-// ImbalancedSubset picks, for each class c, counts[c] of its rows at random
-// (seeded) and returns the chosen rows in file order with the per-class
-// counts. nmax ≤ 0 means the size of the smallest class, so that every class
-// can supply its share.
-func ImbalancedSubset(labels []int32, classes int, ir float64, p Profile, nmax int, seed uint64) ([]int, []int64, error) {
-	byClass, err := classRows(labels, classes)
-	if err != nil {
-		return nil, nil, err
-	}
-	if nmax <= 0 {
-		nmax = math.MaxInt
-		for c, r := range byClass {
-			if len(r) == 0 {
-				return nil, nil, fmt.Errorf("class %d has no examples", c)
-			}
-			nmax = min(nmax, len(r))
-		}
-	}
-	counts, err := ImbalancedCounts(nmax, classes, ir, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x696d62616c616e63)) // "imbalanc"
-	var rows []int
-	got := make([]int64, classes)
-	for c, r := range byClass {
-		if counts[c] > len(r) {
-			return nil, nil, fmt.Errorf("class %d needs %d examples for n_max = %d, IR = %g; it has %d", c, counts[c], nmax, ir, len(r))
-		}
-		perm := rng.Perm(len(r))
-		for _, k := range perm[:counts[c]] {
-			rows = append(rows, r[k])
-		}
-		got[c] = int64(counts[c])
-	}
-	sort.Ints(rows)
-	return rows, got, nil
-}
-
-// RowSplit is a per-row split rule: whether a row goes to validation is a
+// RowRule is a per-row selection rule: whether a row is selected is a
 // keyed hash of that row alone — its id when it has one, else its label
-// and feature bytes — compared with the fraction. Adding or removing one
-// row therefore moves no other row between the sides, which is what lets a
-// split of private data compose in parallel (training and validation
-// rows are disjoint *as a function of each row*) and lets ledger charges
-// against the parent file stay valid. A shuffled, stratified split (the
-// former rule) is not stable: removing one row moved thousands of others.
+// and feature bytes — compared with a per-class threshold. Adding or
+// removing one row therefore changes no other row's selection, which is
+// what lets a split or subset of private data compose in parallel
+// (training and validation rows are disjoint as a function of each row)
+// and lets a fit on a derived file be charged to the parent data's
+// budget. A shuffled, stratified split or a fixed-count subset (the former
+// rules) is not stable: removing one row moved thousands of others.
 //
-// The key is HMAC-SHA256 under a key derived from the split seed; the
-// seed is public (it only makes the split reproducible). The expected
-// share of each class on the validation side is the fraction; the exact
-// counts vary binomially.
-type RowSplit struct {
-	key       [32]byte
-	threshold uint64 // rows with hash < threshold go to validation
-	fraction  float64
+// The key is HMAC-SHA256 under a key derived from the seed and the rule's
+// kind; the seed is public (it only makes the selection reproducible).
+// Exact counts vary binomially around their expectations.
+type RowRule struct {
+	key        [32]byte
+	thresholds []uint64 // per class (one for all when len 1): hash < threshold selects
 }
 
-// NewRowSplit returns the rule for a validation fraction in (0, 1) and a
-// seed.
-func NewRowSplit(fraction float64, seed uint64) (*RowSplit, error) {
+func newRowRule(kind string, seed uint64, rates []float64) *RowRule {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	r := &RowRule{key: sha256.Sum256(append([]byte("dpfeat "+kind+" v1:"), b[:]...))}
+	for _, p := range rates {
+		// p·2⁶⁴ rounded down: P(hash < t) = t/2⁶⁴; p = 1 selects all.
+		t := uint64(math.MaxUint64)
+		if p < 1 {
+			t = uint64(math.Ldexp(p, 64))
+		}
+		r.thresholds = append(r.thresholds, t)
+	}
+	return r
+}
+
+// NewRowSplit returns the validation split's rule: a row goes to
+// validation with probability fraction ∈ (0, 1).
+func NewRowSplit(fraction float64, seed uint64) (*RowRule, error) {
 	if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
 		return nil, fmt.Errorf("validation fraction must be in (0, 1), got %v", fraction)
 	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	s := &RowSplit{key: sha256.Sum256(append([]byte("dpfeat row split v1:"), b[:]...)), fraction: fraction}
-	// fraction·2^64 rounded down: P(hash < threshold) = threshold/2^64.
-	s.threshold = uint64(math.Ldexp(fraction, 64))
-	return s, nil
+	return newRowRule("row split", seed, []float64{fraction}), nil
 }
 
-// Validation reports whether the row goes to the validation side.
-func (s *RowSplit) Validation(id string, label int32, feats []float32) bool {
-	mac := hmac.New(sha256.New, s.key[:])
+// NewImbalance returns a long-tailed subset's rule: a row of class c is
+// kept with probability rate·f_c, f_c the profile's factor (ImbalanceFactors:
+// 1 for class 0, 1/IR for the last under cui), so that the expected class
+// sizes follow the profile on balanced data. rate ∈ (0, 1] is class 0's
+// keep probability. Unlabeled rows are dropped.
+func NewImbalance(classes int, ir float64, p Profile, rate float64, seed uint64) (*RowRule, error) {
+	if !(rate > 0 && rate <= 1) {
+		return nil, fmt.Errorf("keep rate must be in (0, 1], got %v", rate)
+	}
+	f, err := ImbalanceFactors(classes, ir, p)
+	if err != nil {
+		return nil, err
+	}
+	for c := range f {
+		f[c] *= rate
+	}
+	return newRowRule("imbalance", seed, f), nil
+}
+
+// Selects reports whether the rule selects the row (for a split: whether
+// it goes to validation).
+func (r *RowRule) Selects(id string, label int32, feats []float32) bool {
+	t := r.thresholds[0]
+	if len(r.thresholds) > 1 {
+		if label < 0 || int(label) >= len(r.thresholds) {
+			return false
+		}
+		t = r.thresholds[label]
+	}
+	mac := hmac.New(sha256.New, r.key[:])
 	if id != "" {
 		mac.Write([]byte{'i'})
 		mac.Write([]byte(id))
@@ -159,29 +154,35 @@ func (s *RowSplit) Validation(id string, label int32, feats []float32) bool {
 		}
 		mac.Write(row)
 	}
-	return binary.BigEndian.Uint64(mac.Sum(nil)) < s.threshold
+	h := binary.BigEndian.Uint64(mac.Sum(nil))
+	return h < t || t == math.MaxUint64
 }
 
-// ValidationSplit splits a matrix's rows into training and validation parts
-// by the per-row rule of RowSplit (ids when the file has them, else each
-// row's content). Both parts are in file order; either may be empty on
-// small data (the rule never looks at other rows).
-func ValidationSplit(m *Matrix, fraction float64, seed uint64) (train, val []int, err error) {
-	s, err := NewRowSplit(fraction, seed)
-	if err != nil {
-		return nil, nil, err
-	}
+// Select applies a rule to every row of a matrix: the selected rows and the
+// others, both in file order (either may be empty on small data).
+func (r *RowRule) Select(m *Matrix) (selected, others []int) {
 	for i := 0; i < m.Rows; i++ {
 		id := ""
 		if m.IDs != nil {
 			id = m.IDs[i]
 		}
-		if s.Validation(id, m.Labels[i], m.Row(i)) {
-			val = append(val, i)
+		if r.Selects(id, m.Labels[i], m.Row(i)) {
+			selected = append(selected, i)
 		} else {
-			train = append(train, i)
+			others = append(others, i)
 		}
 	}
+	return selected, others
+}
+
+// ValidationSplit splits a matrix's rows into training and validation parts
+// by the per-row rule of NewRowSplit.
+func ValidationSplit(m *Matrix, fraction float64, seed uint64) (train, val []int, err error) {
+	r, err := NewRowSplit(fraction, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	val, train = r.Select(m)
 	return train, val, nil
 }
 

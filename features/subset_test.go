@@ -1,6 +1,7 @@
 package features
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -34,30 +35,55 @@ func TestImbalancedCounts(t *testing.T) {
 	}
 }
 
+func mustImbalance(t *testing.T, seed uint64) *RowRule {
+	r, err := NewImbalance(3, 10, ProfileCui, 1, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func TestSubsetsAndSplits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	labels := make([]int32, 3000)
 	for i := range labels {
 		labels[i] = int32(i % 3)
 	}
-	rows, counts, err := ImbalancedSubset(labels, 3, 10, ProfileCui, 0, 42)
+	// The long-tailed subset: class c kept with probability IR^(−c/2).
+	m := &Matrix{Rows: 3000, Dim: 1, Data: make([]float32, 3000), Labels: labels}
+	for i := range m.Data {
+		m.Data[i] = float32(i)
+	}
+	rule, err := NewImbalance(3, 10, ProfileCui, 1, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[0] != 1000 || counts[1] != 316 || counts[2] != 100 || len(rows) != 1416 {
-		t.Errorf("counts %v, %d rows", counts, len(rows))
+	rows, _ := rule.Select(m)
+	counts := [3]int{}
+	for _, i := range rows {
+		counts[labels[i]]++
 	}
-	again, _, _ := ImbalancedSubset(labels, 3, 10, ProfileCui, 0, 42)
-	other, _, _ := ImbalancedSubset(labels, 3, 10, ProfileCui, 0, 43)
-	same, diff := true, false
-	for i := range rows {
-		same = same && rows[i] == again[i]
-		diff = diff || rows[i] != other[i]
+	// expected 1000, 316.2, 100 (binomial sd ≤ 15)
+	if counts[0] != 1000 || math.Abs(float64(counts[1])-316.2) > 75 || math.Abs(float64(counts[2])-100) > 50 {
+		t.Errorf("counts %v", counts)
 	}
-	if !same || !diff {
-		t.Errorf("seeded subsets: reproducible %v, seed-dependent %v", same, diff)
+	other, _ := mustImbalance(t, 43).Select(m)
+	again, _ := mustImbalance(t, 42).Select(m)
+	if len(again) != len(rows) || len(other) == len(rows) && equalInts(other, rows) {
+		t.Errorf("seeded subsets: reproducible %v, seed-dependent %v", len(again) == len(rows), !equalInts(other, rows))
 	}
-
 	// CopyRows streams the chosen rows into a new file.
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.arrow")
@@ -96,7 +122,7 @@ func TestSubsetsAndSplits(t *testing.T) {
 	if err := CopyRows(f, val, out, meta); err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadAll(out, ReadOptions{})
+	m, err = ReadAll(out, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +137,9 @@ func TestSubsetsAndSplits(t *testing.T) {
 
 // TestSplitIsPerRow is the neighbouring-dataset property the sweep's
 // parallel composition and the ledger rely on: removing any one row moves
-// no other row between training and validation (the former shuffled
-// split moved 4,696 of 30,000 when row 0 was removed). Rows with and
+// no other row between training and validation, nor in or out of a
+// long-tailed subset (the former shuffled split moved 4,696 of 30,000
+// when row 0 was removed). Rows with and
 // without ids, and duplicated rows, are covered.
 func TestSplitIsPerRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
@@ -132,14 +159,23 @@ func TestSplitIsPerRow(t *testing.T) {
 				m.IDs = append(m.IDs, "img-"+string(rune('a'+i%26))+string(rune('a'+i/26)))
 			}
 		}
+		split, err := NewRowSplit(0.25, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt, err := NewImbalance(3, 10, ProfileDPPL, 0.8, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
 		side := func(m *Matrix) []bool {
-			_, val, err := ValidationSplit(m, 0.25, 11)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := make([]bool, m.Rows)
+			s := make([]bool, 2*m.Rows)
+			val, _ := split.Select(m)
+			kept, _ := lt.Select(m)
 			for _, i := range val {
 				s[i] = true
+			}
+			for _, i := range kept {
+				s[m.Rows+i] = true
 			}
 			return s
 		}
@@ -161,7 +197,7 @@ func TestSplitIsPerRow(t *testing.T) {
 			}
 			got := side(sub)
 			for k, i := range keep {
-				if got[k] != full[i] {
+				if got[k] != full[i] || got[n-1+k] != full[n+i] {
 					t.Fatalf("ids %v: removing row %d moved row %d", withIDs, drop, i)
 				}
 			}

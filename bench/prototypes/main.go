@@ -98,9 +98,14 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: public set %d unlabeled rows, test %d rows\n\n", label, pub.N, te.Rows)
 	for _, ir := range []float64{1, 10, 100} {
-		rows, counts, err := features.ImbalancedSubset(tr.Labels, len(classes), ir, features.ProfileCui, 0, 0)
+		rule, err := features.NewImbalance(len(classes), ir, features.ProfileCui, 1, 0)
 		if err != nil {
 			return err
+		}
+		rows, _ := rule.Select(tr)
+		counts := make([]int64, len(classes))
+		for _, i := range rows {
+			counts[tr.Labels[i]]++
 		}
 		sub := subset(tr, rows)
 		d, err := solvers.Prepare(sub, len(classes), true)
