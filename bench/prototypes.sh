@@ -19,7 +19,7 @@ mkdir -p bench/results
 	echo "\`bench/prototypes.sh\`, $(date -u +%Y-%m-%d), $(nproc) cores. Private half made long-tailed with the Cui et al."
 	echo "profile by a per-row rule (each row of class c kept with probability IR^(−c/9)), public set = train rows 0–29999 without labels,"
 	echo "evaluation on the balanced test set. Default hyperparameters; noise seeded 0–4 for reproducibility."
-	echo "Minority classes: the 25% of classes with the fewest training rows."
+	echo "Minority classes: the 25% of classes the profile makes smallest (the last three; at IR = 1, ties, the first three)."
 	echo
 	cat bench/out/prototypes-fmnist-resnet.md
 	cat bench/out/prototypes-fmnist-vit.md

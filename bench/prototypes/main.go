@@ -103,6 +103,16 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 			return err
 		}
 		rows, _ := rule.Select(tr)
+		// Minority classes by the public profile (as the sweep ranks them),
+		// not by the subset's realized counts.
+		var profile []int64
+		pc, err := features.ImbalancedCounts(1<<30, len(classes), ir, features.ProfileCui)
+		if err != nil {
+			return err
+		}
+		for _, c := range pc {
+			profile = append(profile, int64(c))
+		}
 		counts := make([]int64, len(classes))
 		for _, i := range rows {
 			counts[tr.Labels[i]]++
@@ -130,7 +140,7 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 						return fmt.Errorf("%s IR %g ε %g: %w", m, ir, eps, err)
 					}
 					times = append(times, time.Since(t0).Seconds())
-					bal, min := scores(benchutil.Classifier(r, classes, tr.Dim), te, counts)
+					bal, min := scores(benchutil.Classifier(r, classes, tr.Dim), te, profile)
 					bals, mins = append(bals, bal), append(mins, min)
 				}
 				fmt.Fprintf(&b, " %.3f / %.3f |", benchutil.Median(bals), benchutil.Median(mins))
