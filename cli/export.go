@@ -56,6 +56,9 @@ func exportAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "results")); err != nil {
+		return err
+	}
 	summary := c.Bool("summary")
 	if summary && format != "csv" && format != "json" {
 		return userErrorf("--summary applies to csv and json (the notebook and plots always summarise)")

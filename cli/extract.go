@@ -79,6 +79,9 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
+		return err
+	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return userErrorf("--out %s is a directory; expected a file name", out)
 	}

@@ -182,3 +182,26 @@ func TestBudgetFollowsTheData(t *testing.T) {
 		t.Errorf("a derived file without identity: %d %s", code, errs)
 	}
 }
+
+// TestExtractNeverReplacesInputs (#16 item 1): --out equal to the model or
+// inside the image folder is refused before any work.
+func TestExtractNeverReplacesInputs(t *testing.T) {
+	needORT(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog"}, 2)
+	model := filepath.Join(dir, "m.onnx")
+	raw, _ := os.ReadFile("../testdata/encoders/tiny-cnn.onnx")
+	os.WriteFile(model, raw, 0o644)
+	man, _ := os.ReadFile("../testdata/encoders/tiny-cnn.json")
+	os.WriteFile(filepath.Join(dir, "m.json"), man, 0o644)
+	for _, out := range []string{model, filepath.Join(data, "cat", "f.arrow")} {
+		code, _, errs := run(t, "extract", "--model", model, "--manifest", filepath.Join(dir, "m.json"), "--data", data, "--out", out)
+		if code != 1 || !(strings.Contains(errs, "same file") || strings.Contains(errs, "lies inside")) {
+			t.Errorf("--out %s: exit %d, %q", out, code, errs)
+		}
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(raw) {
+		t.Fatal("the model was changed")
+	}
+}

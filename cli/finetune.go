@@ -139,6 +139,10 @@ func finetuneAction(c *ucli.Context) error {
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
+	if err := guardOutputs([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}, {"export", c.String("export")}},
+		flagPaths(c, "graph", "params", "manifest", "data", "forward")); err != nil {
+		return err
+	}
 	if (c.String("forward") == "") != (c.String("export") == "") {
 		return userErrorf("--forward and --export go together: the forward graph to bake, and the ONNX file to write")
 	}

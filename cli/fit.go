@@ -131,6 +131,9 @@ func fitAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
+		return err
+	}
 	epsStr, err := requiredString(c, "epsilon")
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -385,5 +386,46 @@ func TestFitWithPrivateN(t *testing.T) {
 		if code, _, _ := run(t, args...); code != 1 {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// TestOutputsNeverReplaceInputs (#16 item 1): an output that names an
+// input — the same path, a relative or ".." spelling, a symlink, a hard
+// link — or lies inside an input folder is refused with exit 1 and the
+// input is left as it was.
+func TestOutputsNeverReplaceInputs(t *testing.T) {
+	dir := t.TempDir()
+	train, pub := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "pub.arrow")
+	blobFile(t, train, 90, 4, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, pub, 30, 4, []string{"a", "b", "c"}, "sha-1", 2)
+	clf := filepath.Join(dir, "c.safetensors")
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf); code != 0 {
+		t.Fatal(errs)
+	}
+	os.Symlink(train, filepath.Join(dir, "link.arrow"))
+	os.Link(train, filepath.Join(dir, "hard.arrow"))
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	results := filepath.Join(dir, "r.arrow")
+	before, _ := os.ReadFile(train)
+	fit := func(out string, extra ...string) []string {
+		return append([]string{"fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out}, extra...)
+	}
+	for _, args := range [][]string{
+		fit(train),
+		fit(filepath.Join(dir, "sub", "..", "train.arrow")),
+		fit(filepath.Join(dir, "link.arrow")),
+		fit(filepath.Join(dir, "hard.arrow")),
+		fit(pub, "--public", pub, "--method", "dpplpublic"),
+		{"predict", "--classifier", clf, "--features", train, "--out", clf},
+		{"split", "--in", train, "--val-fraction", "0.2", "--train", filepath.Join(dir, "hard.arrow"), "--val", filepath.Join(dir, "v.arrow")},
+		{"export", "--results", results, "--format", "csv", "--out", results, "--force"},
+	} {
+		code, _, errs := run(t, args...)
+		if code != 1 || !(strings.Contains(errs, "same file") || strings.Contains(errs, "lies inside")) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	if after, _ := os.ReadFile(train); string(after) != string(before) {
+		t.Fatal("an input was changed")
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 )
@@ -28,4 +31,82 @@ func printf(w io.Writer, format string, args ...any) error {
 		return internal(fmt.Errorf("write output: %w", err))
 	}
 	return nil
+}
+
+// sameFile reports whether two paths name the same file: the same inode
+// when both exist (hard links, symlinks, "..", relative paths), else the
+// same cleaned absolute path after resolving the existing part's links.
+func sameFile(a, b string) bool {
+	sa, ea := os.Stat(a)
+	sb, eb := os.Stat(b)
+	if ea == nil && eb == nil {
+		return os.SameFile(sa, sb)
+	}
+	return resolved(a) == resolved(b)
+}
+
+// resolved is a path's absolute form with the links of its deepest
+// existing ancestor resolved.
+func resolved(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// within reports whether path lies inside the directory dir.
+func within(path, dir string) bool {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return false
+	}
+	rel, err := filepath.Rel(resolved(dir), resolved(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "."
+}
+
+// guardOutputs refuses an output that is one of the inputs (or inside an
+// input folder, where a later run would read it as data), and two outputs
+// that are one file, so that no run destroys what it reads. outs and ins
+// map a flag (without dashes) to its path; empty paths are skipped.
+func guardOutputs(outs, ins [][2]string) error {
+	for i, o := range outs {
+		if o[1] == "" || o[1] == "-" {
+			continue
+		}
+		for _, in := range ins {
+			if in[1] == "" || in[1] == "-" {
+				continue
+			}
+			if sameFile(o[1], in[1]) {
+				return userErrorf("--%s %s is the same file as --%s %s: an output never replaces an input; choose another path", o[0], o[1], in[0], in[1])
+			}
+			if within(o[1], in[1]) {
+				return userErrorf("--%s %s lies inside --%s %s, which is read as data; write it elsewhere", o[0], o[1], in[0], in[1])
+			}
+		}
+		for _, p := range outs[:i] {
+			if p[1] != "" && p[1] != "-" && sameFile(o[1], p[1]) {
+				return userErrorf("--%s and --%s name the same file %s", o[0], p[0], o[1])
+			}
+		}
+	}
+	return nil
+}
+
+// flagPaths pairs flag names with their values.
+func flagPaths(c *ucli.Context, names ...string) [][2]string {
+	out := make([][2]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, [2]string{n, c.String(n)})
+	}
+	return out
 }

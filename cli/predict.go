@@ -34,6 +34,9 @@ func predictCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "classifier", "features")); err != nil {
+				return err
+			}
 			clf, m, err := loadPair(c, clfPath, featPath)
 			if err != nil {
 				return err

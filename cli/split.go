@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -165,27 +164,18 @@ func requiredString(c *ucli.Context, name string) (string, error) {
 }
 
 // outputs returns the named output paths, all required, distinct, and
-// different from the input.
+// none of them the input (guardOutputs).
 func outputs(c *ucli.Context, in string, names ...string) ([]string, error) {
-	seen := map[string]string{}
-	if abs, err := filepath.Abs(in); err == nil {
-		seen[abs] = "in"
-	}
 	var out []string
 	for _, n := range names {
 		p, err := requiredString(c, n)
 		if err != nil {
 			return nil, err
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, userErrorf("--%s %s: %v", n, p, err)
-		}
-		if other, ok := seen[abs]; ok {
-			return nil, userErrorf("--%s and --%s name the same file %s", n, other, p)
-		}
-		seen[abs] = n
 		out = append(out, p)
+	}
+	if err := guardOutputs(flagPaths(c, names...), [][2]string{{"in", in}}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -50,6 +51,17 @@ func sweepAction(c *ucli.Context) error {
 	cfg, err := sweep.LoadConfig(cfgPath)
 	if err != nil {
 		return userErrorf("%v", err)
+	}
+	ins := flagPaths(c, "config")
+	for _, d := range cfg.Datasets {
+		for _, p := range []string{d.Train, d.Test, d.Validation, d.Public} {
+			if _, err := os.Stat(p); err == nil {
+				ins = append(ins, [2]string{"config's dataset " + d.Name, p})
+			}
+		}
+	}
+	if err := guardOutputs([][2]string{{"out", out}, {"out (its journal)", sweep.JournalPath(out)}}, ins); err != nil {
+		return err
 	}
 	o := sweep.RunOptions{Out: out, Jobs: c.Int("jobs"), Resume: c.Bool("resume"), Force: c.Bool("force"), Version: Version,
 		Progress: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, "dpfeat: "+format+"\n", args...) }}
