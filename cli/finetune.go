@@ -235,6 +235,9 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
+	if err := g.CheckLabels(params, len(classes)); err != nil {
+		return userErrorf("%v", err)
+	}
 	if delta >= 1/float64(data.N) {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g. Use δ ≪ 1/n.\n", delta, 1/float64(data.N))
 	}

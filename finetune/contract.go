@@ -108,3 +108,53 @@ func (g *Graph) CheckIndependent(params [][]float32) error {
 	}
 	return nil
 }
+
+// CheckLabels verifies that the graph has an output for every one of the
+// dataset's classes labels 0..classes−1. The contract's loss is each
+// example's softmax cross-entropy, ℓ(y) = −log p_y, so for one input the
+// probabilities exp(−ℓ(y)) of the labels the graph has sum to at most 1;
+// a label beyond its outputs (a zero one-hot, or a clamped index) adds
+// mass and pushes the sum past 1 — or fails inside ONNX Runtime. One
+// synthetic input is evaluated with every label, in chunks.
+func (g *Graph) CheckLabels(params [][]float32, classes int) error {
+	if classes < 1 {
+		return fmt.Errorf("%s: the data has no classes", g.path)
+	}
+	const chunk = 64
+	size := g.ImageSize()
+	images := make([]float32, chunk*size)
+	for e := 0; e < chunk; e++ {
+		for i := 0; i < size; i++ {
+			images[e*size+i] = float32(math.Cos(float64(i) * 0.37))
+		}
+	}
+	grads := make([][]float32, len(g.Params))
+	for i, p := range g.Params {
+		grads[i] = make([]float32, chunk*p.Size)
+	}
+	loss := make([]float32, chunk)
+	labels := make([]int64, chunk)
+	bad := func(why string) error {
+		return fmt.Errorf("%s cannot train on the data's %d classes (%s): export the graph with %d outputs", g.path, classes, why, classes)
+	}
+	var mass float64
+	for lo := 0; lo < classes; lo += chunk {
+		n := min(chunk, classes-lo)
+		for e := 0; e < n; e++ {
+			labels[e] = int64(lo + e)
+		}
+		if err := g.Run(params, images, labels, n, grads, loss); err != nil {
+			return bad(err.Error())
+		}
+		for _, l := range loss[:n] {
+			if math.IsNaN(float64(l)) || math.IsInf(float64(l), 0) {
+				return bad(fmt.Sprintf("loss %v", l))
+			}
+			mass += math.Exp(-float64(l))
+		}
+	}
+	if mass > 1+1e-3 {
+		return bad(fmt.Sprintf("the probabilities of labels 0..%d sum to %.3f > 1", classes-1, mass))
+	}
+	return nil
+}

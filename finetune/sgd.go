@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpfeat/dpfeat/accounting"
 )
@@ -221,6 +222,11 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 				w[k] -= float32(p.LR * float64(v[k]))
 			}
 		}
+		for i := range st.Params {
+			if k := slices.IndexFunc(st.Params[i], func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }); k >= 0 {
+				return fmt.Errorf("%s step %d: parameter %q became %v (index %d): lower --lr or check the graph", p.Name, st.Step+1, g.Params[i].Name, st.Params[i][k], k)
+			}
+		}
 		st.Step++
 		if o.AfterStep != nil {
 			if err := o.AfterStep(st, math.Sqrt(noisySS)); err != nil {
@@ -235,8 +241,10 @@ func (p Phase) check(g *Graph, d Data, o RunOptions) error {
 	switch {
 	case o.Noise == nil:
 		return fmt.Errorf("%s: no noise source", p.Name)
-	case p.Steps < 0 || p.Clip <= 0 || p.Sigma <= 0 || p.LR <= 0 || p.Momentum < 0 || p.Momentum >= 1 || p.Batch < 0:
-		return fmt.Errorf("%s: steps ≥ 0, clip, sigma, lr > 0, momentum in [0, 1) and batch ≥ 0 needed, got %+v", p.Name, p)
+	// NaN-safe: every comparison is written so that NaN fails it.
+	case p.Steps < 0 || !(p.Clip > 0) || !(p.Sigma > 0) || !(p.LR > 0) || !(p.Momentum >= 0 && p.Momentum < 1) || !(p.Batch >= 0) ||
+		math.IsInf(p.Clip, 0) || math.IsInf(p.Sigma, 0) || math.IsInf(p.LR, 0) || math.IsInf(p.Batch, 0):
+		return fmt.Errorf("%s: steps ≥ 0, finite clip, sigma, lr > 0, momentum in [0, 1) and batch ≥ 0 needed, got %+v", p.Name, p)
 	case d.N < 1 || len(d.Images) != d.N*g.ImageSize() || len(d.Labels) != d.N:
 		return fmt.Errorf("%s: %d examples with %d values and %d labels; the graph wants %d values each", p.Name, d.N, len(d.Images), len(d.Labels), g.ImageSize())
 	case p.Trainable != nil && len(p.Trainable) != len(g.Params):

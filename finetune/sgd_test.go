@@ -293,3 +293,32 @@ func TestCoupledGraphIsRefused(t *testing.T) {
 		t.Errorf("a phase ran on a coupled graph: %v, step %d", err, st.Step)
 	}
 }
+
+// TestFinetuneRefusesNonFinite (#16 item 4): NaN hyperparameters and
+// parameters are refused before training, a step that makes a parameter
+// non-finite stops the phase with an error (nothing NaN is written), and a
+// graph that cannot represent the data's last class is refused.
+func TestFinetuneRefusesNonFinite(t *testing.T) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 10, 3, 6)
+	for _, p := range []Phase{
+		{Name: "III", Steps: 1, Clip: 1, Sigma: 1, LR: math.NaN()},
+		{Name: "III", Steps: 1, Clip: math.Inf(1), Sigma: 1, LR: 0.1},
+		{Name: "III", Steps: 1, Clip: 1, Sigma: 1, LR: 0.1, Momentum: math.NaN()},
+	} {
+		if err := p.Run(context.Background(), g, d, &State{Params: clone(params)}, RunOptions{Noise: zeroNoise{}}); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+	huge := Phase{Name: "III", Steps: 3, Clip: 1, Sigma: 1, LR: 1e39}
+	st := &State{Params: clone(params)}
+	if err := huge.Run(context.Background(), g, d, st, RunOptions{Noise: accounting.SeededNoise(1)}); err == nil || !strings.Contains(err.Error(), "became") {
+		t.Errorf("a diverging run: %v", err)
+	}
+	if err := g.CheckLabels(params, 3); err != nil {
+		t.Errorf("3 classes: %v", err)
+	}
+	if err := g.CheckLabels(params, 50); err == nil {
+		t.Error("a 3-output graph accepted 50 classes")
+	}
+}
