@@ -60,6 +60,12 @@ func loadPair(c *ucli.Context, clfPath, featPath string) (*models.Classifier, *f
 	if len(m.Meta.Classes) > 0 && strings.Join(m.Meta.Classes, "\x00") != strings.Join(clf.Classes, "\x00") {
 		return nil, nil, userErrorf("%s has classes %v; %s was trained on %v", featPath, m.Meta.Classes, clfPath, clf.Classes)
 	}
+	// A file without class names may hold labels the classifier lacks.
+	for i, y := range m.Labels {
+		if int(y) >= len(clf.Classes) {
+			return nil, nil, userErrorf("%s: row %d has label %d, but %s has %d classes (labels 0..%d)", featPath, i, y, clfPath, len(clf.Classes), len(clf.Classes)-1)
+		}
+	}
 	return clf, m, nil
 }
 

@@ -429,3 +429,35 @@ func TestOutputsNeverReplaceInputs(t *testing.T) {
 		t.Fatal("an input was changed")
 	}
 }
+
+// TestEvalRefusesForeignLabels (#16 item 5): a test file without class
+// names whose labels exceed the classifier's classes is refused with the
+// row named (eval panicked, predict wrote labels outside the class list).
+func TestEvalRefusesForeignLabels(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 90, 4, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, test, 20, 4, []string{"a", "b", "c"}, "sha-1", 2)
+	// labels 0..4 in a file without class names
+	m, _ := features.ReadAll(test, features.ReadOptions{})
+	for i := range m.Labels {
+		m.Labels[i] = int32(i % 5)
+	}
+	b := features.Batch{Dim: m.Dim, Features: m.Data, Labels: m.Labels}
+	if err := features.WriteFile(test, features.Metadata{EncoderSHA256: "sha-1"}, features.WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	clf := filepath.Join(dir, "c.safetensors")
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, args := range [][]string{
+		{"eval", "--classifier", clf, "--test", test},
+		{"predict", "--classifier", clf, "--features", test, "--out", filepath.Join(dir, "p.arrow")},
+	} {
+		code, _, errs := run(t, args...)
+		if code != 1 || !strings.Contains(errs, "row 3 has label 3") {
+			t.Errorf("%v: exit %d, %q", args[0], code, errs)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"strings"
 
@@ -174,18 +175,28 @@ func (c *Classifier) Validate() error {
 	if m < 2 || c.Dim < 1 {
 		return fmt.Errorf("classifier has %d classes and dimension %d; expected at least 2 classes", m, c.Dim)
 	}
-	want := m * c.Prep.PooledDim(c.Dim)
+	// Sizes from the header are bounded before any product (a crafted
+	// header once overflowed int to match an empty weight tensor).
+	const maxSize = 1 << 31
+	if c.Dim > maxSize || m > maxSize || c.PerClass < 0 || c.PerClass > maxSize || c.Prep.Pool < 0 || c.Prep.Pool > c.Dim {
+		return fmt.Errorf("classifier sizes out of range: %d classes, dimension %d, %d per class, pool %d", m, c.Dim, c.PerClass, c.Prep.Pool)
+	}
+	want := uint64(m) * uint64(c.Prep.PooledDim(c.Dim))
 	switch c.Kind {
 	case "linear":
 		if len(c.Bias) != m {
 			return fmt.Errorf("classifier has %d biases for %d classes", len(c.Bias), m)
 		}
 	case "prototypes":
-		want *= max(1, c.PerClass)
+		hi, lo := bits.Mul64(want, uint64(max(1, c.PerClass)))
+		if hi != 0 {
+			return fmt.Errorf("classifier sizes overflow: %d classes × %d prototypes × dimension %d", m, c.PerClass, c.Prep.PooledDim(c.Dim))
+		}
+		want = lo
 	default:
 		return fmt.Errorf("unknown classifier kind %q", c.Kind)
 	}
-	if len(c.Weight) != want {
+	if uint64(len(c.Weight)) != want {
 		return fmt.Errorf("classifier has %d weights; expected %d", len(c.Weight), want)
 	}
 	if d := c.Prep.PooledDim(c.Dim); c.Prep.Center != nil && len(c.Prep.Center) != d {

@@ -50,3 +50,19 @@ func TestClassifierRoundTrip(t *testing.T) {
 		t.Errorf("NaN model: %v", err)
 	}
 }
+
+// TestValidateRefusesOverflowingSizes (#16 item 5): header sizes whose
+// product overflows int once matched an empty weight tensor.
+func TestValidateRefusesOverflowingSizes(t *testing.T) {
+	for _, c := range []Classifier{
+		{Kind: "prototypes", Classes: []string{"a", "b"}, Dim: 1 << 62, PerClass: 4},
+		{Kind: "prototypes", Classes: []string{"a", "b"}, Dim: 1 << 30, PerClass: 1 << 31},
+		{Kind: "linear", Classes: []string{"a", "b"}, Dim: 1 << 40, Bias: []float32{0, 0}},
+		{Kind: "linear", Classes: []string{"a", "b"}, Dim: 4, Bias: []float32{0, 0}, Prep: Preprocessing{Pool: -2}},
+		{Kind: "prototypes", Classes: []string{"a", "b"}, Dim: 4, PerClass: -1},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
