@@ -187,11 +187,11 @@ func (c composition) describe(opt Options, g *Guarantee) {
 	g.Accountant = c.acc
 	switch c.acc {
 	case AccountantGDP:
-		mu := c.mu
+		mu := Float(c.mu)
 		g.Mu = &mu
 		g.Conversion = ConversionGDP
 	case AccountantZCDP:
-		rho := c.rho
+		rho := Float(c.rho)
 		g.Rho = &rho
 		g.Conversion = opt.Conversion.String()
 	case AccountantRDP:

@@ -137,7 +137,7 @@ func TestGaussianCompositionIsGDPCompose(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := math.Sqrt(1/(z1*z1) + float64(T)/(z2*z2))
-	if math.Abs(*g.Mu-want) > 1e-15 {
+	if math.Abs(float64(*g.Mu)-want) > 1e-15 {
 		t.Errorf("μ = %v, want %v", *g.Mu, want)
 	}
 	mus := []float64{1 / z1}

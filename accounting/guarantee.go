@@ -163,9 +163,9 @@ type Guarantee struct {
 	Epsilon Float   `json:"epsilon"`
 	Delta   float64 `json:"delta"`
 	// Rho is the total zCDP parameter, where the accountant is zCDP.
-	Rho *float64 `json:"rho,omitempty"`
+	Rho *Float `json:"rho,omitempty"`
 	// Mu is the total GDP parameter, where the accountant is GDP.
-	Mu *float64 `json:"mu,omitempty"`
+	Mu *Float `json:"mu,omitempty"`
 	// Order is the optimal Rényi order, where the accountant is RDP.
 	Order      float64    `json:"rdp_order,omitempty"`
 	Accountant Accountant `json:"accountant"`
@@ -199,9 +199,9 @@ func (g Guarantee) String() string {
 	s := fmt.Sprintf("(ε = %s, δ = %g)-DP [%s, %s adjacency", FormatEpsilon(float64(g.Epsilon)), g.Delta, g.Accountant, g.Adjacency)
 	switch {
 	case g.Mu != nil:
-		s += fmt.Sprintf(", μ = %.6g", *g.Mu)
+		s += fmt.Sprintf(", μ = %.6g", float64(*g.Mu))
 	case g.Rho != nil:
-		s += fmt.Sprintf(", ρ = %.6g", *g.Rho)
+		s += fmt.Sprintf(", ρ = %.6g", float64(*g.Rho))
 	case g.Order != 0:
 		s += fmt.Sprintf(", optimal order %g", g.Order)
 	}

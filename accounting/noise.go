@@ -102,8 +102,10 @@ const LatticeBits = 40
 
 // lattice returns the step g of a release of noise std σ > 0 and the
 // integer noise scale s = ⌈σ′/g⌉ ≥ σ′/g for the std σ′ to be reached.
+// The step is at least 2⁻¹⁰⁰⁰ (a normal float64 far from underflow, so that
+// x/g stays finite); a release with std below that gets s = 1 there.
 func lattice(std float64) float64 {
-	return math.Ldexp(1, math.Ilogb(std)+1-LatticeBits)
+	return math.Ldexp(1, max(math.Ilogb(std)+1-LatticeBits, -1000))
 }
 
 // latticeStd returns the noise std a lattice release uses for a nominal

@@ -712,7 +712,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	res.MuLB = math.Max(0, normQuantile(1-res.FPRUpper)-normQuantile(res.FNRUpper))
 	res.EpsLB = epsilonLB(res.FPRUpper, res.FNRUpper, c.Delta)
 	res.EpsClaim = float64(g.Epsilon)
-	res.MuClaim = g.Mu
+	if g.Mu != nil {
+		mc := float64(*g.Mu)
+		res.MuClaim = &mc
+	}
 	if signal > 0 && q == 1 && !m.Pure {
 		mc := math.Sqrt(signal / float64(c.Runs))
 		res.MuCanary = &mc
@@ -723,7 +726,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.RenyiRatio, res.RenyiOrder = &r, order
 		renyiOK = r <= 1
 	}
-	res.Pass = res.EpsLB <= res.EpsClaim && (g.Mu == nil || res.MuLB <= *g.Mu) && renyiOK
+	res.Pass = res.EpsLB <= res.EpsClaim && (g.Mu == nil || res.MuLB <= float64(*g.Mu)) && renyiOK
 	return res, nil
 }
 

@@ -97,8 +97,8 @@ type fitReport struct {
 	Method          string               `json:"method"`
 	Epsilon         accounting.Float     `json:"epsilon"`
 	Delta           float64              `json:"delta"`
-	Rho             *float64             `json:"rho,omitempty"`
-	Mu              *float64             `json:"mu,omitempty"`
+	Rho             *accounting.Float    `json:"rho,omitempty"`
+	Mu              *accounting.Float    `json:"mu,omitempty"`
 	Accountant      string               `json:"accountant"`
 	Noise           map[string]any       `json:"noise"`
 	Hyperparameters map[string]any       `json:"hyperparameters"`
@@ -141,6 +141,13 @@ func fitAction(c *ucli.Context) error {
 	eps, err := strconv.ParseFloat(epsStr, 64)
 	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
 		return userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
+	}
+	if c.IsSet("sigma") {
+		// Outside this range the noise is below or above what float64
+		// statistics can carry (the guarantee at 1e-6 is already ε ≈ 10¹²).
+		if s := c.Float64("sigma"); !(s >= 1e-6 && s <= 1e6) {
+			return userErrorf("--sigma %v is outside [1e-6, 1e6]: give a noise multiplier a float64 release can carry, or --epsilon alone", s)
+		}
 	}
 	o := solvers.Options{Epsilon: eps, Sigma: c.Float64("sigma"), Optimizer: c.String("optimizer"), Params: map[string]float64{}}
 	if o.Sigma < 0 || math.IsNaN(o.Sigma) {

@@ -312,9 +312,9 @@ func describe(w io.Writer, r privacyResult) error {
 	acc := string(r.Accountant)
 	switch {
 	case r.Mu != nil:
-		acc += fmt.Sprintf(", μ = %.6g", *r.Mu)
+		acc += fmt.Sprintf(", μ = %.6g", float64(*r.Mu))
 	case r.Rho != nil:
-		acc += fmt.Sprintf(", ρ = %.6g", *r.Rho)
+		acc += fmt.Sprintf(", ρ = %.6g", float64(*r.Rho))
 	case r.Order != 0:
 		acc += fmt.Sprintf(", optimal Rényi order %g", r.Order)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,3 +132,23 @@ func TestInternalErrorExitCode(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestInfiniteAnswers (#16 item 15): an infinite ε (and μ) is a valid
+// answer, printed as "inf" in JSON and "+Inf" in text, exit 0; an absurd
+// --sigma for fit is refused by name.
+func TestInfiniteAnswers(t *testing.T) {
+	code, out, errs := run(t, "privacy", "epsilon", "--sigma", "1e-300", "--delta", "1e-5", "--json")
+	if code != 0 || !strings.Contains(out, `"epsilon": "inf"`) || !strings.Contains(out, `"mu": "inf"`) {
+		t.Errorf("JSON: exit %d, %s %s", code, out, errs)
+	}
+	if code, out, _ := run(t, "privacy", "epsilon", "--sigma", "1e-300", "--delta", "1e-5"); code != 0 || !strings.Contains(out, "ε = +Inf") {
+		t.Errorf("text: exit %d, %s", code, out)
+	}
+	dir := t.TempDir()
+	train := filepath.Join(dir, "t.arrow")
+	blobFile(t, train, 30, 3, []string{"a", "b"}, "s", 1)
+	code, _, errs = run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--sigma", "1e-300", "--delta", "1e-5", "--out", filepath.Join(dir, "c.safetensors"))
+	if code != 1 || !strings.Contains(errs, "--sigma 1e-300 is outside") {
+		t.Errorf("fit --sigma 1e-300: exit %d, %q", code, errs)
+	}
+}

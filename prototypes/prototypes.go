@@ -303,7 +303,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		}
 		// The exponent ε·u/Δu with a monotone utility is ε-DP and
 		// ε-bounded-range, hence ε²/8-zCDP (Cesar & Rogers 2021).
-		rho := eps * eps / 8
+		rho := accounting.Float(eps * eps / 8)
 		g.Rho = &rho
 	case "dppl":
 		if acc != accounting.AccountantPure {
@@ -312,7 +312,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		// The paper states ρ = ε²/2 (its Lemma 3, pure DP ⇒ zCDP) and its
 		// code calls the standard-form mechanism, exp(ε'·u/(2Δu)), at ε' =
 		// 2ε: the same distribution as the exponent ε·u/Δu used here.
-		rho := eps * eps / 2
+		rho := accounting.Float(eps * eps / 2)
 		g.Rho = &rho
 		g.Note = "budget convention dppl (comparison only): ρ stated as ε²/2, as the DPPL paper does; dpfeat's own bounded-range bound is ε²/8"
 	default:

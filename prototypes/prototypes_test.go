@@ -107,7 +107,7 @@ func TestMeanNoiseScale(t *testing.T) {
 		t.Errorf("counts release: %d values", len(seen["counts"]))
 	}
 	// μ² = (r/(z r))² + (1/(z·10))²
-	if mu := math.Sqrt(1/(z*z) + 1/(z*z*100)); math.Abs(*res.Guarantee.Mu-mu) > 1e-12 {
+	if mu := math.Sqrt(1/(z*z) + 1/(z*z*100)); math.Abs(float64(*res.Guarantee.Mu)-mu) > 1e-12 {
 		t.Errorf("μ = %v, want %v", *res.Guarantee.Mu, mu)
 	}
 }

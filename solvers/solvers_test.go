@@ -521,7 +521,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				t.Errorf("%s: release %q drawn %d times, want %d", c.method, release, draws[release], n)
 			}
 		}
-		if res.Guarantee.Mu == nil || math.Abs(*res.Guarantee.Mu-c.mu) > 1e-12 {
+		if res.Guarantee.Mu == nil || math.Abs(float64(*res.Guarantee.Mu)-c.mu) > 1e-12 {
 			t.Errorf("%s: μ = %v, want %v", c.method, res.Guarantee.Mu, c.mu)
 		}
 		if res.NoiseMultiplier != z || !res.Guarantee.Seeded {

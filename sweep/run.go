@@ -554,7 +554,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		res, err := fitWith(ctx, j.Method, ds, o)
 		if err == nil {
 			g := res.Guarantee
-			if (m.Pure && float64(g.Epsilon) > 2*mu*(1+1e-12)) || (!m.Pure && (g.Mu == nil || *g.Mu > mu*(1+1e-12))) {
+			if (m.Pure && float64(g.Epsilon) > 2*mu*(1+1e-12)) || (!m.Pure && (g.Mu == nil || float64(*g.Mu) > mu*(1+1e-12))) {
 				row.Error = fmt.Sprintf("internal error: a run of %s spent more than the selection's per-run budget (μ = %v): %s", j.Method, mu, g)
 				return
 			}
@@ -610,7 +610,7 @@ func fill(row *Row, j Job, res *solvers.Result, ds *data) {
 	}
 	if j.Private {
 		e := float64(g.Epsilon)
-		row.EpsilonSpent, row.Mu, row.Rho = &e, g.Mu, g.Rho
+		row.EpsilonSpent, row.Mu, row.Rho = &e, floatPtr(g.Mu), floatPtr(g.Rho)
 		row.NoiseMultiplier = res.NoiseMultiplier
 	}
 	row.Accountant, row.Privacy, row.Seeded = string(g.Accountant), g.String(), g.Seeded
@@ -624,3 +624,12 @@ func fill(row *Row, j Job, res *solvers.Result, ds *data) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// floatPtr converts an accountant's optional total to a plain float.
+func floatPtr(f *accounting.Float) *float64 {
+	if f == nil {
+		return nil
+	}
+	v := float64(*f)
+	return &v
+}
