@@ -130,7 +130,7 @@ func (d *cifarDataset) Next() (Example, error) {
 	for i := 0; i < 1024; i++ {
 		p.Data[3*i], p.Data[3*i+1], p.Data[3*i+2] = planes[i], planes[1024+i], planes[2048+i]
 	}
-	ex := Example{Pixels: p, Label: label, ID: fmt.Sprintf("%s#%d", filepath.Base(path), d.inFile), Index: d.next}
+	ex := Example{Pixels: p, Label: label, ID: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.inFile)), Index: d.next}
 	d.inFile++
 	d.next++
 	return ex, nil

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -397,5 +398,57 @@ func TestHuggingFace(t *testing.T) {
 	writeFile(t, notStream, []byte("definitely not arrow"))
 	if _, err := OpenDataset(notStream, DatasetOptions{}); err == nil || !strings.Contains(err.Error(), notStream) {
 		t.Errorf("garbage .arrow: %v", err)
+	}
+}
+
+// TestNonUTF8Names (#16 item 16): a file name that is not UTF-8 becomes a
+// quoted, valid and unique id; the writer refuses an invalid id; and a
+// file whose utf8 id column holds invalid bytes (written by another tool)
+// is refused on read with the row named.
+func TestNonUTF8Names(t *testing.T) {
+	root := t.TempDir()
+	bad := "caf\xe9.png"
+	writeFile(t, filepath.Join(root, "a", bad), pngBytes(t, 2, 2, true))
+	writeFile(t, filepath.Join(root, "a", "ok.png"), pngBytes(t, 2, 2, true))
+	ds, err := OpenDataset(root, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs := readAllExamples(t, ds)
+	ds.Close()
+	for _, ex := range exs {
+		if !utf8.ValidString(ex.ID) {
+			t.Errorf("id %q is not UTF-8", ex.ID)
+		}
+	}
+	if exs[0].ID != `"a/caf\xe9.png"` {
+		t.Errorf("escaped id %s", exs[0].ID)
+	}
+	b := Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, IDs: []string{"x\xff"}}
+	path := filepath.Join(root, "f.arrow")
+	if err := WriteFile(path, Metadata{Classes: []string{"a"}}, WriterOptions{WithID: true}, b); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("writer: %v", err)
+	}
+	// Another tool's file with raw bytes in the id column.
+	mem := memory.NewGoAllocator()
+	vb := array.NewFloat32Builder(mem)
+	vb.AppendValues([]float32{1, 2}, nil)
+	fsl := array.MakeFromData(array.NewData(arrow.FixedSizeListOf(1, arrow.PrimitiveTypes.Float32), 2, []*memory.Buffer{nil}, []arrow.ArrayData{vb.NewArray().Data()}, 0, 0))
+	lb := array.NewInt32Builder(mem)
+	lb.AppendValues([]int32{0, 0}, nil)
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"fine", "x\xff"}, nil)
+	md := arrow.NewMetadata([]string{MetaClasses}, []string{`["a"]`})
+	s := arrow.NewSchema([]arrow.Field{{Name: ColFeatures, Type: fsl.DataType()}, {Name: ColLabel, Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: ColID, Type: arrow.BinaryTypes.String, Nullable: true}}, &md)
+	rec := array.NewRecordBatch(s, []arrow.Array{fsl, lb.NewArray(), sb.NewArray()}, 2)
+	f, _ := os.Create(path)
+	w, _ := ipc.NewFileWriter(f, ipc.WithSchema(s))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f.Close()
+	if _, err := ReadAll(path, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "row 1") || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("reader: %v", err)
 	}
 }

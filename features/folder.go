@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // imageFolder reads root/<class>/*.{png,jpg,jpeg}; class names are the
@@ -108,5 +110,17 @@ func (d *imageFolder) Next() (Example, error) {
 	if err != nil {
 		rel = d.files[i]
 	}
-	return Example{Encoded: b, Label: d.labels[i], ID: filepath.ToSlash(rel), Index: int64(i)}, nil
+	return Example{Encoded: b, Label: d.labels[i], ID: ExampleID(filepath.ToSlash(rel)), Index: int64(i)}, nil
+}
+
+// ExampleID makes a file name a valid UTF-8 id: names that are valid UTF-8
+// stay as they are; others (file systems allow any bytes) are written as
+// a Go-quoted string — "\"…\"", invalid bytes as \xNN — which is unique and
+// cannot be mistaken for a plain name that does not itself start with a
+// quote.
+func ExampleID(name string) string {
+	if utf8.ValidString(name) {
+		return name
+	}
+	return strconv.Quote(name)
 }

@@ -206,7 +206,7 @@ func (d *hfDataset) Next() (Example, error) {
 	path := d.files[d.fi]
 	i := d.row
 	d.row++
-	ex := Example{Label: Unlabeled, Index: d.next, ID: fmt.Sprintf("%s#%d", filepath.Base(path), d.next)}
+	ex := Example{Label: Unlabeled, Index: d.next, ID: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.next))}
 	var err error
 	if gerr := guard(func() error { err = d.fill(&ex, i); return nil }); gerr != nil {
 		return Example{}, fmt.Errorf("read %s: row %d: corrupt data: %v", path, d.next, gerr)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -304,9 +305,13 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 		b.IDs = make([]string, n)
 		for i := range b.IDs {
 			if ids.IsValid(i) {
+				v := ids.Value(i)
+				if !utf8.ValidString(v) {
+					return b, fmt.Errorf("row %d: id %q is not valid UTF-8 (the %q column is utf8)", b.Offset+int64(i), v, ColID)
+				}
 				// Value points into the file's memory map; a Go string
 				// must outlive it.
-				b.IDs[i] = strings.Clone(ids.Value(i))
+				b.IDs[i] = strings.Clone(v)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -95,6 +96,11 @@ func (w *Writer) Write(b Batch) error {
 	}
 	if b.IDs != nil && !w.withID {
 		return fmt.Errorf("write %s: batch has ids but the file was created without an id column", w.path)
+	}
+	for i, id := range b.IDs {
+		if !utf8.ValidString(id) {
+			return fmt.Errorf("write %s: row %d: id %q is not valid UTF-8 (features.ExampleID escapes names)", w.path, b.Offset+int64(i), id)
+		}
 	}
 	n := b.Rows()
 	if n == 0 {
