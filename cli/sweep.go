@@ -26,6 +26,7 @@ func sweepCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "config", Usage: "sweep configuration (YAML, required)"},
 			&ucli.StringFlag{Name: "out", Usage: "results file to write (Arrow IPC, required)"},
 			&ucli.IntFlag{Name: "jobs", Usage: "fits to run at once (default: half the cores; each fit uses several)"},
+			&ucli.Int64Flag{Name: "max-jobs", Value: sweep.DefaultMaxJobs, Usage: "refuse a grid of more jobs than this (counted before any is made)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the sweep that wrote --out (jobs already done are kept)"},
 			&ucli.BoolFlag{Name: "force", Usage: "start over even if --out or its journal exists"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder: jobs on a training file with a budget there are recorded, and refused past it"},
@@ -48,7 +49,10 @@ func sweepAction(c *ucli.Context) error {
 		return userErrorf("--jobs must be at least 1, got %d", c.Int("jobs"))
 	}
 	// Every check before any work: the configuration, then the output.
-	cfg, err := sweep.LoadConfig(cfgPath)
+	if c.Int64("max-jobs") < 1 {
+		return userErrorf("--max-jobs must be at least 1, got %d", c.Int64("max-jobs"))
+	}
+	cfg, err := sweep.LoadConfigLimit(cfgPath, c.Int64("max-jobs"))
 	if err != nil {
 		return userErrorf("%v", err)
 	}

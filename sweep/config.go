@@ -50,6 +50,9 @@ type Config struct {
 	seeds []int64
 	// deltaText is delta as written in the file, for error messages.
 	deltaText string
+	// MaxJobs refuses a grid of more jobs (0: DefaultMaxJobs); set it
+	// before parsing with LoadConfigLimit.
+	MaxJobs int64 `yaml:"-"`
 }
 
 // Dataset names the feature files of one experiment. Relative paths are
@@ -140,12 +143,15 @@ func (j Job) Setting() string {
 // LoadConfig reads and checks a sweep configuration: unknown keys, unknown
 // methods or hyperparameters, missing files and empty grids are errors
 // that name the file and key.
-func LoadConfig(path string) (*Config, error) {
+func LoadConfig(path string) (*Config, error) { return LoadConfigLimit(path, DefaultMaxJobs) }
+
+// LoadConfigLimit is LoadConfig refusing grids of more than maxJobs jobs.
+func LoadConfigLimit(path string, maxJobs int64) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	c, err := ParseConfig(data, filepath.Dir(path))
+	c, err := parseConfig(data, filepath.Dir(path), maxJobs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -155,6 +161,10 @@ func LoadConfig(path string) (*Config, error) {
 // ParseConfig parses a configuration whose relative paths are relative to
 // dir.
 func ParseConfig(data []byte, dir string) (*Config, error) {
+	return parseConfig(data, dir, DefaultMaxJobs)
+}
+
+func parseConfig(data []byte, dir string, maxJobs int64) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Config
@@ -164,7 +174,7 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 		}
 		return nil, err
 	}
-	c.dir = dir
+	c.dir, c.MaxJobs = dir, maxJobs
 	c.deltaText = scalarText(data, "delta")
 	return &c, c.check()
 }
@@ -289,14 +299,78 @@ func (c *Config) check() error {
 			}
 		}
 	}
-	jobs, err := c.Jobs()
+	// Count before materialising anything: a 10-line file can ask for 10⁹.
+	n, err := c.CountJobs()
 	if err != nil {
 		return err
 	}
-	if len(jobs) == 0 {
+	limit := c.MaxJobs
+	if limit == 0 {
+		limit = DefaultMaxJobs
+	}
+	if n > limit {
+		return fmt.Errorf("the grid makes %d jobs, more than the limit of %d: shrink the grid or raise it with --max-jobs", n, limit)
+	}
+	if n == 0 {
 		return fmt.Errorf("the grid runs no jobs (private methods need epsilons)")
 	}
-	return nil
+	_, err = c.Jobs() // within the limit now: checks every setting
+	return err
+}
+
+// DefaultMaxJobs bounds a sweep's jobs unless Config.MaxJobs says more.
+const DefaultMaxJobs = 100_000
+
+// CountJobs returns how many jobs Jobs would make, without making them
+// (saturating at the largest int64).
+func (c *Config) CountJobs() (int64, error) {
+	mul := func(a, b int64) int64 {
+		if a != 0 && b > math.MaxInt64/a {
+			return math.MaxInt64
+		}
+		return a * b
+	}
+	var total int64
+	for range c.Datasets {
+		for _, method := range sortedKeys(c.Methods) {
+			m, err := solvers.Lookup(method)
+			if err != nil {
+				return 0, fmt.Errorf("methods: %w", err)
+			}
+			sets := int64(1)
+			for _, key := range sortedKeys(c.Methods[method]) {
+				node := c.Methods[method][key]
+				k := 0
+				if _, ok := optionKeys[strings.ReplaceAll(key, "-", "_")]; ok {
+					vs, err := strs(node)
+					if err != nil {
+						return 0, fmt.Errorf("methods.%s.%s: %w", method, key, err)
+					}
+					k = len(vs)
+				} else {
+					vs, err := values(node)
+					if err != nil {
+						return 0, fmt.Errorf("methods.%s.%s (line %d): %w", method, key, node.Line, err)
+					}
+					k = len(vs)
+				}
+				sets = mul(sets, int64(k))
+			}
+			eps := int64(len(c.Epsilons))
+			if !m.Private {
+				eps = 1
+			}
+			if m.Private && c.Selection.Mode == "private" {
+				sets = 1 // one job draws from all settings
+			}
+			n := mul(mul(eps, sets), int64(len(c.seeds)))
+			if total > math.MaxInt64-n {
+				return math.MaxInt64, nil
+			}
+			total += n
+		}
+	}
+	return total, nil
 }
 
 func (c *Config) resolve(p string) string {

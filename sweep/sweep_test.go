@@ -450,3 +450,27 @@ seeds: [7, 9]
 		t.Errorf("setting %q", s)
 	}
 }
+
+// TestHugeGridRefusedBeforeMaterialising (#16 item 9): a 10-line file
+// asking for 10⁹ settings is counted and refused at once (it allocated
+// until it died); the limit can be raised.
+func TestHugeGridRefusedBeforeMaterialising(t *testing.T) {
+	dir := t.TempDir()
+	blobFile(t, filepath.Join(dir, "train.arrow"), 60, 1, false)
+	cfg := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1, 2]\ndelta: 1e-5\nseeds: 3\n" +
+		"methods:\n  dpfc:\n    lr: {log: [0.1, 10], num: 1000}\n    steps: {linear: [1, 1000], num: 1000}\n    clip_grad: {log: [0.1, 10], num: 1000}\n"
+	_, err := ParseConfig([]byte(cfg), dir)
+	if err == nil || !strings.Contains(err.Error(), "makes 6000000000 jobs") {
+		t.Fatalf("a 6·10⁹-job grid: %v", err)
+	}
+	small := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\ndelta: 1e-5\nmethods: {dpfc: {lr: [1, 2, 4]}}\n"
+	c, err := parseConfig([]byte(small), dir, 2)
+	if err == nil || !strings.Contains(err.Error(), "more than the limit of 2") {
+		t.Errorf("limit 2: %v %v", c, err)
+	}
+	if c, err := parseConfig([]byte(small), dir, 3); err != nil {
+		t.Errorf("limit 3: %v", err)
+	} else if n, _ := c.CountJobs(); n != 3 {
+		t.Errorf("%d jobs counted", n)
+	}
+}
