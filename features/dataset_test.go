@@ -452,3 +452,29 @@ func TestNonUTF8Names(t *testing.T) {
 		t.Errorf("reader: %v", err)
 	}
 }
+
+// TestSchemaSizeAgainstFile (#16 item 7): a file whose schema claims 10⁷
+// features per row, with one row of 7,777 values behind it (the size
+// patched in the schema's bytes), is refused at Open, before a caller
+// allocates by the claimed dimension.
+func TestSchemaSizeAgainstFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "liar.arrow")
+	b := Batch{Dim: 7777, Features: make([]float32, 7777), Labels: []int32{0}}
+	if err := WriteFile(path, Metadata{Classes: []string{"a"}}, WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	var from, to [4]byte
+	binary.LittleEndian.PutUint32(from[:], 7777)
+	binary.LittleEndian.PutUint32(to[:], 10_000_000)
+	patched := bytes.ReplaceAll(raw, from[:], to[:])
+	if bytes.Equal(patched, raw) {
+		t.Fatal("the list size was not found in the file")
+	}
+	os.WriteFile(path, patched, 0o644)
+	_, err := Open(path, ReadOptions{})
+	if err == nil || !(strings.Contains(err.Error(), "more than the file's") || strings.Contains(err.Error(), "corrupt")) {
+		t.Fatalf("a %d-byte file claiming 10⁷ features: %v", len(patched), err)
+	}
+	t.Logf("%d bytes: %v", len(patched), err)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -143,6 +144,12 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	}
 	if ff.rows == 0 {
 		return nil, fail("no rows; a feature file needs at least one")
+	}
+	// The sizes the schema claims must fit in the bytes present, before
+	// anyone allocates by them (a 3 KB file once claimed D in the
+	// millions, and a fit allocated D² from it).
+	if hi, need := bits.Mul64(uint64(ff.rows), uint64(ff.dim)*4); hi != 0 || need > uint64(st.Size()) {
+		return nil, fail("the schema claims %d rows of %d float32 features (%s), more than the file's %d bytes", ff.rows, ff.dim, humanBytes(hi, need), st.Size())
 	}
 	ff.checked = make([]atomic.Bool, ff.NumBatches())
 	return ff, nil
@@ -443,4 +450,12 @@ func ReadMetadata(path string) (Metadata, error) {
 	}
 	defer f.Close()
 	return f.Metadata(), nil
+}
+
+// humanBytes prints a 128-bit byte count (hi·2⁶⁴ + lo) roughly.
+func humanBytes(hi, lo uint64) string {
+	if hi != 0 {
+		return "over 16 EiB"
+	}
+	return fmt.Sprintf("%d bytes", lo)
 }
