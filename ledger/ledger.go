@@ -337,10 +337,7 @@ func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
 	if err != nil {
 		return accounting.Guarantee{}, err
 	}
-	if _, err := f.Write(line); err != nil {
-		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
-	}
-	if err := f.Sync(); err != nil {
+	if err := appendLine(f, line); err != nil {
 		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
 	}
 	return g, nil
@@ -405,3 +402,30 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// appendLine appends a line and syncs it; a write that fails part-way (a
+// full disk) is taken back — the file truncated to its size before, under
+// the lock the caller holds — so that a failed release leaves no torn
+// line for every later run to stumble on.
+func appendLine(f *os.File, line []byte) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	before := st.Size()
+	_, werr := writeAt(f, line)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if werr != nil {
+		if terr := f.Truncate(before); terr != nil {
+			return fmt.Errorf("%w; taking the partial line back failed too: %v (dpfeat budget repair drops it)", werr, terr)
+		}
+		f.Sync()
+	}
+	return werr
+}
+
+// writeAt is the write appendLine makes (a variable so that tests can
+// simulate a full disk).
+var writeAt = func(f *os.File, b []byte) (int, error) { return f.Write(b) }

@@ -209,3 +209,34 @@ func TestKeys(t *testing.T) {
 		t.Errorf("path %q", At("d", "sha256:ab").Path)
 	}
 }
+
+// TestFullDiskLeavesNoTornLine (#16 item 11): a write that fails part-way
+// (a full disk: half the line written, then ENOSPC) is taken back by the
+// writer under its lock; the ledger stays readable and the next release is
+// recorded as if the failed one had never been tried.
+func TestFullDiskLeavesNoTornLine(t *testing.T) {
+	l := newLedger(t, 10, 1e-5)
+	if _, err := l.Spend(gaussian("first", 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(l.Path)
+	orig := writeAt
+	writeAt = func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:len(b)/2])
+		return n, errors.New("no space left on device")
+	}
+	_, err := l.Spend(gaussian("second", 3, 1))
+	writeAt = orig
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("a failed write: %v", err)
+	}
+	if after, _ := os.ReadFile(l.Path); string(after) != string(before) {
+		t.Fatalf("the ledger changed after a failed write:\n%q\n%q", before, after)
+	}
+	if _, rel, err := l.Read(); err != nil || len(rel) != 1 {
+		t.Fatalf("after the failure: %d releases, %v", len(rel), err)
+	}
+	if _, err := l.Spend(gaussian("third", 3, 1)); err != nil {
+		t.Fatalf("the next release: %v", err)
+	}
+}
