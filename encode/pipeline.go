@@ -305,8 +305,19 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	}
 	go func() { wg.Wait(); close(preparedCh) }()
 
-	// Encoder: in dataset order.
+	// Encoder: in dataset order. It is the one goroutine that calls into
+	// ONNX Runtime, so every return below first cancels and waits for it:
+	// the caller frees the session as soon as Extract returns, and a Run
+	// still going then crashed (SIGSEGV) when a dataset error or Ctrl-C
+	// arrived mid-batch.
+	var encoding sync.WaitGroup
+	encoding.Add(1)
+	defer func() {
+		cancel()
+		encoding.Wait()
+	}()
 	go func() {
+		defer encoding.Done()
 		defer close(encoded)
 		pending := map[int]prepared{}
 		next := 0

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
@@ -201,6 +202,63 @@ func TestExtractResumeGivesTheSameFile(t *testing.T) {
 		b, _ := os.ReadFile(out)
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: the resumed file differs from the uninterrupted one", how)
+		}
+	}
+}
+
+// slowEncoder records whether Run is still going after Extract returned.
+type slowEncoder struct {
+	running  atomic.Int32
+	returned atomic.Bool
+	late     atomic.Bool
+}
+
+func (e *slowEncoder) Dim() int { return 3 }
+func (e *slowEncoder) Run(x []float32, n int, out []float32) error {
+	e.running.Add(1)
+	defer e.running.Add(-1)
+	time.Sleep(30 * time.Millisecond)
+	if e.returned.Load() {
+		e.late.Store(true) // the session would be freed under this call
+	}
+	return nil
+}
+
+// failingDataset fails after a few examples, while batches are encoded.
+type failingDataset struct{ memDataset }
+
+func (d *failingDataset) Next() (features.Example, error) {
+	if d.next == 9 {
+		return features.Example{}, errors.New("example 9: unexpected end of file")
+	}
+	return d.memDataset.Next()
+}
+
+// TestExtractJoinsTheEncoder (#16 item 2): when a dataset error or an
+// interruption ends Extract while the encoder is in a Run, Extract waits
+// for that Run before it returns (the caller then frees the session).
+func TestExtractJoinsTheEncoder(t *testing.T) {
+	for _, interrupt := range []bool{false, true} {
+		out := filepath.Join(t.TempDir(), "f.arrow")
+		enc := &slowEncoder{}
+		ctx, cancel := context.WithCancel(context.Background())
+		var ds features.Dataset = &failingDataset{memDataset{n: 40}}
+		if interrupt {
+			ds = &memDataset{n: 400}
+			time.AfterFunc(40*time.Millisecond, cancel)
+		}
+		_, err := Extract(ctx, ds, enc, testPrep(t), out, extractOpts())
+		enc.returned.Store(true)
+		cancel()
+		if err == nil {
+			t.Fatalf("interrupt %v: no error", interrupt)
+		}
+		if n := enc.running.Load(); n != 0 {
+			t.Errorf("interrupt %v: %d encoder runs still going after Extract returned (%v)", interrupt, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if enc.late.Load() {
+			t.Errorf("interrupt %v: a Run finished after Extract returned", interrupt)
 		}
 	}
 }
