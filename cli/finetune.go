@@ -22,6 +22,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 )
@@ -143,6 +144,12 @@ func finetuneAction(c *ucli.Context) error {
 		flagPaths(c, "graph", "params", "manifest", "data", "forward")); err != nil {
 		return err
 	}
+	// One run owns the output and its checkpoint at a time.
+	release, err := outlock.Lock(out)
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	defer release()
 	if (c.String("forward") == "") != (c.String("export") == "") {
 		return userErrorf("--forward and --export go together: the forward graph to bake, and the ONNX file to write")
 	}

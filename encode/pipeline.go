@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 )
 
 // Encoder is what the pipeline needs of a session; *Session implements it.
@@ -149,6 +150,12 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	opt.RecordRows = max(opt.RecordRows, opt.Batch)
 	res.Out, res.Dim = out, enc.Dim()
 	partial, statePath := PartialPaths(out)
+	// One run owns the output and its partial at a time.
+	release, err := outlock.Lock(out)
+	if err != nil {
+		return res, err
+	}
+	defer release()
 
 	st := &resumeState{Version: 1, Identity: opt.Identity, Created: opt.Meta.Created}
 	if st.Created == "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -260,5 +261,34 @@ func TestExtractJoinsTheEncoder(t *testing.T) {
 		if enc.late.Load() {
 			t.Errorf("interrupt %v: a Run finished after Extract returned", interrupt)
 		}
+	}
+}
+
+// TestOneRunPerOutput (#16 item 3): a second extraction into the same
+// output — a --resume started while the first still writes — is refused at
+// once; the first finishes with every row, and its file is intact.
+func TestOneRunPerOutput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.arrow")
+	first := make(chan error, 1)
+	enc := &slowEncoder{}
+	go func() {
+		_, err := Extract(context.Background(), &memDataset{n: 40}, enc, testPrep(t), out, extractOpts())
+		first <- err
+	}()
+	for enc.running.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	opt := extractOpts()
+	opt.Resume = true
+	_, err := Extract(context.Background(), &memDataset{n: 40}, &sumEncoder{}, testPrep(t), out, opt)
+	if !errors.Is(err, outlock.ErrBusy) {
+		t.Fatalf("a second run on the same output: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	m, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil || m.Rows != 40 {
+		t.Fatalf("the first run's file: %v rows, %v", m, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 )
@@ -84,6 +85,12 @@ type data struct {
 // all rows to o.Out. An error or an interruption leaves the journal, so
 // that --resume picks up from there.
 func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
+	// One run owns the results and their journal at a time.
+	release, err := outlock.Lock(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := CheckOutput(o); err != nil {
 		return nil, err
 	}
