@@ -37,7 +37,7 @@ test: setup vet
 # CI counts executions rather than seconds: a duration makes Go's fuzz
 # coordinator (before Go 1.27) fail now and then with a bare "context
 # deadline exceeded" when the deadline races a busy worker (golang/go#75804).
-FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR
+FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
 FUZZTIME ?= 8000x
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do \

@@ -28,7 +28,7 @@ import (
 
 // blobFile writes a labelled feature file of Gaussian clusters, long-
 // tailed if imbalanced (class c keeps about a ninth of its rows).
-func blobFile(t *testing.T, path string, n int, seed uint64, imbalanced bool) {
+func blobFile(t testing.TB, path string, n int, seed uint64, imbalanced bool) {
 	t.Helper()
 	meta := features.Metadata{Classes: []string{"a", "b", "c"}, EncoderSHA256: "sha-1", EncoderName: "enc"}
 	var label func(int) int
