@@ -77,6 +77,27 @@ func (s *source) Uint64() uint64   { return s.c.Uint64() }
 func (s *source) Float64() float64 { return Float64(s) }
 func (s *source) Seeded() bool     { return s.seeded }
 
+// NoiseState returns a seeded source's state, to be stored in a checkpoint
+// so that a resumed run continues the same stream (RestoreNoise). A secure
+// source has no state to save: its key must never be written down, and a
+// resumed secure run simply draws fresh noise.
+func NoiseState(n Noise) ([]byte, error) {
+	s, ok := n.(*source)
+	if !ok || !s.seeded {
+		return nil, fmt.Errorf("only a seeded noise source has a state to save")
+	}
+	return s.c.MarshalBinary()
+}
+
+// RestoreNoise returns the seeded source NoiseState saved.
+func RestoreNoise(state []byte) (Noise, error) {
+	c := new(rand.ChaCha8)
+	if err := c.UnmarshalBinary(state); err != nil {
+		return nil, fmt.Errorf("noise state: %w", err)
+	}
+	return &source{r: rand.New(c), c: c, seeded: true}, nil
+}
+
 // Split derives a child key from this stream (secure sources mix in fresh
 // operating-system randomness as well).
 func (s *source) Split() Noise {

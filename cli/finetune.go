@@ -297,7 +297,22 @@ func finetuneAction(c *ucli.Context) error {
 			return userErrorf("%s was written by a run with other settings (files, data, budget or phases): it cannot be resumed with these", ckpt)
 		}
 		phase, st = ck.Phase, &ck.State
+		if ck.Noise != nil && noise.Seeded() {
+			// the seeded stream where the interrupted run left it
+			if noise, err = accounting.RestoreNoise(ck.Noise); err != nil {
+				return userErrorf("%s: %v", ckpt, err)
+			}
+		}
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", map[int]string{2: "II", 3: "III"}[phase], st.Step)
+	}
+	// A checkpoint holds a seeded stream's state too, so that a resumed
+	// --seed run equals the uninterrupted one.
+	checkpoint := func(phase int, s *finetune.State) finetune.Checkpoint {
+		ck := finetune.Checkpoint{Phase: phase, State: *s, Settings: settings}
+		if noise.Seeded() {
+			ck.Noise, _ = accounting.NoiseState(noise)
+		}
+		return ck
 	}
 	every := max(1, c.Int("checkpoint-every"))
 	last := time.Now()
@@ -310,14 +325,14 @@ func finetuneAction(c *ucli.Context) error {
 				last = time.Now()
 			}
 			if s.Step%every == 0 && s.Step < p.Steps {
-				return finetune.SaveCheckpoint(ckpt, g, finetune.Checkpoint{Phase: num, State: *s, Settings: settings})
+				return finetune.SaveCheckpoint(ckpt, g, checkpoint(num, s))
 			}
 			return nil
 		}})
 	}
 	interrupted := func(err error) error {
 		if errors.Is(err, context.Canceled) {
-			if serr := finetune.SaveCheckpoint(ckpt, g, finetune.Checkpoint{Phase: phase, State: *st, Settings: settings}); serr != nil {
+			if serr := finetune.SaveCheckpoint(ckpt, g, checkpoint(phase, st)); serr != nil {
 				return serr
 			}
 			return userErrorf("interrupted: %s holds the run; continue it with --resume", ckpt)

@@ -1,6 +1,7 @@
 package finetune
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"strconv"
@@ -16,6 +17,10 @@ type Checkpoint struct {
 	Phase    int
 	State    State
 	Settings string
+	// Noise is a seeded noise source's state (accounting.NoiseState), so
+	// that a resumed --seed run draws what the uninterrupted one would;
+	// nil for secure noise (a resumed run draws fresh secure noise).
+	Noise []byte
 }
 
 const checkpointFormat = "dpfeat.finetune.checkpoint.v1"
@@ -30,8 +35,12 @@ func SaveCheckpoint(path string, g *Graph, c Checkpoint) error {
 			ts = append(ts, models.Tensor{Name: "velocity/" + p.Name, Shape: p.Shape, Data: c.State.Velocity[i]})
 		}
 	}
-	b, err := models.EncodeSafetensors(ts, map[string]string{"format": checkpointFormat, "phase": strconv.Itoa(c.Phase),
-		"step": strconv.Itoa(c.State.Step), "settings": c.Settings})
+	md := map[string]string{"format": checkpointFormat, "phase": strconv.Itoa(c.Phase),
+		"step": strconv.Itoa(c.State.Step), "settings": c.Settings}
+	if c.Noise != nil {
+		md["noise"] = base64.StdEncoding.EncodeToString(c.Noise)
+	}
+	b, err := models.EncodeSafetensors(ts, md)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -50,6 +59,11 @@ func LoadCheckpoint(path string, g *Graph) (Checkpoint, error) {
 	}
 	var c Checkpoint
 	c.Settings = md["settings"]
+	if s, ok := md["noise"]; ok {
+		if c.Noise, err = base64.StdEncoding.DecodeString(s); err != nil {
+			return Checkpoint{}, fmt.Errorf("read %s: bad noise state", path)
+		}
+	}
 	if c.Phase, err = strconv.Atoi(md["phase"]); err != nil || (c.Phase != 2 && c.Phase != 3) {
 		return Checkpoint{}, fmt.Errorf("read %s: bad phase %q", path, md["phase"])
 	}

@@ -322,3 +322,57 @@ func TestFinetuneRefusesNonFinite(t *testing.T) {
 		t.Error("a 3-output graph accepted 50 classes")
 	}
 }
+
+// TestSeededResumeIsExact (#16 item 13): a seeded run stopped after step 3
+// and resumed from its checkpoint — parameters, momentum and the noise
+// stream's state — ends bit for bit where the uninterrupted run ends.
+func TestSeededResumeIsExact(t *testing.T) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 30, 3, 8)
+	p := Phase{Name: "III", Steps: 6, Clip: 0.5, Sigma: 1, LR: 0.2, Momentum: 0.9, Batch: 10}
+	whole := &State{Params: clone(params)}
+	if err := p.Run(context.Background(), g, d, whole, RunOptions{Noise: accounting.SeededNoise(5)}); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/ckpt"
+	noise := accounting.SeededNoise(5)
+	stop := errors.New("stop")
+	part := &State{Params: clone(params)}
+	err := p.Run(context.Background(), g, d, part, RunOptions{Noise: noise, AfterStep: func(s *State, _ float64) error {
+		if s.Step == 3 {
+			state, err := accounting.NoiseState(noise)
+			if err != nil {
+				return err
+			}
+			if err := SaveCheckpoint(path, g, Checkpoint{Phase: 3, State: *s, Settings: "s", Noise: state}); err != nil {
+				return err
+			}
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(path, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := accounting.RestoreNoise(ck.Noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background(), g, d, &ck.State, RunOptions{Noise: resumed}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole.Params {
+		for k := range whole.Params[i] {
+			if whole.Params[i][k] != ck.State.Params[i][k] {
+				t.Fatalf("parameter %d[%d]: resumed %v, uninterrupted %v", i, k, ck.State.Params[i][k], whole.Params[i][k])
+			}
+		}
+	}
+	if _, err := accounting.NoiseState(accounting.SecureNoise()); err == nil {
+		t.Error("a secure source's key was exported")
+	}
+}
