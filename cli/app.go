@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -99,13 +100,20 @@ func flagErrorText(err error) string {
 // and returns the process exit code: 0 success, 1 user error, 2 internal
 // error. Panics are reported as internal errors.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	return RunIO(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// RunIO is Run with standard input given too (a path "-" reads it).
+func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "dpfeat: internal error: %v\n%s", r, debug.Stack())
 			code = 2
 		}
 	}()
-	err := NewApp(stdout, stderr).RunContext(ctx, args)
+	app := NewApp(stdout, stderr)
+	app.Reader = stdin
+	err := app.RunContext(ctx, args)
 	code = exitCode(err)
 	switch code {
 	case 1:

@@ -63,11 +63,18 @@ func exportAction(c *ucli.Context) error {
 	if summary && format != "csv" && format != "json" {
 		return userErrorf("--summary applies to csv and json (the notebook and plots always summarise)")
 	}
-	if _, err := os.Stat(out); err == nil && !c.Bool("force") {
-		return userErrorf("%s exists: pass --force to replace it", out)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return userErrorf("%v", err)
+	if out != "-" {
+		if _, err := os.Stat(out); err == nil && !c.Bool("force") {
+			return userErrorf("%s exists: pass --force to replace it", out)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return userErrorf("%v", err)
+		}
 	}
+	results, cleanup, err := stdinPath(c, "results", results)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	rows, err := sweep.ReadResults(results)
 	if err != nil {
 		return userErrorf("%v", err)
@@ -103,6 +110,14 @@ func exportAction(c *ucli.Context) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return internal(fmt.Errorf("export %s: %w", format, err))
+	}
+	if out == "-" {
+		_, err := c.App.Writer.Write(buf.Bytes())
+		if err != nil {
+			return internal(fmt.Errorf("write standard output: %w", err))
+		}
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: wrote %s to standard output (%d jobs)\n", format, len(rows))
+		return nil
 	}
 	if err := atomicfile.WriteBytes(out, buf.Bytes()); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -459,5 +461,28 @@ func TestEvalRefusesForeignLabels(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, "row 3 has label 3") {
 			t.Errorf("%v: exit %d, %q", args[0], code, errs)
 		}
+	}
+}
+
+// TestDashIsStdinStdout (#16 item 14): "-" reads features or results from
+// standard input and writes predictions or exports to standard output
+// (it once created a file named "-").
+func TestDashIsStdinStdout(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 60, 4, []string{"a", "b", "c"}, "sha-1", 1)
+	clf := filepath.Join(dir, "c.safetensors")
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf); code != 0 {
+		t.Fatal(errs)
+	}
+	in, _ := os.ReadFile(train)
+	var out, errb bytes.Buffer
+	code := RunIO(context.Background(), []string{"dpfeat", "predict", "--classifier", clf, "--features", "-", "--out", "-"}, bytes.NewReader(in), &out, &errb)
+	if code != 0 || !bytes.HasPrefix(out.Bytes(), []byte("ARROW1")) {
+		t.Fatalf("predict - -: exit %d, %d bytes, %s", code, out.Len(), errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Error("a file named - was created")
 	}
 }

@@ -110,3 +110,48 @@ func flagPaths(c *ucli.Context, names ...string) [][2]string {
 	}
 	return out
 }
+
+// stdinPath returns a path for an input flag's value: the path itself, or
+// for "-" a temporary copy of standard input (feature and results files
+// are memory-mapped, so they need a file), removed by cleanup.
+func stdinPath(c *ucli.Context, flag, path string) (string, func(), error) {
+	if path != "-" {
+		return path, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "dpfeat-stdin-*.arrow")
+	if err != nil {
+		return "", nil, userErrorf("--%s -: %v", flag, err)
+	}
+	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	if _, err := io.Copy(f, c.App.Reader); err != nil {
+		cleanup()
+		return "", nil, userErrorf("--%s -: reading standard input: %v", flag, err)
+	}
+	return f.Name(), cleanup, nil
+}
+
+// stdoutPath returns a path for an output flag's value: the path itself,
+// or for "-" a temporary file whose bytes finish copies to standard output
+// (and removes).
+func stdoutPath(c *ucli.Context, path string) (string, func() error, error) {
+	if path != "-" {
+		return path, func() error { return nil }, nil
+	}
+	dir, err := os.MkdirTemp("", "dpfeat-stdout-*")
+	if err != nil {
+		return "", nil, userErrorf("--out -: %v", err)
+	}
+	tmp := filepath.Join(dir, "out")
+	return tmp, func() error {
+		defer os.RemoveAll(dir)
+		f, err := os.Open(tmp)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := io.Copy(c.App.Writer, f); err != nil {
+			return internal(fmt.Errorf("write standard output: %w", err))
+		}
+		return nil
+	}, nil
+}

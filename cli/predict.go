@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/features"
@@ -37,15 +38,34 @@ func predictCommand() *ucli.Command {
 			if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "classifier", "features")); err != nil {
 				return err
 			}
+			if outs[0] == "-" && c.Bool("json") {
+				return userErrorf("--out - writes the predictions to standard output: --json cannot share it")
+			}
+			featPath, cleanup, err := stdinPath(c, "features", featPath)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
 			clf, m, err := loadPair(c, clfPath, featPath)
 			if err != nil {
 				return err
 			}
 			pred, scores := clf.Predict(m)
-			err = features.WritePredictions(outs[0], features.Predictions{Classes: clf.Classes, IDs: m.IDs, Labels: m.Labels,
-				Predicted: pred, Scores: scores, Metadata: map[string]string{"dpfeat.classifier": clfPath, "dpfeat.privacy": clf.Guarantee.String()}})
+			path, finish, err := stdoutPath(c, outs[0])
 			if err != nil {
 				return err
+			}
+			err = features.WritePredictions(path, features.Predictions{Classes: clf.Classes, IDs: m.IDs, Labels: m.Labels,
+				Predicted: pred, Scores: scores, Metadata: map[string]string{"dpfeat.classifier": clfPath, "dpfeat.privacy": clf.Guarantee.String()}})
+			if err == nil {
+				err = finish()
+			}
+			if err != nil {
+				return err
+			}
+			if outs[0] == "-" {
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %d predictions over %d classes to standard output\n", m.Rows, len(clf.Classes))
+				return nil
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, map[string]any{"out": outs[0], "rows": m.Rows, "classes": len(clf.Classes)})
