@@ -117,7 +117,7 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	code = exitCode(err)
 	switch code {
 	case 1:
-		fmt.Fprintf(stderr, "dpfeat: %v\n", err)
+		fmt.Fprintf(stderr, "dpfeat: %s\n", oneLine(err.Error()))
 	case 2:
 		fmt.Fprintf(stderr, "dpfeat: internal error: %v\n", err)
 	}
@@ -134,4 +134,17 @@ func exitCode(err error) int {
 		return 2
 	}
 	return 1
+}
+
+// oneLine folds a multi-line message (a YAML decoder's list, ONNX
+// Runtime's report) into one line: a user error is one line naming the
+// culprit and what to do.
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

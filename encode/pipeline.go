@@ -345,7 +345,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				q.features = make([]float32, rows*enc.Dim())
 				if rows > 0 {
 					if err := enc.Run(q.tensor, rows, q.features); err != nil {
-						errc <- fmt.Errorf("encoder failed on the batch starting at example %d: %w", q.seq*opt.Batch, err)
+						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.seq*opt.Batch, err)
 						return
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -171,6 +172,15 @@ func parseConfig(data []byte, dir string, maxJobs int64) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("empty configuration")
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// one line: "line 2: unknown key epsilon; line 3: …"
+			var parts []string
+			for _, e := range te.Errors {
+				parts = append(parts, unknownField.ReplaceAllString(e, `unknown key "$1"`))
+			}
+			return nil, fmt.Errorf("%s", strings.Join(parts, "; "))
 		}
 		return nil, err
 	}
@@ -645,3 +655,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// unknownField matches yaml.v3's "field X not found in type T".
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)

@@ -377,7 +377,7 @@ func TestConfigErrors(t *testing.T) {
 	base := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\ndelta: 1e-5\n"
 	noDelta := "datasets: [{train: train.arrow, test: train.arrow}]\nepsilons: [1]\nmethods: {dpls: {}}\n"
 	cases := []struct{ name, yaml, want string }{
-		{"unknown key", base + "methods: {dpls: {}}\nepsilon: [2]\n", "field epsilon not found"},
+		{"unknown key", base + "methods: {dpls: {}}\nepsilon: [2]\n", `line 5: unknown key "epsilon"`},
 		{"unknown method", base + "methods: {dpxx: {}}\n", `unknown method "dpxx"`},
 		{"unknown hyperparameter", base + "methods: {dpls: {lr: 1}}\n", "dpls has no hyperparameter lr"},
 		{"bad range", base + "methods: {dpfc: {lr: {log: [0, 1], num: 3}}}\n", "positive ends"},
@@ -472,5 +472,17 @@ func TestHugeGridRefusedBeforeMaterialising(t *testing.T) {
 		t.Errorf("limit 3: %v", err)
 	} else if n, _ := c.CountJobs(); n != 3 {
 		t.Errorf("%d jobs counted", n)
+	}
+}
+
+// TestConfigErrorsAreOneLine (#16 item 17): the YAML decoder's error for
+// unknown keys lists lines; the message the user sees names every culprit
+// on one line.
+func TestConfigErrorsAreOneLine(t *testing.T) {
+	dir := t.TempDir()
+	blobFile(t, filepath.Join(dir, "train.arrow"), 30, 1, false)
+	_, err := ParseConfig([]byte("datasets: [{train: train.arrow, test: train.arrow}]\nepsilon: [1]\nsedes: 2\nmethods: {dpls: {}}\n"), dir)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "epsilon") || !strings.Contains(err.Error(), "sedes") {
+		t.Errorf("%q", err)
 	}
 }
