@@ -62,6 +62,9 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	}
 	biasInit := p.Get("bias_init", -10)
 	D := rows.Dim() + 1
+	if err := o.squares("dpfc", D-1, D, 2); err != nil {
+		return nil, err
+	}
 	// The covariance's accumulators and factors take a few D×D; the rest
 	// of the memory budget may keep u for the T passes after the first.
 	us := newUStream[float32](rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48)

@@ -60,6 +60,9 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	psd := private && p.Get("psd", 1) != 0
 	const k = 1.0
 	D := rows.Dim()
+	if err := o.squares(methodNameLS(private), D, D, 2); err != nil {
+		return nil, err
+	}
 	so := StatsOptions{Normalize: !o.NoNormalize, Gram: true}
 	if private {
 		so.Clip = C
@@ -204,4 +207,11 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	}
 	p.Finish(res)
 	return res, nil
+}
+
+func methodNameLS(private bool) string {
+	if private {
+		return "dpls"
+	}
+	return "ls"
 }

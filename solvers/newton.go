@@ -121,6 +121,9 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
 	budget := o.memoryBudget()
+	if err := o.squares(methodName(private), rows.Dim(), D, 2); err != nil {
+		return nil, err
+	}
 	if k := ClassChunks(M, D, budget); len(k) > 1 {
 		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): up to %d passes over the data per step, %d classes each", methodName(private), M, D, D, len(k), len(k[0]))
 	}

@@ -577,6 +577,31 @@ func (o *Options) note(format string, args ...any) {
 }
 
 // memoryBudget is MemoryBudget or its default, 4 GiB.
+// squares refuses, before any allocation, a method whose k D×D float64
+// matrices that cannot be split further (the Gram and one class's, the
+// covariance and its factor) exceed the memory budget: then
+// --memory could not be honoured (D = 40,000 once allocated 12.8 GB and
+// died under a 4 GiB budget).
+func (o *Options) squares(method string, features, D, k int) error {
+	need := float64(k) * float64(D) * float64(D) * 8
+	if need > float64(o.memoryBudget()) {
+		return fmt.Errorf("%s on %d features needs about %s for its %d×%d statistics, more than the memory budget (--memory %s): raise --memory, or reduce the dimension (e.g. --k-pool, or a smaller encoder)",
+			method, features, humanSize(need), D, D, humanSize(float64(o.memoryBudget())))
+	}
+	return nil
+}
+
+// humanSize prints a byte count in KiB, MiB or GiB.
+func humanSize(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", math.Ceil(b/(1<<10)))
+}
+
 func (o *Options) memoryBudget() int64 {
 	if o.MemoryBudget > 0 {
 		return o.MemoryBudget

@@ -960,3 +960,16 @@ func TestPrivateN(t *testing.T) {
 		t.Errorf("n̂'s noise variance: z = %.2f", z)
 	}
 }
+
+// TestMemoryBudgetRefusesHugeSquares (#16 item 6): a dimension whose D×D
+// statistics alone exceed --memory is refused before anything is
+// allocated, naming D and the budget (D = 40,000 once took 12.8 GB).
+func TestMemoryBudgetRefusesHugeSquares(t *testing.T) {
+	d := blobs(20, 300, 2, 1)
+	for _, m := range []string{"dpls", "dpfc", "dpnewton"} {
+		_, err := FitRows(context.Background(), m, batchedRows{d, 10}, 2, Options{Epsilon: 1, Delta: 1e-5, MemoryBudget: 1 << 20})
+		if err == nil || !strings.Contains(err.Error(), "300 features") || !strings.Contains(err.Error(), "--memory") {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
