@@ -43,6 +43,7 @@ func extractCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
+			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
 			&ucli.BoolFlag{Name: "skip-bad", Usage: "skip images that do not decode (they are counted and listed)"},
 			&ucli.BoolFlag{Name: "quiet", Usage: "no progress bar"},
 			jsonFlag(),
@@ -161,7 +162,7 @@ func extractAction(c *ucli.Context) error {
 	absData, _ := filepath.Abs(data)
 	opt := encode.ExtractOptions{
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
-		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"),
+		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
 		Meta: features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID},
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),

@@ -41,8 +41,13 @@ type ExtractOptions struct {
 	// SkipBad skips (and counts) images that do not decode, instead of
 	// failing.
 	SkipBad bool
-	// Resume continues an interrupted extraction into the same output.
-	Resume bool
+	// Resume continues an interrupted extraction into the same output;
+	// Restart discards an interrupted or damaged one and starts over.
+	Resume, Restart bool
+	// MaxInflight bounds the bytes of read and decoded images waiting to
+	// be preprocessed, whatever the batch size (default 512 MiB; one
+	// larger image still passes, alone).
+	MaxInflight int64
 	// Progress receives a progress bar (stderr); nil for none.
 	Progress io.Writer
 	// Meta is the feature file's metadata; an empty Created is filled in
@@ -112,13 +117,16 @@ func (s *resumeState) save(path string) error {
 
 // job is a run of consecutive examples that become one encoder call.
 type job struct {
-	seq      int
+	seq int
+	// first is the index of the job's first example (after --offset).
+	first    int64
 	examples []features.Example
 }
 
 // prepared is a job after decoding and preprocessing.
 type prepared struct {
 	seq      int
+	first    int64
 	n        int // examples read
 	tensor   []float32
 	labels   []int32
@@ -147,6 +155,18 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if opt.RecordRows <= 0 {
 		opt.RecordRows = 4096
 	}
+	// A batch never exceeds the data (--batch 10000000 once preallocated
+	// 123 GB for a small dataset).
+	if n := ds.Len(); n > 0 {
+		left := max(1, n-opt.Offset)
+		if opt.Limit > 0 {
+			left = min(left, opt.Limit)
+		}
+		opt.Batch = int(min(int64(opt.Batch), left))
+	}
+	if opt.MaxInflight <= 0 {
+		opt.MaxInflight = 512 << 20
+	}
 	opt.RecordRows = max(opt.RecordRows, opt.Batch)
 	res.Out, res.Dim = out, enc.Dim()
 	partial, statePath := PartialPaths(out)
@@ -160,6 +180,16 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	st := &resumeState{Version: 1, Identity: opt.Identity, Created: opt.Meta.Created}
 	if st.Created == "" {
 		st.Created = time.Now().UTC().Format(time.RFC3339)
+	}
+	if opt.Resume && opt.Restart {
+		return res, fmt.Errorf("--resume and --restart exclude each other")
+	}
+	if opt.Restart {
+		for _, p := range []string{partial, statePath, partial + ".old"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return res, fmt.Errorf("restart: %w", err)
+			}
+		}
 	}
 	old := ""
 	if prev, lerr := loadState(statePath); lerr == nil {
@@ -179,9 +209,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			}
 		}
 	} else if !errors.Is(lerr, os.ErrNotExist) {
-		return res, lerr
+		return res, fmt.Errorf("%w: rerun with --restart to discard the interrupted extraction and start over", lerr)
 	} else if _, serr := os.Stat(partial); serr == nil {
-		return res, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved, or another run is writing it); delete it to start over", partial, statePath)
+		return res, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved): rerun with --restart to start over", partial, statePath)
 	}
 	opt.Meta.Created = st.Created
 
@@ -189,9 +219,16 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if err != nil {
 		return res, err
 	}
-	done := false
+	done, damaged := false, false
 	defer func() {
 		if done {
+			return
+		}
+		if damaged {
+			// The interrupted run's rows cannot be copied: --resume would
+			// fail again the same way. The new partial goes; --restart
+			// (which the error names) discards the rest.
+			w.Abort()
 			return
 		}
 		// Keep what is durable for --resume; nothing durable: clean up.
@@ -214,7 +251,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if old != "" {
 		rows, cerr := features.CopyPartial(old, st.Batches, w)
 		if cerr != nil {
-			return res, cerr
+			damaged = true
+			return res, fmt.Errorf("%w: the interrupted extraction's saved rows are damaged; rerun with --restart to start over (its %d rows are lost)", cerr, st.Rows)
 		}
 		if err := w.Sync(); err != nil {
 			return res, err
@@ -236,12 +274,26 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	encoded := make(chan prepared, 2)
 	errc := make(chan error, 3)
 
-	// Reader: examples in order, grouped into encoder batches.
+	// Reader: examples in order, grouped into encoder batches. The bytes of
+	// images read (encoded, or decoded by the source as IDX and CIFAR are)
+	// and not yet preprocessed are bounded by MaxInflight, whatever the
+	// batch (48 images of 10240×10240 once needed ≈ 15 GB).
+	inflight := newBudget(opt.MaxInflight)
+	base := st.Examples // examples an interrupted run already encoded
 	go func() {
 		defer close(jobs)
-		read := st.Examples
+		read := base
+		var carry *features.Example // read, waiting for room in the next job
 		for seq := 0; ; seq++ {
 			var exs []features.Example
+			first := read
+			if carry != nil {
+				first--
+				if !inflight.acquire(ctx, exampleBytes(*carry)) {
+					return
+				}
+				exs, carry = append(exs, *carry), nil
+			}
 			for len(exs) < opt.Batch && (opt.Limit <= 0 || read < opt.Limit) {
 				ex, err := ds.Next()
 				if errors.Is(err, io.EOF) {
@@ -251,14 +303,22 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 					errc <- err
 					return
 				}
-				exs = append(exs, ex)
 				read++
+				n := exampleBytes(ex)
+				if len(exs) > 0 && !inflight.tryAcquire(n) {
+					carry = &ex // the batch so far goes now; this image starts the next
+					break
+				}
+				if len(exs) == 0 && !inflight.acquire(ctx, n) {
+					return
+				}
+				exs = append(exs, ex)
 			}
 			if len(exs) == 0 {
 				return
 			}
 			select {
-			case jobs <- job{seq: seq, examples: exs}:
+			case jobs <- job{seq: seq, first: first, examples: exs}:
 			case <-ctx.Done():
 				return
 			}
@@ -277,10 +337,10 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			for j := range jobs {
 				buf, _ := tensors.Get().(*[]float32)
 				if buf == nil || cap(*buf) < len(j.examples)*size {
-					b := make([]float32, 0, opt.Batch*size)
+					b := make([]float32, 0, len(j.examples)*size)
 					buf = &b
 				}
-				p := prepared{seq: j.seq, n: len(j.examples), tensor: (*buf)[:0]}
+				p := prepared{seq: j.seq, first: j.first, n: len(j.examples), tensor: (*buf)[:0]}
 				for _, ex := range j.examples {
 					px, err := features.DecodeImage(ex)
 					if err == nil {
@@ -301,6 +361,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 					}
 					p.labels = append(p.labels, ex.Label)
 					p.ids = append(p.ids, ex.ID)
+				}
+				for _, ex := range j.examples {
+					inflight.release(exampleBytes(ex))
 				}
 				select {
 				case preparedCh <- p:
@@ -345,7 +408,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				q.features = make([]float32, rows*enc.Dim())
 				if rows > 0 {
 					if err := enc.Run(q.tensor, rows, q.features); err != nil {
-						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.seq*opt.Batch, err)
+						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.first, err)
 						return
 					}
 				}
@@ -477,4 +540,66 @@ func identityDiff(a, b map[string]string) string {
 	}
 	sort.Strings(diff)
 	return strings.Join(diff, ", ")
+}
+
+// exampleBytes is what an example read holds in memory.
+func exampleBytes(ex features.Example) int64 {
+	n := int64(len(ex.Encoded))
+	if ex.Pixels != nil {
+		n += int64(len(ex.Pixels.Data))
+	}
+	return n
+}
+
+// budget is a byte count shared between the reader and the workers.
+type budget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	limit int64
+	used  int64
+}
+
+func newBudget(limit int64) *budget {
+	b := &budget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until n bytes fit (or nothing else is held, so that one
+// large item passes alone); false when ctx ends first.
+func (b *budget) acquire(ctx context.Context, n int64) bool {
+	stop := context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	defer stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used > 0 && b.used+n > b.limit {
+		if ctx.Err() != nil {
+			return false
+		}
+		b.cond.Wait()
+	}
+	b.used += n
+	return ctx.Err() == nil
+}
+
+// tryAcquire takes n bytes if they fit now.
+func (b *budget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used > 0 && b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }

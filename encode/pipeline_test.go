@@ -292,3 +292,102 @@ func TestOneRunPerOutput(t *testing.T) {
 		t.Fatalf("the first run's file: %v rows, %v", m, err)
 	}
 }
+
+// bigDataset yields n decoded images of side×side bytes.
+type bigDataset struct {
+	memDataset
+	side int
+}
+
+func (d *bigDataset) Next() (features.Example, error) {
+	ex, err := d.memDataset.Next()
+	if err == nil {
+		ex.Pixels = &features.Pixels{Width: d.side, Height: d.side, Channels: 1, Data: make([]uint8, d.side*d.side)}
+		ex.Pixels.Data[0] = uint8(ex.Index)
+	}
+	return ex, err
+}
+
+// TestExtractMemoryIsBounded (#16 item 8): an absurd --batch is clamped to
+// the data, and images waiting to be preprocessed are bounded by
+// MaxInflight whatever the batch: with room for three 1 MB images and a
+// batch of 64, batches are cut short and every row comes out right.
+func TestExtractMemoryIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	opt := extractOpts()
+	opt.Batch = 10_000_000
+	if _, err := Extract(context.Background(), &memDataset{n: 37}, &sumEncoder{}, testPrep(t), filepath.Join(dir, "a.arrow"), opt); err != nil {
+		t.Fatalf("--batch 10000000 on 37 images: %v", err)
+	}
+	want := filepath.Join(dir, "want.arrow")
+	opt = extractOpts()
+	opt.Batch = 64
+	if _, err := Extract(context.Background(), &bigDataset{memDataset{n: 20}, 1024}, &sumEncoder{}, testPrep(t), want, opt); err != nil {
+		t.Fatal(err)
+	}
+	got := filepath.Join(dir, "got.arrow")
+	opt.MaxInflight = 3 << 20
+	if _, err := Extract(context.Background(), &bigDataset{memDataset{n: 20}, 1024}, &sumEncoder{}, testPrep(t), got, opt); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := features.ReadAll(want, features.ReadOptions{})
+	b, err := features.ReadAll(got, features.ReadOptions{})
+	if err != nil || a.Rows != 20 || b.Rows != 20 {
+		t.Fatalf("rows %d and %d (%v)", a.Rows, b.Rows, err)
+	}
+	for i := range a.Data {
+		if a.Data[i] != b.Data[i] {
+			t.Fatalf("value %d differs with the in-flight bound", i)
+		}
+	}
+}
+
+// TestStalePartialOffersRestart (#16 items 8, 12): a partial left without
+// its state (a run killed before its first record batch) says how to start
+// over, and --restart does.
+func TestStalePartialOffersRestart(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.arrow")
+	partial, _ := PartialPaths(out)
+	os.WriteFile(partial, []byte("half a file"), 0o644)
+	_, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, extractOpts())
+	if err == nil || !strings.Contains(err.Error(), "--restart") {
+		t.Fatalf("stale partial: %v", err)
+	}
+	opt := extractOpts()
+	opt.Restart = true
+	if _, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, opt); err != nil {
+		t.Fatalf("--restart: %v", err)
+	}
+}
+
+// TestDamagedPartialOffersRestart (#16 item 12): a partial whose saved
+// batches are damaged made --resume advise "rerun with --resume" forever;
+// it now says what is damaged and offers --restart, which works.
+func TestDamagedPartialOffersRestart(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.arrow")
+	prep := testPrep(t)
+	enc := &sumEncoder{failAt: 6}
+	if _, err := Extract(context.Background(), &memDataset{n: 45}, enc, prep, out, extractOpts()); err == nil {
+		t.Fatal("no failure")
+	}
+	partial, _ := PartialPaths(out)
+	raw, _ := os.ReadFile(partial)
+	for i := 64; i < len(raw) && i < 400; i++ {
+		raw[i] ^= 0xff // damage the saved batches
+	}
+	os.WriteFile(partial, raw, 0o644)
+	opt := extractOpts()
+	opt.Resume = true
+	for try := 0; try < 2; try++ {
+		_, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, out, opt)
+		if err == nil || !strings.Contains(err.Error(), "--restart") || strings.Contains(err.Error(), "rerun with --resume") {
+			t.Fatalf("try %d on a damaged partial: %v", try, err)
+		}
+	}
+	opt = extractOpts()
+	opt.Restart = true
+	res, err := Extract(context.Background(), &memDataset{n: 45}, &sumEncoder{}, prep, out, opt)
+	if err != nil || res.Rows != 45 {
+		t.Fatalf("--restart: %v, %d rows", err, res.Rows)
+	}
+}
