@@ -3,6 +3,13 @@
 //
 // For profiling, DPFEAT_CPUPROFILE=FILE writes a CPU profile of the run
 // (read it with `go tool pprof bin/dpfeat FILE`).
+//
+// Signals: the first Ctrl-C (or SIGTERM) asks the command to stop at its
+// next safe point — partial outputs are kept for --resume — and the
+// process quits anyway if the command is still busy after a grace period
+// (DPFEAT_STOP_GRACE, default 10s): work blocked in a read (a FIFO) or in
+// a library call (BLAS, ONNX Runtime) cannot notice the request. A second
+// signal quits at once. Either way the exit status is 128 + the signal.
 package main
 
 import (
@@ -12,6 +19,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/dpfeat/dpfeat/cli"
 )
@@ -28,9 +36,37 @@ func main() {
 		}
 		defer f.Close()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	grace := 10 * time.Second
+	if s := os.Getenv("DPFEAT_STOP_GRACE"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "dpfeat: DPFEAT_STOP_GRACE=%s: expected a duration such as 10s\n", s)
+			os.Exit(1)
+		}
+		grace = d
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		cancel()
+		fmt.Fprintln(os.Stderr, "dpfeat: stopping at the next safe point (signal again to quit at once)")
+		select {
+		case s = <-sigs:
+			fmt.Fprintln(os.Stderr, "dpfeat: quitting at once")
+		case <-time.After(grace):
+			fmt.Fprintf(os.Stderr, "dpfeat: still busy %s after the signal (blocked in a read or a library call): quitting\n", grace)
+		}
+		pprof.StopCPUProfile()
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 	code := cli.Run(ctx, os.Args, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	pprof.StopCPUProfile()
 	os.Exit(code)
 }

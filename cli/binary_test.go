@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// buildBinary builds dpfeat once for the tests that run it as a process.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dpfeat-bin-*")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dpfeat")
+		if out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// TestMemoryLimits (#16 items 6, 9) runs the dpfeat binary under an
+// address-space limit (ulimit -v): a fit whose D×D statistics exceed
+// --memory and a sweep grid of 10⁹ settings are both refused at once —
+// exit 1, one line, no Go runtime trace — instead of allocating until the
+// limit kills them.
+func TestMemoryLimits(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash for ulimit")
+	}
+	dir := t.TempDir()
+	bin := buildBinary(t)
+	train := filepath.Join(dir, "wide.arrow")
+	blobFile(t, train, 20, 3000, []string{"a", "b"}, "s", 1)
+	cfg := filepath.Join(dir, "huge.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: wide.arrow, test: wide.arrow}]\nepsilons: [1]\ndelta: 1e-5\n"+
+		"methods:\n  dpfc:\n    lr: {log: [0.1, 10], num: 1000}\n    steps: {linear: [1, 1000], num: 1000}\n    clip_grad: {log: [0.1, 10], num: 1000}\n"), 0o644)
+	// A small file whose schema claims 10⁷ features per row (item 7).
+	liar := filepath.Join(dir, "liar.arrow")
+	blobFile(t, liar, 1, 7777, []string{"a", "b"}, "s", 1)
+	raw, _ := os.ReadFile(liar)
+	os.WriteFile(liar, bytes.ReplaceAll(raw, []byte{0x61, 0x1e, 0, 0}, []byte{0x80, 0x96, 0x98, 0}), 0o644)
+	// An image folder extracted with an absurd --batch (item 8).
+	images := filepath.Join(dir, "images")
+	imageFolder(t, images, []string{"cat", "dog"}, 3)
+	for _, c := range []struct {
+		args, want string
+		code       int
+	}{
+		{"fit --method dpls --train " + train + " --epsilon 1 --delta 1e-5 --memory 64MiB --out " + filepath.Join(dir, "c.safetensors"), "more than the memory budget", 1},
+		{"sweep --config " + cfg + " --out " + filepath.Join(dir, "r.arrow"), "makes 1000000000 jobs", 1},
+		{"fit --method dpls --train " + liar + " --epsilon 1 --delta 1e-5 --out " + filepath.Join(dir, "l.safetensors"), "liar.arrow", 1},
+		{"extract --model ../testdata/encoders/tiny-cnn.onnx --data " + images + " --batch 10000000 --out " + filepath.Join(dir, "f.arrow"), "6 rows", 0},
+	} {
+		// 4 GiB of address space: enough for the runtime and ONNX Runtime,
+		// not for the work asked.
+		cmd := exec.Command("bash", "-c", "ulimit -v 4194304; exec "+bin+" "+c.args)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		msg := lines[len(lines)-1] // notes may come first; the error is one line
+		if code != c.code || !strings.Contains(msg, c.want) || strings.Contains(string(out), "goroutine") {
+			t.Errorf("%s: exit %d, %q", strings.Fields(c.args)[0], code, msg)
+		}
+	}
+}
+
+// TestSignalsStopABlockedRun (#16 items 2, 10): extract blocked in open()
+// of a FIFO cannot notice Ctrl-C; the first signal asks it to stop and the
+// process quits after the grace period anyway, a second signal quits at
+// once — exit 130 both ways, never a hang.
+func TestSignalsStopABlockedRun(t *testing.T) {
+	bin := buildBinary(t)
+	for _, twice := range []bool{false, true} {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "x-images-idx3-ubyte")
+		for _, p := range []string{fifo, filepath.Join(dir, "x-labels-idx1-ubyte")} {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+		}
+		cmd := exec.Command(bin, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", fifo, "--out", filepath.Join(dir, "f.arrow"))
+		grace := "1s"
+		if twice {
+			grace = "1h"
+		}
+		cmd.Env = append(os.Environ(), "DPFEAT_STOP_GRACE="+grace)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond) // blocked in open() by now
+		start := time.Now()
+		cmd.Process.Signal(os.Interrupt)
+		if twice {
+			time.Sleep(200 * time.Millisecond)
+			cmd.Process.Signal(os.Interrupt)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("twice %v: still running 10 s after the signal: %s", twice, stderr.String())
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 || time.Since(start) > 5*time.Second {
+			t.Errorf("twice %v: exit %d after %s: %s", twice, code, time.Since(start), stderr.String())
+		}
+	}
+}
