@@ -333,9 +333,6 @@ func fitAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("fit %s on %s: %v", m.Name, train, err)
 	}
-	if c.Bool("no-normalize") {
-		res.Prep.Normalize = false
-	}
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}

@@ -486,3 +486,50 @@ func TestDashIsStdinStdout(t *testing.T) {
 		t.Error("a file named - was created")
 	}
 }
+
+// TestNoNormalizeClassifierAppliesWhatWasTrained (#17 defect): under
+// --no-normalize, with rows of norm 0.001–0.011, the written classifier
+// must apply the preprocessing the method trained with — DP-LP rescales
+// every row to norm C whatever the flags (it stored Normalize = false and
+// scored 0.454 on its own training data); the others keep the scale.
+func TestNoNormalizeClassifierAppliesWhatWasTrained(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "small.arrow")
+	m := synth.Clusters(600, 6, 3, 0.3, 7, nil)
+	for i := 0; i < m.Rows(); i++ {
+		row := m.Row(i)
+		var s float64
+		for _, v := range row {
+			s += float64(v) * float64(v)
+		}
+		f := float32((0.001 + 0.01*float64(i%11)/10) / math.Sqrt(s))
+		for k := range row {
+			row[k] *= f
+		}
+	}
+	if err := features.WriteFile(train, features.Metadata{Classes: []string{"a", "b", "c"}, EncoderSHA256: "s"}, features.WriterOptions{}, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"dplp", "dpsgd", "logreg"} {
+		eps := "8"
+		if method == "logreg" {
+			eps = "inf"
+		}
+		clf := filepath.Join(dir, method+".safetensors")
+		if code, _, errs := run(t, "fit", "--method", method, "--train", train, "--epsilon", eps, "--delta", "1e-5", "--no-normalize", "--out", clf, "--seed", "1"); code != 0 {
+			t.Fatal(errs)
+		}
+		code, out, errs := run(t, "eval", "--classifier", clf, "--test", train, "--json")
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		var rep struct {
+			Accuracy float64 `json:"accuracy"`
+		}
+		json.Unmarshal([]byte(out), &rep)
+		if method == "dplp" && rep.Accuracy < 0.9 {
+			t.Errorf("%s --no-normalize: accuracy %.3f on its own training data", method, rep.Accuracy)
+		}
+		t.Logf("%s: %.3f", method, rep.Accuracy)
+	}
+}

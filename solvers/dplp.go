@@ -129,6 +129,9 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		}
 		o.progress("dplp step %d/%d", t+1, T)
 	}
+	// DP-LP rescales every row to norm C itself (Steps 1–2), whatever the
+	// flags: the classifier must do the same (it once stored Normalize =
+	// false under --no-normalize and scored 0.454 on its own training set).
 	res := &Result{W: W, B: make([]float64, M), Prep: Preprocessing{Normalize: true, Scale: C, Center: mean},
 		Guarantee: g, NoiseMultiplier: z}
 	p.Record("sigma_mean", ratio*z)

@@ -128,7 +128,8 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		step(opt, theta, grad, m1, m2, t, lr, M, D)
 		o.progress("dpsgd step %d/%d", t, T)
 	}
-	res := &Result{Prep: Preprocessing{Normalize: true, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
+	// The rows came through Prepare, normalised unless NoNormalize.
+	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, d.D, 1)
 	publicN(o, res, d.N)
 	p.Record("sampling_rate", q)

@@ -78,7 +78,7 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Prep: Preprocessing{Normalize: true}}
+	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}} // as Prepare made the rows
 	res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	res.W, res.B = fromBias(result.X, M, d.D, 1)
 	p.Record("iterations", result.Stats.MajorIterations)

@@ -77,8 +77,9 @@ type Options struct {
 	// PublicCounts lets DPPL-Mean divide by the true class counts, an
 	// assumption the guarantee then records.
 	PublicCounts bool
-	// NoNormalize keeps features at their scale (streaming methods; the
-	// others get data already prepared by Prepare).
+	// NoNormalize keeps features at their scale: streaming methods read
+	// it; the in-memory ones get rows Prepare made (normalised or not, as
+	// this says) and record it in their Result.Prep.
 	NoNormalize bool
 	// MemoryBudget bounds, in bytes, what streaming methods hold: the D×D
 	// accumulators (classes are processed in chunks, one pass each, when
