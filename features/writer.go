@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 )
 
 // WriterOptions tunes Create.
@@ -58,7 +59,7 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 	if opt.Partial != "" {
 		f, err = os.OpenFile(opt.Partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	} else {
-		f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+		f, err = atomicfile.Temp(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
@@ -179,22 +180,12 @@ func (w *Writer) Close() error {
 		w.abort()
 		return fmt.Errorf("write %s: no rows; a feature file needs at least one", w.path)
 	}
-	err := w.w.Close()
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
-	}
-	if err != nil {
+	if err := w.w.Close(); err != nil {
+		w.f.Close()
 		os.Remove(w.tmp)
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	syncDir(filepath.Dir(w.path))
-	return nil
+	return atomicfile.Commit(w.f, w.path)
 }
 
 // Sync makes every row written so far durable: after it returns, a crash
@@ -236,15 +227,6 @@ func (w *Writer) abort() {
 	_ = w.w.Close()
 	_ = w.f.Close()
 	_ = os.Remove(w.tmp)
-}
-
-// syncDir makes a rename durable; failure only weakens durability, not
-// correctness, so it is ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // WriteFile writes the batches to a new feature file at path in one go.

@@ -13,20 +13,39 @@ import (
 
 // Write creates path with the content write produces.
 func Write(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := Temp(path)
 	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	err = write(f)
-	if err == nil {
-		// CreateTemp makes the file private (0600); the result gets the
-		// destination's mode if it exists, else the usual 0644.
-		mode := os.FileMode(0o644)
-		if st, serr := os.Stat(path); serr == nil {
-			mode = st.Mode().Perm()
-		}
-		err = f.Chmod(mode)
+	return Commit(f, path)
+}
+
+// Temp creates the temporary file beside path that a streaming writer
+// fills before Commit.
+func Temp(path string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
+	return f, nil
+}
+
+// Commit publishes the filled file f at path: it gets the destination's
+// mode if that exists, else the usual 0644 (CreateTemp makes files 0600,
+// which split and imbalance once left on their outputs), is fsynced,
+// closed and renamed over path, and the folder is synced. On any error f
+// is removed and path is untouched.
+func Commit(f *os.File, path string) error {
+	mode := os.FileMode(0o644)
+	if st, serr := os.Stat(path); serr == nil {
+		mode = st.Mode().Perm()
+	}
+	err := f.Chmod(mode)
 	if err == nil {
 		err = f.Sync()
 	}
