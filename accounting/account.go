@@ -139,7 +139,7 @@ func (c composition) epsilon(delta float64, opt Options, g *Guarantee) error {
 		return err
 	case AccountantPure:
 		if delta != 0 {
-			if err := checkDelta(delta); err != nil {
+			if err := CheckDelta(delta); err != nil {
 				return err
 			}
 		}
@@ -239,7 +239,7 @@ func Account(mechs []Mechanism, delta float64, acc Accountant, opt Options) (Gua
 	}
 	pureZero := delta == 0 && allPure(mechs)
 	if !pureZero {
-		if err := checkDelta(delta); err != nil {
+		if err := CheckDelta(delta); err != nil {
 			return Guarantee{}, err
 		}
 	}

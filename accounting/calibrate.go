@@ -30,7 +30,7 @@ func Calibrate(target, delta float64, acc Accountant, opt Options, build func(z 
 	if math.IsNaN(target) || target <= 0 || math.IsInf(target, 0) {
 		return 0, Guarantee{}, fmt.Errorf("%w: target ε must be a positive finite number, got %v", ErrInvalid, target)
 	}
-	if err := checkDelta(delta); err != nil {
+	if err := CheckDelta(delta); err != nil {
 		return 0, Guarantee{}, err
 	}
 	eval := func(z float64) (Guarantee, bool, error) {

@@ -44,7 +44,7 @@ func GaussianEpsilon(mu, delta float64) (float64, error) {
 	if err := checkMu(mu); err != nil {
 		return 0, err
 	}
-	if err := checkDelta(delta); err != nil {
+	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
 	if mu == 0 {

@@ -168,7 +168,7 @@ func logBinomSigned(alpha, i float64) (float64, int) {
 // for α > 1.01, and ε = 0 where δ ≥ sqrt(1 − exp(−RDP(α))), the bound through
 // the KL divergence (RDP(α) ≥ KL for α ≥ 1).
 func RDPEpsilon(orders, rdp []float64, delta float64) (eps, order float64, err error) {
-	if err := checkDelta(delta); err != nil {
+	if err := CheckDelta(delta); err != nil {
 		return 0, 0, err
 	}
 	if err := checkCurve(orders, rdp); err != nil {

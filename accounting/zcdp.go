@@ -102,7 +102,7 @@ func ZCDPEpsilon(rho, delta float64, conv Conversion) (float64, error) {
 	if err := checkRho(rho); err != nil {
 		return 0, err
 	}
-	if err := checkDelta(delta); err != nil {
+	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
 	if rho == 0 {
@@ -124,13 +124,6 @@ func ZCDPEpsilon(rho, delta float64, conv Conversion) (float64, error) {
 func checkRho(rho float64) error {
 	if math.IsNaN(rho) || rho < 0 {
 		return fmt.Errorf("%w: ρ must be ≥ 0, got %v", ErrInvalid, rho)
-	}
-	return nil
-}
-
-func checkDelta(delta float64) error {
-	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
-		return fmt.Errorf("%w: δ must be in (0, 1), got %v", ErrInvalid, delta)
 	}
 	return nil
 }

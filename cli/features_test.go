@@ -146,7 +146,7 @@ func TestSplitAndImbalance(t *testing.T) {
 		{[]string{"split", "--in", in, "--train", tr}, "--val is required"},
 		{[]string{"split", "--in", in, "--train", in, "--val", va}, "is the same file as --in"},
 		{[]string{"split", "--in", in, "--train", va, "--val", va}, "name the same file"},
-		{[]string{"split", "--in", in, "--train", tr, "--val", va, "--val-fraction", "1.5"}, "--val-fraction must be in (0, 1)"},
+		{[]string{"split", "--in", in, "--train", tr, "--val", va, "--val-fraction", "1.5"}, "--val-fraction: validation fraction must be in (0, 1)"},
 		{[]string{"imbalance", "--in", in, "--out", lt, "--ratio", "0.5"}, "--ratio must be ≥ 1"},
 		{[]string{"imbalance", "--in", in, "--out", lt, "--ratio", "2", "--profile", "zipf"}, "--profile must be cui or dppl"},
 		{[]string{"imbalance", "--in", in, "--out", lt, "--ratio", "2", "--rate", "1.5"}, "keep rate must be in (0, 1]"},

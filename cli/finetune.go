@@ -124,8 +124,8 @@ func finetuneAction(c *ucli.Context) error {
 		return userErrorf("--delta is required (choose it well below 1/n)")
 	}
 	delta := c.Float64("delta")
-	if !(delta > 0 && delta < 1) {
-		return userErrorf("--delta must be in (0, 1), got %v", delta)
+	if err := accounting.CheckDelta(delta); err != nil {
+		return userErrorf("--delta: %v", err)
 	}
 	share := finetune.DefaultShare(eps)
 	if s := c.String("phase2-share"); s != "" {

@@ -179,8 +179,8 @@ func fitAction(c *ucli.Context) error {
 	o.Distance = c.String("distance")
 	o.PublicCounts = c.Bool("public-counts")
 	if !c.Bool("n-public") {
-		if s := c.Float64("n-share"); !(s > 0 && s < 1) {
-			return userErrorf("--n-share must be in (0, 1), got %v", s)
+		if err := accounting.CheckFraction("n̂'s share", c.Float64("n-share")); err != nil {
+			return userErrorf("--n-share: %v", err)
 		}
 		if c.Bool("public-counts") {
 			return userErrorf("--public-counts makes the class counts, and so n, public: it excludes --n-public=false")
@@ -197,8 +197,8 @@ func fitAction(c *ucli.Context) error {
 			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
 		}
 		o.Delta = c.Float64("delta")
-		if !(o.Delta > 0 && o.Delta < 1) {
-			return userErrorf("--delta must be in (0, 1), got %v", o.Delta)
+		if err := accounting.CheckDelta(o.Delta); err != nil {
+			return userErrorf("--delta: %v", err)
 		}
 		if math.IsInf(eps, 1) && o.Sigma == 0 {
 			return userErrorf("--epsilon inf asks for no privacy; %s is private (the references are ls, newton, logreg)", m.Name)

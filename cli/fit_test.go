@@ -79,7 +79,7 @@ func TestFitEvalPredict(t *testing.T) {
 	}{
 		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "0", "--delta", "1e-5", "--out", clf}, "--epsilon must be a positive"},
 		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--out", clf}, "--delta is required"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1", "--out", clf}, "--delta must be in (0, 1)"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1", "--out", clf}, "--delta: invalid privacy parameter: δ must be in (0, 1)"},
 		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "inf", "--delta", "1e-5", "--out", clf}, "dpfc is private"},
 		{[]string{"fit", "--method", "ls", "--train", train, "--epsilon", "1", "--out", clf}, "run it with --epsilon inf"},
 		{[]string{"fit", "--method", "svm", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf}, "unknown method"},

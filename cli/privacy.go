@@ -151,8 +151,8 @@ func deltaArg(c *ucli.Context) (float64, error) {
 		return 0, userErrorf("--delta is required")
 	}
 	d := c.Float64("delta")
-	if !(d > 0 && d < 1) {
-		return 0, userErrorf("--delta must be in (0, 1), got %v", d)
+	if err := accounting.CheckDelta(d); err != nil {
+		return 0, userErrorf("--delta: %v", err)
 	}
 	return d, nil
 }

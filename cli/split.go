@@ -31,10 +31,7 @@ func splitCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			frac := c.Float64("val-fraction")
-			if !(frac > 0 && frac < 1) {
-				return userErrorf("--val-fraction must be in (0, 1), got %v", frac)
-			}
+			frac := c.Float64("val-fraction") // checked by NewRowSplit, the one rule
 			f, labels, err := openWithLabels(in)
 			if err != nil {
 				return err

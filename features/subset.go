@@ -104,7 +104,7 @@ func newRowRule(kind string, seed uint64, rates []float64) *RowRule {
 // NewRowSplit returns the validation split's rule: a row goes to
 // validation with probability fraction ∈ (0, 1).
 func NewRowSplit(fraction float64, seed uint64) (*RowRule, error) {
-	if math.IsNaN(fraction) || fraction <= 0 || fraction >= 1 {
+	if !(fraction > 0 && fraction < 1) {
 		return nil, fmt.Errorf("validation fraction must be in (0, 1), got %v", fraction)
 	}
 	return newRowRule("row split", seed, []float64{fraction}), nil

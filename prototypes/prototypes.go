@@ -287,8 +287,8 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	}
 	if acc != accounting.AccountantPure {
 		// zCDP/RDP restatements need a δ to convert at.
-		if !(o.Delta > 0 && o.Delta < 1) {
-			return nil, fmt.Errorf("--accountant %s restates the pure guarantee at a δ: give --delta in (0, 1)", acc)
+		if err := accounting.CheckDelta(o.Delta); err != nil {
+			return nil, fmt.Errorf("--accountant %s restates the pure guarantee at a δ: %w", acc, err)
 		}
 		delta = o.Delta
 	}

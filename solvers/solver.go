@@ -289,8 +289,10 @@ func prepareOptions(m Method, o *Options) error {
 		if o.Sigma == 0 && !(o.Epsilon > 0) {
 			return fmt.Errorf("ε must be positive, got %v", o.Epsilon)
 		}
-		if !m.Pure && !(o.Delta > 0 && o.Delta < 1) {
-			return fmt.Errorf("δ must be in (0, 1), got %v", o.Delta)
+		if !m.Pure {
+			if err := accounting.CheckDelta(o.Delta); err != nil {
+				return err
+			}
 		}
 		if o.Noise == nil {
 			o.Noise = accounting.SecureNoise()
@@ -456,8 +458,8 @@ func (o *Options) Rows(total int64) (float64, error) {
 	if o.nMech != nil {
 		return o.nHat, nil
 	}
-	if !(o.PrivateN < 1) {
-		return 0, fmt.Errorf("the share of the budget for n̂ must be in (0, 1), got %v", o.PrivateN)
+	if err := accounting.CheckFraction("the share of the budget for n̂", o.PrivateN); err != nil {
+		return 0, err
 	}
 	zStar := o.Sigma
 	if zStar <= 0 {

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
@@ -240,8 +241,8 @@ func (c *Config) check() error {
 			if d.ValidationPublic {
 				return fmt.Errorf("%s: validation_public needs a validation file (a fraction of train is private)", where)
 			}
-			if !(f > 0 && f < 1) {
-				return fmt.Errorf("%s: validation fraction must be in (0, 1), got %v", where, f)
+			if _, err := features.NewRowSplit(f, 0); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
 			}
 			d.valFraction = f
 		default:
@@ -274,10 +275,10 @@ func (c *Config) check() error {
 	switch {
 	case c.deltaText == "" && c.Delta == 0:
 		return fmt.Errorf("delta: required (a number in (0, 1), e.g. 1e-5; it is never defaulted)")
-	case !(c.Delta > 0 && c.Delta < 1) && c.deltaText != "":
+	case accounting.CheckDelta(c.Delta) != nil && c.deltaText != "":
 		return fmt.Errorf("delta: %s is not in (0, 1) as a float64 (read as %v)", c.deltaText, c.Delta)
-	case !(c.Delta > 0 && c.Delta < 1):
-		return fmt.Errorf("delta must be in (0, 1), got %v", c.Delta)
+	case accounting.CheckDelta(c.Delta) != nil:
+		return fmt.Errorf("delta: %w", accounting.CheckDelta(c.Delta))
 	}
 	var err error
 	if c.seeds, err = parseSeeds(c.Seeds); err != nil {
