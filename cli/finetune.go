@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/filehash"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
@@ -95,15 +94,6 @@ type finetuneReport struct {
 	Export       string               `json:"export,omitempty"`
 	Provider     string               `json:"provider"`
 	Guarantee    accounting.Guarantee `json:"guarantee"`
-}
-
-func fileSHA(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
 }
 
 func finetuneAction(c *ucli.Context) error {
@@ -254,11 +244,11 @@ func finetuneAction(c *ucli.Context) error {
 	}
 	solvers.ListPublicN(&guarantee, data.N, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
 	// The settings a resumed run must repeat: files, data, budget, phases.
-	graphSHA, err := fileSHA(req["graph"])
+	graphSHA, err := filehash.SHA256(req["graph"])
 	if err != nil {
 		return err
 	}
-	paramsSHA, err := fileSHA(req["params"])
+	paramsSHA, err := filehash.SHA256(req["params"])
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
-	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
+	fitting "github.com/dpfeat/dpfeat/train"
 
 	// The prototype methods register with solvers.
 	_ "github.com/dpfeat/dpfeat/prototypes"
@@ -345,7 +345,7 @@ func fitAction(c *ucli.Context) error {
 	case m.Private:
 		solvers.ListPublicN(&res.Guarantee, rows, "stored in the classifier (train_rows)")
 	}
-	clf := models.FromResult(m.Name, res, classes, dim)
+	clf := fitting.Classifier(m.Name, res, classes, dim)
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = storedRows, counts
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)

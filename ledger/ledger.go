@@ -26,8 +26,6 @@ package ledger
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +38,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/filehash"
 )
 
 // Budget is what a ledger allows.
@@ -132,16 +131,11 @@ func DefaultDir() string {
 // FileKey is the key of a feature file: the SHA-256 of its content, so a
 // copy or a rename shares the ledger and a changed file does not.
 func FileKey(path string) (string, error) {
-	f, err := os.Open(path)
+	sum, err := filehash.SHA256(path)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + sum, nil
 }
 
 // NameKey is the key of a ledger the user names.

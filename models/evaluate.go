@@ -5,33 +5,7 @@ import (
 	"sort"
 
 	"github.com/dpfeat/dpfeat/features"
-	"github.com/dpfeat/dpfeat/solvers"
 )
-
-// FromResult wraps a fitted solver result as a classifier over features of
-// dimension dim with the given class names: weights or prototypes, the
-// preprocessing, method, hyperparameters and guarantee. The caller adds
-// what it knows of the data (encoder, rows, counts, version).
-func FromResult(method string, res *solvers.Result, classes []string, dim int) *Classifier {
-	clf := &Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: float32s(res.W), Bias: float32s(res.B),
-		Prep:   Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Scale: res.Prep.Scale, Center: float32s(res.Prep.Center), Clip: res.Prep.Clip},
-		Method: method, Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee}
-	if res.Prototypes != nil {
-		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", float32s(res.Prototypes), nil, res.PerClass, res.Distance
-	}
-	return clf
-}
-
-func float32s(x []float64) []float32 {
-	if x == nil {
-		return nil
-	}
-	out := make([]float32, len(x))
-	for i, v := range x {
-		out[i] = float32(v)
-	}
-	return out
-}
 
 // Predict scores every row of m: the predicted class of each row, and the
 // M scores of each (row-major).

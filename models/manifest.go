@@ -2,16 +2,16 @@ package models
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dpfeat/dpfeat/internal/filehash"
 )
 
 // Manifest says how to feed an encoder exported to ONNX and how to read its
@@ -279,18 +279,7 @@ func ManifestFor(onnxPath string) (*Manifest, string, error) {
 }
 
 // FileSHA256 returns the hex SHA-256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func FileSHA256(path string) (string, error) { return filehash.SHA256(path) }
 
 // CheckFile verifies the ONNX file's hash against the manifest, when the
 // manifest has one, and returns the file's hash.

@@ -18,8 +18,8 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/outlock"
-	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/train"
 )
 
 // RunOptions control a sweep run.
@@ -565,7 +565,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 				row.Error = fmt.Sprintf("internal error: a run of %s spent more than the selection's per-run budget (μ = %v): %s", j.Method, mu, g)
 				return
 			}
-			clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
+			clf := train.Classifier(j.Method, res, ds.classes, ds.dim)
 			// the number of right answers, an integer (sensitivity 1)
 			correct := []float64{math.Round(clf.Evaluate(ds.val, nil).Accuracy * float64(nval))}
 			if !valPublic {
@@ -596,7 +596,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	}
 	row.NoiseMultiplier = bestRes.NoiseMultiplier
 	row.Seeded = bestRes.Guarantee.Seeded
-	clf := models.FromResult(j.Method, bestRes, ds.classes, ds.dim)
+	clf := train.Classifier(j.Method, bestRes, ds.classes, ds.dim)
 	v := clf.Evaluate(ds.val, nil)
 	if nval > 0 {
 		noisy := bestScore / float64(nval) // what the selection saw
@@ -621,7 +621,7 @@ func fill(row *Row, j Job, res *solvers.Result, ds *data) {
 		row.NoiseMultiplier = res.NoiseMultiplier
 	}
 	row.Accountant, row.Privacy, row.Seeded = string(g.Accountant), g.String(), g.Seeded
-	clf := models.FromResult(j.Method, res, ds.classes, ds.dim)
+	clf := train.Classifier(j.Method, res, ds.classes, ds.dim)
 	if ds.val != nil && ds.val.Rows > 0 {
 		v := clf.Evaluate(ds.val, nil)
 		row.ValAccuracy, row.ValBalanced = ptr(v.Accuracy), ptr(v.BalancedAccuracy)

@@ -1,0 +1,33 @@
+package train
+
+import (
+	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// Classifier wraps a fitted solver result as a classifier over features of
+// dimension dim with the given class names: weights or prototypes, the
+// preprocessing the method trained with, method, hyperparameters and
+// guarantee. The caller adds what it knows of the data (encoder, rows,
+// counts, version).
+func Classifier(method string, res *solvers.Result, classes []string, dim int) *models.Classifier {
+	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: float32s(res.W), Bias: float32s(res.B),
+		Prep: models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Scale: res.Prep.Scale,
+			Center: float32s(res.Prep.Center), Clip: res.Prep.Clip},
+		Method: method, Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee}
+	if res.Prototypes != nil {
+		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", float32s(res.Prototypes), nil, res.PerClass, res.Distance
+	}
+	return clf
+}
+
+func float32s(x []float64) []float32 {
+	if x == nil {
+		return nil
+	}
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
