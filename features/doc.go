@@ -1,8 +1,20 @@
 // Package features owns dpfeat's feature files and the datasets they come
-// from: the Arrow IPC feature file of ../shared/SPEC.md (a fixed_size_list
-// of float32 features, an int32 label, an optional id, and schema metadata),
-// its streaming writer and reader, the image dataset readers (image folders,
-// Hugging Face Arrow, CIFAR, IDX), splits and class-imbalanced subsets, and
-// the streaming sufficient statistics (Gram matrices, per-class sums and
-// counts) that the solvers consume.
+// from:
+//
+//   - the Arrow IPC feature file of ../shared/SPEC.md (a fixed_size_list of
+//     float32 features, an int32 label, an optional utf8 id, and schema
+//     metadata: encoder, classes, source, derivation, and dpfeat.data_id,
+//     the identity of the source examples that keys budget ledgers): its
+//     streaming writer (committed atomically), resumable partial files,
+//     and its memory-mapped reader, which checks every claimed size
+//     against the bytes present before anyone allocates by it;
+//   - the image datasets extraction reads (image folders, Hugging Face
+//     Arrow, CIFAR, IDX) and DataIdentity, the hash of their examples;
+//   - per-row selection rules (RowRule: validation splits and long-tailed
+//     subsets decided by a keyed hash of each row alone, so that one
+//     example never moves another) and CopyRows;
+//   - prediction files, and the summary `dpfeat inspect` prints (stats.go).
+//
+// The sufficient statistics the solvers need are computed by package
+// solvers from rows it reads through its own interface.
 package features

@@ -3,6 +3,7 @@ package models
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 	"math/bits"
 	"os"
@@ -50,77 +51,9 @@ type Classifier struct {
 	Created     string
 }
 
-// Preprocessing is what is applied to a feature vector before scoring, in
-// this order: scale to unit L2 norm (if Normalize), average-pool groups of
-// Pool consecutive features (if Pool > 1; DPPL-Mean's k_pool), multiply by
-// Scale (if not 0), subtract Center (if any: dplp's private mean of the
-// scaled features), clip to L2 norm Clip (if not 0).
-type Preprocessing struct {
-	Center    []float32 `json:"-"`
-	Normalize bool      `json:"normalize"`
-	Pool      int       `json:"pool,omitempty"`
-	Scale     float64   `json:"scale,omitempty"`
-	Clip      float64   `json:"clip,omitempty"`
-}
-
-// PooledDim returns the dimension after pooling a d-dimensional vector.
-func (p Preprocessing) PooledDim(d int) int {
-	if p.Pool > 1 {
-		return (d + p.Pool - 1) / p.Pool
-	}
-	return d
-}
-
-// Apply preprocesses x (modifying it) and returns the result, which is
-// shorter than x when pooling.
-func (p Preprocessing) Apply(x []float64) []float64 {
-	if p.Normalize {
-		if n := norm(x); n > 0 {
-			for i := range x {
-				x[i] /= n
-			}
-		}
-	}
-	if p.Pool > 1 {
-		out := x[:p.PooledDim(len(x))]
-		for g := range out {
-			lo, hi := g*p.Pool, min((g+1)*p.Pool, len(x))
-			var s float64
-			for _, v := range x[lo:hi] {
-				s += v
-			}
-			out[g] = s / float64(hi-lo)
-		}
-		x = out
-	}
-	if p.Scale != 0 {
-		for i := range x {
-			x[i] *= p.Scale
-		}
-	}
-	if p.Center != nil {
-		for i := range x {
-			x[i] -= float64(p.Center[i])
-		}
-	}
-	if p.Clip > 0 {
-		if n := norm(x); n > p.Clip {
-			f := p.Clip / n
-			for i := range x {
-				x[i] *= f
-			}
-		}
-	}
-	return x
-}
-
-func norm(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
-	}
-	return math.Sqrt(s)
-}
+// Preprocessing is what is applied to a feature vector before scoring: the
+// one type of package preprocessing, which the methods train with.
+type Preprocessing = preprocessing.Preprocessing
 
 // Scores computes the class scores of one feature vector into out (len
 // Classes); x is preprocessed first (x is modified).
@@ -130,7 +63,7 @@ func (c *Classifier) Scores(x []float64, out []float64) {
 	switch c.Kind {
 	case "prototypes":
 		k := max(1, c.PerClass)
-		xn := norm(x)
+		xn := preprocessing.Norm(x)
 		for j := 0; j < m; j++ {
 			var total float64
 			for p := 0; p < k; p++ {
@@ -202,7 +135,12 @@ func (c *Classifier) Validate() error {
 	if d := c.Prep.PooledDim(c.Dim); c.Prep.Center != nil && len(c.Prep.Center) != d {
 		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), d)
 	}
-	for _, s := range [][]float32{c.Weight, c.Bias, c.Prep.Center} {
+	for i, v := range c.Prep.Center {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("classifier centre %d is %v: refusing a non-finite model", i, v)
+		}
+	}
+	for _, s := range [][]float32{c.Weight, c.Bias} {
 		for i, v := range s {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				return fmt.Errorf("classifier parameter %d is %v: refusing a non-finite model", i, v)
@@ -226,7 +164,7 @@ func (c *Classifier) Save(path string) error {
 		ts = append(ts, Tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
 	}
 	if c.Prep.Center != nil {
-		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, c.Prep.Center})
+		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, toFloat32(c.Prep.Center)})
 	}
 	meta, err := c.metadata()
 	if err != nil {
@@ -304,7 +242,7 @@ func parseClassifier(b []byte) (*Classifier, error) {
 	if c.Kind == "prototypes" {
 		name = "prototypes"
 	}
-	c.Weight, c.Bias, c.Prep.Center = tensors[name].Data, tensors["bias"].Data, tensors["center"].Data
+	c.Weight, c.Bias, c.Prep.Center = tensors[name].Data, tensors["bias"].Data, toFloat64(tensors["center"].Data)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -315,4 +253,27 @@ func parseClassifier(b []byte) (*Classifier, error) {
 func (c *Classifier) Describe() string {
 	return fmt.Sprintf("%s classifier (%s) over %d classes, D = %d; %s", c.Kind, c.Method, len(c.Classes), c.Dim,
 		strings.TrimSpace(c.Guarantee.String()))
+}
+
+func toFloat32(x []float64) []float32 {
+	if x == nil {
+		return nil
+	}
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// toFloat64 widens a stored tensor; the values are the float32s stored.
+func toFloat64(x []float32) []float64 {
+	if x == nil {
+		return nil
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
 }

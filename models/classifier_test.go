@@ -17,7 +17,7 @@ func TestClassifierRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Classifier{Kind: "linear", Classes: []string{"a", "b", "c"}, Dim: 2, Weight: []float32{1, 0, 0, 1, -1, -1}, Bias: []float32{0, 0.5, 0},
-		Prep: Preprocessing{Normalize: true, Scale: 2, Center: []float32{1, -1}, Clip: 3}, EncoderSHA256: "abc", Method: "dpls",
+		Prep: Preprocessing{Normalize: true, Scale: 2, Center: []float64{1, -1}, Clip: 3}, EncoderSHA256: "abc", Method: "dpls",
 		Hyperparameters: map[string]any{"alpha": 0.1}, Defaulted: []string{"alpha"}, Guarantee: g, TrainRows: 10, TrainCounts: []int64{5, 3, 2}}
 	path := filepath.Join(t.TempDir(), "c.safetensors")
 	if err := c.Save(path); err != nil {

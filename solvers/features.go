@@ -11,7 +11,7 @@ func clipRows(d *Data, c float64) *Data {
 	out := &Data{X: bigmem.Float64s(len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M}
 	copy(out.X, d.X)
 	for i := 0; i < d.N; i++ {
-		applyPrep(out.Row(i), Preprocessing{Clip: c})
+		Preprocessing{Clip: c}.Apply(out.Row(i))
 	}
 	return out
 }
@@ -26,7 +26,7 @@ func withBias(d *Data, c float64) *Data {
 	for i := 0; i < d.N; i++ {
 		o := out.X[i*dd : (i+1)*dd]
 		copy(o, d.Row(i))
-		applyPrep(o[:d.D], Preprocessing{Clip: c})
+		Preprocessing{Clip: c}.Apply(o[:d.D])
 		for j := range o[:d.D] {
 			o[j] *= s
 		}

@@ -41,28 +41,9 @@ func Prepare(m *features.Matrix, classes int, normalize bool) (*Data, error) {
 		for j, v := range m.Row(i) {
 			row[j] = float64(v)
 		}
-		applyPrep(row, Preprocessing{Normalize: normalize})
+		Preprocessing{Normalize: normalize}.Apply(row)
 	}
 	return d, nil
-}
-
-func applyPrep(row []float64, prep Preprocessing) {
-	if prep.Normalize {
-		if n := l2(row); n > 0 {
-			for j := range row {
-				row[j] /= n
-			}
-		}
-	}
-	if prep.Clip > 0 {
-		// To C·clipMargin: rounding cannot take the norm above C.
-		if n, lim := l2(row), prep.Clip*clipMargin; n > lim {
-			f := lim / n
-			for j := range row {
-				row[j] *= f
-			}
-		}
-	}
 }
 
 // classStarts returns, for labels sorted by class, the first row of each
@@ -119,7 +100,7 @@ func (s fileSource) Each(fn func(block []float64, rows int) error) error {
 			}
 			if s.normalize {
 				for i := 0; i < n; i++ {
-					applyPrep(blk[i*d:(i+1)*d], Preprocessing{Normalize: true})
+					Preprocessing{Normalize: true}.Apply(blk[i*d : (i+1)*d])
 				}
 			}
 			if err := fn(blk, n); err != nil {

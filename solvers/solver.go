@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 	"slices"
 	"sort"
@@ -148,13 +149,7 @@ type Result struct {
 // cost), average pooling of Pool consecutive features (prototypes),
 // multiplication by Scale (if not 0), subtraction of Center (dplp's
 // private mean), clipping to L2 norm Clip.
-type Preprocessing struct {
-	Normalize bool
-	Pool      int
-	Scale     float64
-	Center    []float64
-	Clip      float64
-}
+type Preprocessing = preprocessing.Preprocessing
 
 // Method is one solver.
 type Method struct {

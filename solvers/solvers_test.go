@@ -43,7 +43,7 @@ func blobs(n, d, m int, seed uint64) *Data {
 		for k := range row {
 			row[k] = centers[j][k] + 0.8*r.NormFloat64()
 		}
-		applyPrep(row, Preprocessing{Normalize: true})
+		Preprocessing{Normalize: true}.Apply(row)
 	}
 	return x
 }
@@ -172,7 +172,7 @@ func TestAccumulateMatchesNaive(t *testing.T) {
 		sums := make([]float64, 21)
 		for i := 0; i < d.N; i++ {
 			x := append([]float64(nil), d.Row(i)...)
-			applyPrep(x, Preprocessing{Normalize: true, Clip: 0.5})
+			Preprocessing{Normalize: true, Clip: 0.5}.Apply(x)
 			y := int(d.Y[i])
 			if A[y] == nil {
 				A[y] = make([]float64, 49)
@@ -568,7 +568,7 @@ func accuracy(r *Result, d *Data) float64 {
 	x := make([]float64, d.D)
 	for i := 0; i < d.N; i++ {
 		copy(x, d.Row(i))
-		applyPrep(x, r.Prep)
+		r.Prep.Apply(x)
 		best, arg := math.Inf(-1), 0
 		for j := 0; j < d.M; j++ {
 			s := r.B[j]
@@ -871,7 +871,7 @@ func TestNeighbourSumsDifferByOneRow(t *testing.T) {
 		for k, v := range canary {
 			c32[k] = float64(float32(v)) // the row as stored
 		}
-		applyPrep(c32, Preprocessing{Normalize: true})
+		Preprocessing{Normalize: true}.Apply(c32)
 		for name, pair := range map[string][2][]float64{"G": {st.Gram, st2.Gram}, "A_0": {st.ClassGram[0], st2.ClassGram[0]}} {
 			var off float64
 			for i := 0; i < D; i++ {

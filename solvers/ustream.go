@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 
 	"github.com/dpfeat/dpfeat/internal/bigmem"
@@ -145,7 +146,7 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 // float64 product, or to float32) can never leave a clipped vector longer
 // than the norm its sensitivity is stated with: relative rounding errors
 // are below 1e-7 in float32, far below the margin.
-const clipMargin = 1 - 1e-6
+const clipMargin = preprocessing.ClipMargin
 
 // fillU writes u = [clip_c(x̂), c]/√2 for one row x into out (len(x)+1).
 // The features are clipped to c·clipMargin, so ‖u‖ ≤ c however u is

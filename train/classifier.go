@@ -12,8 +12,7 @@ import (
 // counts, version).
 func Classifier(method string, res *solvers.Result, classes []string, dim int) *models.Classifier {
 	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: float32s(res.W), Bias: float32s(res.B),
-		Prep: models.Preprocessing{Normalize: res.Prep.Normalize, Pool: res.Prep.Pool, Scale: res.Prep.Scale,
-			Center: float32s(res.Prep.Center), Clip: res.Prep.Clip},
+		Prep:   res.Prep, // the one preprocessing type: what the method trained with
 		Method: method, Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee}
 	if res.Prototypes != nil {
 		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", float32s(res.Prototypes), nil, res.PerClass, res.Distance
