@@ -38,6 +38,6 @@
 // validation (the papers' practice) the summary picks settings by
 // validation accuracy and says that this tuning is not accounted. With
 // mode: private, each (method, ε, seed) is one private selection after
-// Papernot & Steinke (2022), Thm. 2 (selection.go), whose reported ε
+// Papernot & Steinke (2022), Thm. 2 (accounting.PrivateSelection), whose reported ε
 // includes the tuning.
 package sweep

@@ -473,13 +473,12 @@ func jobCost(ctx context.Context, c *Config, j Job, ds *data) (accounting.Guaran
 // known by its RDP curve (Papernot & Steinke 2022, Thm. 2).
 func selectionGuarantee(c *Config, j Job) (accounting.Guarantee, error) {
 	s := c.Selection
-	gamma := gammaFor(s.Eta, s.Mean)
-	rho, err := runRho(j.Epsilon, j.Delta, s.Eta, gamma)
+	ps := accounting.NewPrivateSelection(s.Eta, s.Mean)
+	rho, err := ps.RunRho(j.Epsilon, j.Delta)
 	if err != nil {
 		return accounting.Guarantee{}, err
 	}
-	sel := accounting.Mechanism{Name: "private selection of " + j.Method + " (Papernot & Steinke 2022, Thm. 2)", Kind: accounting.KindRDP,
-		RDPOrders: accounting.DefaultOrders, RDP: tuningRDP(rho, s.Eta, gamma, accounting.DefaultOrders), Count: 1}
+	sel := ps.Mechanism("private selection of "+j.Method+" (Papernot & Steinke 2022, Thm. 2)", rho)
 	return accounting.Account([]accounting.Mechanism{sel}, j.Delta, accounting.AccountantRDP, accounting.Options{})
 }
 
@@ -492,19 +491,19 @@ func fitWith(ctx context.Context, method string, ds *data, o solvers.Options) (r
 	return solvers.Fit(ctx, method, ds.train, o)
 }
 
-// selectPrivately is a private selection job (see selection.go): K runs
+// selectPrivately is a private selection job (accounting.PrivateSelection): K runs
 // of uniformly drawn candidates, each ρ-zCDP, scored on validation with
 // noise of the same ρ, the best released; the guarantee includes the
 // tuning.
 func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *data, row *Row) {
 	s := c.Selection
-	gamma := gammaFor(s.Eta, s.Mean)
-	rho, err := runRho(j.Epsilon, j.Delta, s.Eta, gamma)
+	ps := accounting.NewPrivateSelection(s.Eta, s.Mean)
+	rho, err := ps.RunRho(j.Epsilon, j.Delta)
 	if err != nil {
 		row.Error = err.Error()
 		return
 	}
-	total, err := tuningEpsilon(rho, s.Eta, gamma, j.Delta)
+	total, err := ps.Epsilon(rho, j.Delta)
 	if err != nil {
 		row.Error = err.Error()
 		return
@@ -529,7 +528,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	}
 	m, _ := solvers.Lookup(j.Method)
 	valPublic := s.ValidationPublic || c.Datasets[j.Dataset].ValidationPublic
-	k := drawK(noise, s.Eta, gamma)
+	k := ps.DrawK(noise)
 	var nval int64
 	for _, y := range ds.val.Labels {
 		if y >= 0 {
