@@ -33,3 +33,18 @@ func CheckFraction(what string, f float64) error {
 	}
 	return nil
 }
+
+// StandIn returns one Gaussian release standing in for a total privacy
+// quantity — "rho" (zCDP ρ) or "mu" (GDP μ) — and the accountant that
+// states it exactly: μ = √(2ρ), rounded up until μ²/2 ≥ ρ so that the
+// stand-in never accounts less than the ρ given, or μ itself.
+func StandIn(quantity string, v float64) (Mechanism, Accountant) {
+	want, mu := AccountantZCDP, math.Sqrt(2*v)
+	for mu*mu/2 < v {
+		mu = math.Nextafter(mu, math.Inf(1))
+	}
+	if quantity == "mu" {
+		want, mu = AccountantGDP, v
+	}
+	return Mechanism{Name: "total " + quantity, Kind: KindGaussian, Sensitivity: mu, NoiseStd: 1, Count: 1}, want
+}

@@ -92,3 +92,19 @@ func TestTuningRDP(t *testing.T) {
 		t.Errorf("a budget below the selection's own cost: %v", err)
 	}
 }
+
+// TestStandIn: the stand-in for a total ρ is never accounted below it, and
+// a total μ is stated as itself.
+func TestStandIn(t *testing.T) {
+	for _, rho := range []float64{1e-9, 0.125, 0.5, 3, 1e6} {
+		m, acc := StandIn("rho", rho)
+		g, err := Account([]Mechanism{m}, 1e-5, acc, Options{})
+		if err != nil || acc != AccountantZCDP || float64(*g.Rho) < rho {
+			t.Errorf("ρ = %v: stated %v (%v, %v)", rho, g.Rho, acc, err)
+		}
+	}
+	m, acc := StandIn("mu", 1.5)
+	if g, _ := Account([]Mechanism{m}, 1e-5, acc, Options{}); acc != AccountantGDP || float64(*g.Mu) != 1.5 {
+		t.Errorf("μ = 1.5: %v", g.Mu)
+	}
+}

@@ -186,19 +186,11 @@ func mechanisms(src string, v float64, r releaseSpec) ([]accounting.Mechanism, a
 	if src == "sigma" {
 		return r.build(v), r.acc, nil
 	}
-	want, mu := accounting.AccountantZCDP, math.Sqrt(2*v)
-	// Round μ up until μ²/2 ≥ ρ: the stand-in must not account less than
-	// the ρ given.
-	for mu*mu/2 < v {
-		mu = math.Nextafter(mu, math.Inf(1))
-	}
-	if src == "mu" {
-		want, mu = accounting.AccountantGDP, v
-	}
+	m, want := accounting.StandIn(src, v)
 	if r.acc != accounting.AccountantAuto && r.acc != want {
 		return nil, "", userErrorf("--%s is a %s quantity; --accountant %s does not apply", src, want, r.acc)
 	}
-	return []accounting.Mechanism{{Name: "total " + src, Kind: accounting.KindGaussian, Sensitivity: mu, NoiseStd: 1, Count: 1}}, want, nil
+	return []accounting.Mechanism{m}, want, nil
 }
 
 // result wraps a guarantee with the inputs it came from.
