@@ -265,12 +265,9 @@ func spendBudget(c *ucli.Context, l *ledger.Ledger, train, method string, g acco
 	if l == nil {
 		return nil
 	}
-	if g.Accountant == accounting.AccountantNone && !c.Bool("force") {
-		return userErrorf("%s has a privacy budget (%s): %s is not private and would spend all of it; pass --force to record that", train, l.Path, method)
-	}
 	total, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version, Forced: c.Bool("force")})
 	if err != nil {
-		return userErrorf("%v", err)
+		return userErrorf("%s has a privacy budget (%s): %v", train, l.Path, err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatEpsilon(float64(total.Epsilon)), total.Accountant)
 	return nil

@@ -67,7 +67,7 @@ func TestBudgetLedger(t *testing.T) {
 		t.Errorf("fit on a spent budget: %d %s", code, errs)
 	}
 	code, _, errs = run(t, "fit", "--method", "ls", "--train", train, "--epsilon", "inf", "--out", filepath.Join(dir, "ref"), "--ledger", ledgerDir)
-	if code != 1 || !strings.Contains(errs, "not private") {
+	if code != 1 || !strings.Contains(errs, "non-private release would spend all") {
 		t.Errorf("reference fit on budgeted data: %d %s", code, errs)
 	}
 	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")

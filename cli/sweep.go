@@ -144,10 +144,7 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		name := cfg.Datasets[ds].Train
 		rs := make([]ledger.Release, len(costs))
 		for i, g := range costs {
-			if g.Accountant == accounting.AccountantNone {
-				return userErrorf("%s has a privacy budget (%s): the sweep's non-private references would spend all of it; run them on data without a budget, or drop them", name, l.Path)
-			}
-			rs[i] = ledger.Release{Method: "sweep job", Guarantee: g}
+			rs[i] = ledger.Release{Method: "a sweep job", Guarantee: g}
 		}
 		g, err := l.Fits(rs)
 		if err != nil {
@@ -160,9 +157,6 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		l := ledgers[ds]
 		if l == nil {
 			return nil
-		}
-		if g.Accountant == accounting.AccountantNone {
-			return fmt.Errorf("%s has a privacy budget (%s): %s is not private", cfg.Datasets[ds].Train, l.Path, method)
 		}
 		_, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version})
 		return err

@@ -108,6 +108,10 @@ func (r Repair) spendAll() Release {
 
 // ErrOverspend is returned when a release would take the composed
 // guarantee past the budget.
+// ErrNonPrivate refuses a non-private release on budgeted data unless it
+// is forced: it spends the whole budget (the policy of every command).
+var ErrNonPrivate = errors.New("a non-private release would spend all of the data's budget (--force records that)")
+
 var ErrOverspend = errors.New("the release would exceed the privacy budget")
 
 // ErrNoLedger is returned when a dataset has no ledger.
@@ -277,6 +281,11 @@ func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {
 // guarantee, and ErrOverspend when it exceeds the budget. A sweep checks
 // its whole cost with it before running any job.
 func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
+	for _, r := range rs {
+		if r.Guarantee.Accountant == accounting.AccountantNone && !r.Forced {
+			return accounting.Guarantee{}, fmt.Errorf("%w: %s on %s", ErrNonPrivate, r.Method, l.Key)
+		}
+	}
 	b, rel, err := l.Read()
 	if err != nil {
 		return accounting.Guarantee{}, err
@@ -297,6 +306,9 @@ func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
 // exclusive lock. It returns the composed guarantee with r. A release
 // that would exceed the budget returns ErrOverspend and writes nothing.
 func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
+	if r.Guarantee.Accountant == accounting.AccountantNone && !r.Forced {
+		return accounting.Guarantee{}, fmt.Errorf("%w: %s on %s", ErrNonPrivate, r.Method, l.Key)
+	}
 	if len(r.Guarantee.Mechanisms) == 0 && r.Guarantee.Accountant != accounting.AccountantNone {
 		return accounting.Guarantee{}, fmt.Errorf("release of %s lists no mechanisms: nothing to account", r.Method)
 	}

@@ -240,3 +240,20 @@ func TestFullDiskLeavesNoTornLine(t *testing.T) {
 		t.Fatalf("the next release: %v", err)
 	}
 }
+
+// TestNonPrivatePolicy: the one rule for non-private releases on budgeted
+// data — refused unless forced, in Spend and in Fits alike.
+func TestNonPrivatePolicy(t *testing.T) {
+	l := newLedger(t, 5, 1e-5)
+	ref := Release{Method: "ls", Guarantee: accounting.NonPrivate("reference")}
+	if _, err := l.Spend(ref); !errors.Is(err, ErrNonPrivate) {
+		t.Errorf("Spend: %v", err)
+	}
+	if _, err := l.Fits([]Release{gaussian("a", 3, 1), ref}); !errors.Is(err, ErrNonPrivate) {
+		t.Errorf("Fits: %v", err)
+	}
+	ref.Forced = true
+	if g, err := l.Spend(ref); err != nil || !math.IsInf(float64(g.Epsilon), 1) {
+		t.Errorf("forced: %v %v", g.Epsilon, err)
+	}
+}
