@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/features"

@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 	"math/bits"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
 // Classifier is a trained head on encoder features: a linear one-vs-all
@@ -164,7 +164,7 @@ func (c *Classifier) Save(path string) error {
 		ts = append(ts, Tensor{"prototypes", []int64{m, int64(max(1, c.PerClass)), d}, c.Weight})
 	}
 	if c.Prep.Center != nil {
-		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, toFloat32(c.Prep.Center)})
+		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, Float32s(c.Prep.Center)})
 	}
 	meta, err := c.metadata()
 	if err != nil {
@@ -255,7 +255,8 @@ func (c *Classifier) Describe() string {
 		strings.TrimSpace(c.Guarantee.String()))
 }
 
-func toFloat32(x []float64) []float32 {
+// Float32s narrows float64 values to the float32s a classifier file stores.
+func Float32s(x []float64) []float32 {
 	if x == nil {
 		return nil
 	}

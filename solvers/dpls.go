@@ -3,13 +3,13 @@ package solvers
 import (
 	"context"
 	"fmt"
-	"github.com/dpfeat/dpfeat/internal/backend"
 	"math"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
 func init() {

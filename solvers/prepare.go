@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
+	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
 // Prepare turns a feature matrix into solver data: each row is scaled to
@@ -56,13 +57,8 @@ func classStarts(d *Data) []int {
 	return starts
 }
 
-func l2(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
-	}
-	return math.Sqrt(s)
-}
+// l2 is the L2 norm (preprocessing's, the one definition).
+func l2(x []float64) float64 { return preprocessing.Norm(x) }
 
 func sigmoid(z float64) float64 {
 	if z >= 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 	"slices"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
 // Data is a training set in the form the solvers use: N rows of D float64

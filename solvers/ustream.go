@@ -3,10 +3,10 @@ package solvers
 import (
 	"context"
 	"fmt"
-	"github.com/dpfeat/dpfeat/preprocessing"
 	"math"
 
 	"github.com/dpfeat/dpfeat/internal/bigmem"
+	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
 // uBlockRows is how many rows the logistic methods process at a time: the

@@ -11,22 +11,11 @@ import (
 // guarantee. The caller adds what it knows of the data (encoder, rows,
 // counts, version).
 func Classifier(method string, res *solvers.Result, classes []string, dim int) *models.Classifier {
-	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: float32s(res.W), Bias: float32s(res.B),
+	clf := &models.Classifier{Kind: "linear", Classes: classes, Dim: dim, Weight: models.Float32s(res.W), Bias: models.Float32s(res.B),
 		Prep:   res.Prep, // the one preprocessing type: what the method trained with
 		Method: method, Hyperparameters: res.Hyperparameters, Defaulted: res.Defaulted, Guarantee: res.Guarantee}
 	if res.Prototypes != nil {
-		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", float32s(res.Prototypes), nil, res.PerClass, res.Distance
+		clf.Kind, clf.Weight, clf.Bias, clf.PerClass, clf.Distance = "prototypes", models.Float32s(res.Prototypes), nil, res.PerClass, res.Distance
 	}
 	return clf
-}
-
-func float32s(x []float64) []float32 {
-	if x == nil {
-		return nil
-	}
-	out := make([]float32, len(x))
-	for i, v := range x {
-		out[i] = float32(v)
-	}
-	return out
 }
