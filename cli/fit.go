@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/accounting"
-	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
@@ -134,90 +132,9 @@ func fitAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
 		return err
 	}
-	epsStr, err := requiredString(c, "epsilon")
+	o, err := fitOptions(c, m)
 	if err != nil {
 		return err
-	}
-	eps, err := strconv.ParseFloat(epsStr, 64)
-	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
-		return userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
-	}
-	if c.IsSet("sigma") {
-		// Outside this range the noise is below or above what float64
-		// statistics can carry (the guarantee at 1e-6 is already ε ≈ 10¹²).
-		if s := c.Float64("sigma"); !(s >= 1e-6 && s <= 1e6) {
-			return userErrorf("--sigma %v is outside [1e-6, 1e6]: give a noise multiplier a float64 release can carry, or --epsilon alone", s)
-		}
-	}
-	o := solvers.Options{Epsilon: eps, Sigma: c.Float64("sigma"), Optimizer: c.String("optimizer"), Params: map[string]float64{}}
-	if o.Sigma < 0 || math.IsNaN(o.Sigma) {
-		return userErrorf("--sigma must be positive, got %v", o.Sigma)
-	}
-	if o.Accountant, err = accounting.ParseAccountant(c.String("accountant")); err != nil {
-		return userErrorf("--accountant: %v", stripInvalid(err))
-	}
-	o.Conversion = accounting.Conversion(c.String("conversion"))
-	if o.Conversion != accounting.ConversionCKS && o.Conversion != accounting.ConversionSimple {
-		return userErrorf("--conversion must be cks or simple, got %q", o.Conversion)
-	}
-	for _, p := range paramFlags {
-		if c.IsSet(p.name) {
-			o.Params[strings.ReplaceAll(p.name, "-", "_")] = c.Float64(p.name)
-		}
-	}
-	for _, kv := range c.StringSlice("param") {
-		k, v, ok := strings.Cut(kv, "=")
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if !ok || err != nil {
-			return userErrorf("--param %q: expected name=number", kv)
-		}
-		o.Params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
-	}
-	if o.MemoryBudget, err = parseBytes(c.String("memory")); err != nil {
-		return userErrorf("--memory: %v", err)
-	}
-	o.Distance = c.String("distance")
-	o.PublicCounts = c.Bool("public-counts")
-	if !c.Bool("n-public") {
-		if err := accounting.CheckFraction("n̂'s share", c.Float64("n-share")); err != nil {
-			return userErrorf("--n-share: %v", err)
-		}
-		if c.Bool("public-counts") {
-			return userErrorf("--public-counts makes the class counts, and so n, public: it excludes --n-public=false")
-		}
-		o.PrivateN = c.Float64("n-share")
-	}
-	o.BudgetConvention = c.String("budget-convention")
-	if m.Pure {
-		if c.IsSet("delta") {
-			o.Delta = c.Float64("delta")
-		}
-	} else if m.Private {
-		if !c.IsSet("delta") {
-			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
-		}
-		o.Delta = c.Float64("delta")
-		if err := accounting.CheckDelta(o.Delta); err != nil {
-			return userErrorf("--delta: %v", err)
-		}
-		if math.IsInf(eps, 1) && o.Sigma == 0 {
-			return userErrorf("--epsilon inf asks for no privacy; %s is private (the references are ls, newton, logreg)", m.Name)
-		}
-	} else if !math.IsInf(eps, 1) {
-		return userErrorf("%s is a non-private reference; run it with --epsilon inf", m.Name)
-	}
-	if s := c.String("seed"); s != "" {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return userErrorf("--seed must be a non-negative whole number, got %q", s)
-		}
-		o.Noise = accounting.SeededNoise(seed)
-		if m.Private {
-			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
-		}
-	}
-	o.Note = func(format string, args ...any) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: "+format+"\n", args...)
 	}
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
@@ -228,81 +145,9 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	if m.Private {
-		if err := checkBudgetEarly(c, budget, train, eps); err != nil {
+		if err := checkBudgetEarly(c, budget, train, o.Epsilon); err != nil {
 			return err
 		}
-	}
-	tf, err := features.Open(train, features.ReadOptions{})
-	if err != nil {
-		return err
-	}
-	defer tf.Close()
-	meta, dim, rows := tf.Metadata(), tf.Dim(), int(tf.Rows())
-	classes := meta.Classes
-	if len(classes) < 2 {
-		return userErrorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", train, len(classes))
-	}
-	// (These notes read n: not printed when n is not public.)
-	if m.Private && o.PrivateN == 0 && o.Delta >= 1/float64(rows) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.\n", o.Delta, 1/float64(rows))
-	}
-	if o.PrivateN == 0 && dim > rows {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: dimension %d exceeds the %d training rows; the ridge term keeps the system solvable\n", dim, rows)
-	}
-	// The training file's class counts are private: they go into the
-	// classifier (for eval's minority classes) only when the user declares
-	// them public (--public-counts, which the guarantee then lists) or the
-	// method is a non-private reference. Streaming methods check labels
-	// as they read; the in-memory ones here.
-	storeCounts := c.Bool("public-counts") || !m.Private
-	var counts []int64
-	countLabels := func(offset int64, labels []int32) error {
-		if counts == nil {
-			counts = make([]int64, len(classes))
-		}
-		for i, y := range labels {
-			if y < 0 {
-				return userErrorf("%s: row %d is unlabeled; training rows need labels", train, offset+int64(i))
-			}
-			counts[y]++
-		}
-		return nil
-	}
-	var mat *features.Matrix
-	if solvers.Streams(m.Name) {
-		if storeCounts {
-			if err := tf.Each(func(b features.Batch) error { return countLabels(b.Offset, b.Labels) }); err != nil {
-				return err
-			}
-		}
-	} else {
-		if mat, err = tf.Load(); err != nil {
-			return err
-		}
-		if err := countLabels(0, mat.Labels); err != nil {
-			return err
-		}
-	}
-	if !storeCounts {
-		counts = nil
-	}
-	o.NoNormalize = c.Bool("no-normalize")
-	if pub := c.String("public"); pub != "" {
-		// Streamed from the memory map: public sets can be large.
-		pf, err := features.Open(pub, features.ReadOptions{})
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		pm := pf.Metadata()
-		if pf.Dim() != dim {
-			return userErrorf("--public %s has %d features per row; %s has %d", pub, pf.Dim(), train, dim)
-		}
-		if pm.EncoderSHA256 != meta.EncoderSHA256 && !c.Bool("force") {
-			return userErrorf("--public %s comes from encoder %s (%s…), %s from %s (%s…); pass --force to use it anyway",
-				pub, pm.EncoderName, short(pm.EncoderSHA256), train, meta.EncoderName, short(meta.EncoderSHA256))
-		}
-		o.Public = solvers.FileSource(pf, !c.Bool("no-normalize"))
 	}
 	// A private release is recorded in the data's budget ledger, if it
 	// has one, as soon as it is calibrated and before any noise is drawn:
@@ -315,54 +160,136 @@ func fitAction(c *ucli.Context) error {
 		spendErr = spendBudget(c, budget, train, m.Name, g, out)
 		return spendErr
 	}
-	var res *solvers.Result
-	if solvers.Streams(m.Name) {
-		// Sufficient statistics in passes over the memory-mapped file:
-		// memory does not grow with the number of rows.
-		res, err = solvers.FitRows(c.Context, m.Name, solvers.FileRows(tf), len(classes), o)
-	} else {
-		var data *solvers.Data
-		if data, err = solvers.Prepare(mat, len(classes), !c.Bool("no-normalize")); err != nil {
-			return userErrorf("%s: %v", train, err)
-		}
-		res, err = solvers.Fit(c.Context, m.Name, data, o)
-	}
+	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
+		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Note: o.Note})
 	if spendErr != nil {
 		return spendErr // refused by the budget ledger: no noise was drawn
 	}
 	if err != nil {
-		return userErrorf("fit %s on %s: %v", m.Name, train, err)
+		return userErrorf("%v", err)
 	}
-	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
-		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
-	}
-	storedRows := int64(rows)
-	switch {
-	case m.Private && o.PrivateN > 0:
-		// n is not released: the classifier stores n̂ (0 if the method
-		// did not use n at all).
-		storedRows = int64(math.Round(res.RowsReleased))
-	case m.Private:
-		solvers.ListPublicN(&res.Guarantee, rows, "stored in the classifier (train_rows)")
-	}
-	clf := fitting.Classifier(m.Name, res, classes, dim)
-	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
-	clf.TrainRows, clf.TrainCounts = storedRows, counts
+	clf := res.Classifier
 	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
 	// A non-private reference is recorded (it spends everything, with
 	// --force) before the classifier is written.
 	if !spent {
-		if err := spendBudget(c, budget, train, m.Name, res.Guarantee, out); err != nil {
+		if err := spendBudget(c, budget, train, m.Name, res.Result.Guarantee, out); err != nil {
 			return err
 		}
 	}
 	if err := clf.Save(out); err != nil {
 		return err
 	}
-	g := res.Guarantee
-	rep := fitReport{Method: m.Name, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
-		Noise: map[string]any{"multiplier": res.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Hyperparameters,
-		Defaulted: res.Defaulted, TrainRows: int(storedRows), Classes: len(classes), Dim: dim, Seconds: time.Since(start).Seconds(),
+	return reportFit(c, m.Name, res, out, time.Since(start))
+}
+
+// fitOptions reads fit's flags into the solvers' options.
+func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
+	o := solvers.Options{Params: map[string]float64{}}
+	epsStr, err := requiredString(c, "epsilon")
+	if err != nil {
+		return o, err
+	}
+	eps, err := strconv.ParseFloat(epsStr, 64)
+	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
+		return o, userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
+	}
+	o.Epsilon, o.Sigma, o.Optimizer = eps, c.Float64("sigma"), c.String("optimizer")
+	// Outside this range the noise is below or above what float64
+	// statistics can carry (the guarantee at 1e-6 is already ε ≈ 10¹²).
+	if c.IsSet("sigma") && !(o.Sigma >= 1e-6 && o.Sigma <= 1e6) {
+		return o, userErrorf("--sigma %v is outside [1e-6, 1e6]: give a noise multiplier a float64 release can carry, or --epsilon alone", o.Sigma)
+	}
+	if o.Accountant, err = accounting.ParseAccountant(c.String("accountant")); err != nil {
+		return o, userErrorf("--accountant: %v", stripInvalid(err))
+	}
+	o.Conversion = accounting.Conversion(c.String("conversion"))
+	if o.Conversion != accounting.ConversionCKS && o.Conversion != accounting.ConversionSimple {
+		return o, userErrorf("--conversion must be cks or simple, got %q", o.Conversion)
+	}
+	if err := readParams(c, o.Params); err != nil {
+		return o, err
+	}
+	if o.MemoryBudget, err = parseBytes(c.String("memory")); err != nil {
+		return o, userErrorf("--memory: %v", err)
+	}
+	o.Distance, o.PublicCounts, o.BudgetConvention = c.String("distance"), c.Bool("public-counts"), c.String("budget-convention")
+	if !c.Bool("n-public") {
+		if err := accounting.CheckFraction("n̂'s share", c.Float64("n-share")); err != nil {
+			return o, userErrorf("--n-share: %v", err)
+		}
+		if c.Bool("public-counts") {
+			return o, userErrorf("--public-counts makes the class counts, and so n, public: it excludes --n-public=false")
+		}
+		o.PrivateN = c.Float64("n-share")
+	}
+	if err := fitPrivacy(c, m, &o); err != nil {
+		return o, err
+	}
+	o.Note = func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: "+format+"\n", args...)
+	}
+	return o, nil
+}
+
+// readParams reads the hyperparameter flags and --param name=value.
+func readParams(c *ucli.Context, params map[string]float64) error {
+	for _, p := range paramFlags {
+		if c.IsSet(p.name) {
+			params[strings.ReplaceAll(p.name, "-", "_")] = c.Float64(p.name)
+		}
+	}
+	for _, kv := range c.StringSlice("param") {
+		k, v, ok := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil {
+			return userErrorf("--param %q: expected name=number", kv)
+		}
+		params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
+	}
+	return nil
+}
+
+// fitPrivacy checks ε and δ against the method's kind and sets the noise.
+func fitPrivacy(c *ucli.Context, m solvers.Method, o *solvers.Options) error {
+	switch {
+	case m.Pure:
+		if c.IsSet("delta") {
+			o.Delta = c.Float64("delta")
+		}
+	case m.Private:
+		if !c.IsSet("delta") {
+			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
+		}
+		o.Delta = c.Float64("delta")
+		if err := accounting.CheckDelta(o.Delta); err != nil {
+			return userErrorf("--delta: %v", err)
+		}
+		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
+			return userErrorf("--epsilon inf asks for no privacy; %s is private (the references are ls, newton, logreg)", m.Name)
+		}
+	case !math.IsInf(o.Epsilon, 1):
+		return userErrorf("%s is a non-private reference; run it with --epsilon inf", m.Name)
+	}
+	if s := c.String("seed"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return userErrorf("--seed must be a non-negative whole number, got %q", s)
+		}
+		o.Noise = accounting.SeededNoise(seed)
+		if m.Private {
+			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
+		}
+	}
+	return nil
+}
+
+// reportFit prints what a fit wrote: JSON or text.
+func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string, took time.Duration) error {
+	g, clf := res.Result.Guarantee, res.Classifier
+	rep := fitReport{Method: method, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
+		Noise: map[string]any{"multiplier": res.Result.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Result.Hyperparameters,
+		Defaulted: res.Result.Defaulted, TrainRows: res.Rows, Classes: len(clf.Classes), Dim: clf.Dim, Seconds: took.Seconds(),
 		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}
