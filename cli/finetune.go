@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -140,28 +138,8 @@ func finetuneAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	defer release()
-	if (c.String("forward") == "") != (c.String("export") == "") {
-		return userErrorf("--forward and --export go together: the forward graph to bake, and the ONNX file to write")
-	}
-	if e := c.String("export"); e != "" && !c.Bool("force") && !c.Bool("resume") {
-		if _, err := os.Stat(e); err == nil {
-			return userErrorf("%s exists: pass --force to replace it", e)
-		}
-	}
-	if c.Bool("resume") && c.Bool("force") {
-		return userErrorf("--resume and --force exclude each other")
-	}
-	if !c.Bool("force") && !c.Bool("resume") {
-		for _, p := range []string{out, ckpt} {
-			if _, err := os.Stat(p); err == nil {
-				return userErrorf("%s exists: pass --resume to continue an interrupted run or --force to start over", p)
-			}
-		}
-	}
-	if c.Bool("resume") {
-		if _, err := os.Stat(ckpt); err != nil {
-			return userErrorf("--resume: no checkpoint %s", ckpt)
-		}
+	if err := finetuneOutputsFree(c, ckpt); err != nil {
+		return err
 	}
 	// The data's budget ledger, looked up once (hashing reads the file).
 	budget, err := findLedger(c, req["data"])
@@ -175,57 +153,15 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	dev, err := encode.ParseDevice(c.String("device"))
+	g, params, err := openTrainingGraph(c, req["graph"], req["params"], req["manifest"], man)
 	if err != nil {
-		return userErrorf("%v", err)
-	}
-	g, err := finetune.OpenGraph(req["graph"], finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
-	if err != nil {
-		return userErrorf("%v", err)
+		return err
 	}
 	defer g.Close()
-	if g.Note != "" {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
-	}
 	in := man.Input
-	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
-	if strings.EqualFold(in.Layout, "NHWC") {
-		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
-	}
-	if !slices.Equal(g.ImageShape, want) {
-		return userErrorf("%s takes images of shape %v; the manifest %s makes %v", req["graph"], g.ImageShape, req["manifest"], want)
-	}
-	params, err := finetune.LoadParams(req["params"], g)
+	p2, p3, err := finetunePhases(c, g, req["graph"], share)
 	if err != nil {
-		return userErrorf("%v", err)
-	}
-	trainable := make([]bool, len(g.Params))
-	if share > 0 {
-		heads := strings.Split(c.String("head"), ",")
-		if c.String("head") == "" {
-			return userErrorf("--head names the parameters Phase II trains (or pass --phase2-share 0)")
-		}
-		for _, h := range heads {
-			k := slices.IndexFunc(g.Params, func(p finetune.Param) bool { return p.Name == strings.TrimSpace(h) })
-			if k < 0 {
-				var names []string
-				for _, p := range g.Params {
-					names = append(names, p.Name)
-				}
-				return userErrorf("--head: %q is not a parameter of %s (it has %s)", h, req["graph"], strings.Join(names, ", "))
-			}
-			trainable[k] = true
-		}
-	}
-	p2 := finetune.Phase{Name: "phase II", Trainable: trainable, Steps: c.Int("phase2-steps"), Clip: c.Float64("clip"),
-		LR: c.Float64("phase2-lr"), Momentum: c.Float64("momentum")}
-	p3 := finetune.Phase{Name: "phase III", Steps: c.Int("phase3-steps"), Batch: c.Float64("batch"), Clip: c.Float64("clip"),
-		LR: c.Float64("lr"), Momentum: c.Float64("momentum")}
-	if share == 1 {
-		p3.Steps = 0
-	}
-	if share == 0 {
-		p2.Steps = 0
+		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", req["data"])
 	data, classes, err := finetune.LoadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"))
@@ -266,10 +202,6 @@ func finetuneAction(c *ucli.Context) error {
 		guarantee.Seeded, guarantee.Note = true, accounting.SeededNote
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this result is for reproduction only, not private")
 	}
-	phase, st := 2, &finetune.State{Params: params}
-	if p2.Steps == 0 {
-		phase = 3
-	}
 	if !c.Bool("resume") {
 		// Recorded in the data's budget ledger (if it has one) before the
 		// first noise is drawn and the first checkpoint written; a resumed
@@ -277,75 +209,23 @@ func finetuneAction(c *ucli.Context) error {
 		if err := spendBudget(c, budget, req["data"], "finetune", guarantee, out); err != nil {
 			return err
 		}
+	} else if name, step, err := finetune.PhaseAt(ckpt, g); err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
 	}
-	if c.Bool("resume") {
-		ck, err := finetune.LoadCheckpoint(ckpt, g)
-		if err != nil {
-			return userErrorf("%v", err)
-		}
-		if ck.Settings != settings {
-			return userErrorf("%s was written by a run with other settings (files, data, budget or phases): it cannot be resumed with these", ckpt)
-		}
-		phase, st = ck.Phase, &ck.State
-		if ck.Noise != nil && noise.Seeded() {
-			// the seeded stream where the interrupted run left it
-			if noise, err = accounting.RestoreNoise(ck.Noise); err != nil {
-				return userErrorf("%s: %v", ckpt, err)
-			}
-		}
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", map[int]string{2: "II", 3: "III"}[phase], st.Step)
-	}
-	// A checkpoint holds a seeded stream's state too, so that a resumed
-	// --seed run equals the uninterrupted one.
-	checkpoint := func(phase int, s *finetune.State) finetune.Checkpoint {
-		ck := finetune.Checkpoint{Phase: phase, State: *s, Settings: settings}
-		if noise.Seeded() {
-			ck.Noise, _ = accounting.NoiseState(noise)
-		}
-		return ck
-	}
-	every := max(1, c.Int("checkpoint-every"))
-	last := time.Now()
-	runPhase := func(p finetune.Phase, num int) error {
-		return p.Run(c.Context, g, data, st, finetune.RunOptions{Noise: noise, AfterStep: func(s *finetune.State, noisyNorm float64) error {
-			if time.Since(last) > 2*time.Second || s.Step == p.Steps {
-				// Only the released (noisy) gradient is shown: the loss
-				// on private examples is not released.
-				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, noisy gradient norm %.4g (%s)\n", p.Name, s.Step, p.Steps, noisyNorm, time.Since(start).Round(time.Second))
-				last = time.Now()
-			}
-			if s.Step%every == 0 && s.Step < p.Steps {
-				return finetune.SaveCheckpoint(ckpt, g, checkpoint(num, s))
-			}
-			return nil
-		}})
-	}
-	interrupted := func(err error) error {
-		if errors.Is(err, context.Canceled) {
-			if serr := finetune.SaveCheckpoint(ckpt, g, checkpoint(phase, st)); serr != nil {
-				return serr
-			}
-			return userErrorf("interrupted: %s holds the run; continue it with --resume", ckpt)
-		}
-		return err
-	}
-	if phase == 2 {
-		if err := runPhase(p2, 2); err != nil {
-			return interrupted(err)
-		}
-		phase, st.Step, st.Velocity = 3, 0, nil
-	}
-	if p3.Steps > 0 {
-		if err := runPhase(p3, 3); err != nil {
-			return interrupted(err)
-		}
+	run := &finetune.Run{Graph: g, Data: data, Phase2: p2, Phase3: p3, Noise: noise, Checkpoint: ckpt, Every: c.Int("checkpoint-every"), Settings: settings,
+		Progress: func(phase string, step, steps int, noisyNorm float64) {
+			fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, noisy gradient norm %.4g (%s)\n", phase, step, steps, noisyNorm, time.Since(start).Round(time.Second))
+		}}
+	trained, err := run.Drive(c.Context, params, c.Bool("resume"))
+	if err != nil {
+		return userErrorf("%v", err)
 	}
 	meta := map[string]string{"format": "dpfeat.finetune.v1", "privacy": guarantee.String(), "settings": settings, "dpfeat.version": Version}
 	if gj, err := json.Marshal(guarantee); err == nil {
 		meta["guarantee"] = string(gj)
 	}
 	meta["classes"] = strings.Join(classes, "\n")
-	if err := finetune.SaveParams(out, g, st.Params, meta); err != nil {
+	if err := finetune.SaveParams(out, g, trained, meta); err != nil {
 		return err
 	}
 	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
@@ -357,7 +237,7 @@ func finetuneAction(c *ucli.Context) error {
 		}
 		ts := map[string]finetune.Tensor{}
 		for i, p := range g.Params {
-			ts[p.Name] = finetune.Tensor{Shape: p.Shape, Data: st.Params[i]}
+			ts[p.Name] = finetune.Tensor{Shape: p.Shape, Data: trained[i]}
 		}
 		cj, _ := json.Marshal(classes)
 		baked, err := finetune.Bake(raw, ts, map[string]string{"dpfeat.privacy": guarantee.String(), "dpfeat.guarantee": meta["guarantee"],
@@ -376,7 +256,7 @@ func finetuneAction(c *ucli.Context) error {
 		if err != nil {
 			return userErrorf("%v", err)
 		}
-		acc, err := finetune.Accuracy(g, st.Params, test, len(classes), 0)
+		acc, err := finetune.Accuracy(g, trained, test, len(classes), 0)
 		if err != nil {
 			return err
 		}
@@ -403,4 +283,103 @@ func printFinetune(w io.Writer, r finetuneReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// finetuneOutputsFree checks --export/--forward and that --out and its
+// checkpoint may be written: new, --force to replace, --resume to continue.
+func finetuneOutputsFree(c *ucli.Context, ckpt string) error {
+	out := c.String("out")
+	if (c.String("forward") == "") != (c.String("export") == "") {
+		return userErrorf("--forward and --export go together: the forward graph to bake, and the ONNX file to write")
+	}
+	if e := c.String("export"); e != "" && !c.Bool("force") && !c.Bool("resume") {
+		if _, err := os.Stat(e); err == nil {
+			return userErrorf("%s exists: pass --force to replace it", e)
+		}
+	}
+	if c.Bool("resume") && c.Bool("force") {
+		return userErrorf("--resume and --force exclude each other")
+	}
+	if !c.Bool("force") && !c.Bool("resume") {
+		for _, p := range []string{out, ckpt} {
+			if _, err := os.Stat(p); err == nil {
+				return userErrorf("%s exists: pass --resume to continue an interrupted run or --force to start over", p)
+			}
+		}
+	}
+	if c.Bool("resume") {
+		if _, err := os.Stat(ckpt); err != nil {
+			return userErrorf("--resume: no checkpoint %s", ckpt)
+		}
+	}
+	return nil
+}
+
+// openTrainingGraph opens the training graph on the chosen device, checks
+// its image shape against the manifest and loads the parameters.
+func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string, man *models.Manifest) (_ *finetune.Graph, _ [][]float32, err error) {
+	dev, err := encode.ParseDevice(c.String("device"))
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	g, err := finetune.OpenGraph(graph, finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	defer func() {
+		if err != nil {
+			g.Close() // the session is freed on every refusal after it opened
+		}
+	}()
+	if g.Note != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
+	}
+	in := man.Input
+	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
+	if strings.EqualFold(in.Layout, "NHWC") {
+		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
+	}
+	if !slices.Equal(g.ImageShape, want) {
+		return nil, nil, userErrorf("%s takes images of shape %v; the manifest %s makes %v", graph, g.ImageShape, manifest, want)
+	}
+	params, err := finetune.LoadParams(paramsPath, g)
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	return g, params, nil
+}
+
+// finetunePhases reads the two phases' settings: the --head parameters
+// Phase II trains, steps, learning rates, batch; a share of 0 or 1 skips
+// a phase.
+func finetunePhases(c *ucli.Context, g *finetune.Graph, graph string, share float64) (p2, p3 finetune.Phase, err error) {
+	trainable := make([]bool, len(g.Params))
+	if share > 0 {
+		heads := strings.Split(c.String("head"), ",")
+		if c.String("head") == "" {
+			return p2, p3, userErrorf("--head names the parameters Phase II trains (or pass --phase2-share 0)")
+		}
+		for _, h := range heads {
+			k := slices.IndexFunc(g.Params, func(p finetune.Param) bool { return p.Name == strings.TrimSpace(h) })
+			if k < 0 {
+				var names []string
+				for _, p := range g.Params {
+					names = append(names, p.Name)
+				}
+				return p2, p3, userErrorf("--head: %q is not a parameter of %s (it has %s)", h, graph, strings.Join(names, ", "))
+			}
+			trainable[k] = true
+		}
+	}
+	p2 = finetune.Phase{Name: "phase II", Trainable: trainable, Steps: c.Int("phase2-steps"), Clip: c.Float64("clip"),
+		LR: c.Float64("phase2-lr"), Momentum: c.Float64("momentum")}
+	p3 = finetune.Phase{Name: "phase III", Steps: c.Int("phase3-steps"), Batch: c.Float64("batch"), Clip: c.Float64("clip"),
+		LR: c.Float64("lr"), Momentum: c.Float64("momentum")}
+	if share == 1 {
+		p3.Steps = 0
+	}
+	if share == 0 {
+		p2.Steps = 0
+	}
+	return p2, p3, nil
 }
