@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -104,22 +103,9 @@ func finetuneAction(c *ucli.Context) error {
 		}
 		req[name] = v
 	}
-	eps, err := strconv.ParseFloat(req["epsilon"], 64)
-	if err != nil || !(eps > 0) || math.IsInf(eps, 0) {
-		return userErrorf("--epsilon must be a positive finite number, got %q", req["epsilon"])
-	}
-	if !c.IsSet("delta") {
-		return userErrorf("--delta is required (choose it well below 1/n)")
-	}
-	delta := c.Float64("delta")
-	if err := accounting.CheckDelta(delta); err != nil {
-		return userErrorf("--delta: %v", err)
-	}
-	share := finetune.DefaultShare(eps)
-	if s := c.String("phase2-share"); s != "" {
-		if share, err = strconv.ParseFloat(s, 64); err != nil || !(share >= 0 && share <= 1) {
-			return userErrorf("--phase2-share must be in [0, 1], got %q", s)
-		}
+	eps, delta, share, err := finetuneBudget(c, req["epsilon"])
+	if err != nil {
+		return err
 	}
 	for _, f := range []string{"phase2-steps", "phase3-steps", "checkpoint-every", "threads"} {
 		if c.Int(f) < 0 {
@@ -179,28 +165,13 @@ func finetuneAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	solvers.ListPublicN(&guarantee, data.N, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
-	// The settings a resumed run must repeat: files, data, budget, phases.
-	graphSHA, err := filehash.SHA256(req["graph"])
+	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {
 		return err
 	}
-	paramsSHA, err := filehash.SHA256(req["params"])
+	noise, err := finetuneNoise(c, &guarantee)
 	if err != nil {
 		return err
-	}
-	settingsJSON, _ := json.Marshal(map[string]any{"graph": graphSHA, "params": paramsSHA, "data": req["data"], "split": c.String("split"),
-		"offset": c.Int64("offset"), "limit": c.Int64("limit"), "n": data.N, "epsilon": eps, "delta": delta, "share": share,
-		"phase2": p2, "phase3": p3, "seed": c.String("seed")})
-	settings := string(settingsJSON)
-	noise := accounting.SecureNoise()
-	if s := c.String("seed"); s != "" {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return userErrorf("--seed must be a non-negative whole number, got %q", s)
-		}
-		noise = accounting.SeededNoise(seed)
-		guarantee.Seeded, guarantee.Note = true, accounting.SeededNote
-		fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this result is for reproduction only, not private")
 	}
 	if !c.Bool("resume") {
 		// Recorded in the data's budget ledger (if it has one) before the
@@ -220,35 +191,10 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	meta := map[string]string{"format": "dpfeat.finetune.v1", "privacy": guarantee.String(), "settings": settings, "dpfeat.version": Version}
-	if gj, err := json.Marshal(guarantee); err == nil {
-		meta["guarantee"] = string(gj)
-	}
-	meta["classes"] = strings.Join(classes, "\n")
-	if err := finetune.SaveParams(out, g, trained, meta); err != nil {
-		return err
-	}
 	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
 		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee, Provider: g.Provider}
-	if fwd := c.String("forward"); fwd != "" {
-		raw, err := os.ReadFile(fwd)
-		if err != nil {
-			return userErrorf("read %s: %v", fwd, err)
-		}
-		ts := map[string]finetune.Tensor{}
-		for i, p := range g.Params {
-			ts[p.Name] = finetune.Tensor{Shape: p.Shape, Data: trained[i]}
-		}
-		cj, _ := json.Marshal(classes)
-		baked, err := finetune.Bake(raw, ts, map[string]string{"dpfeat.privacy": guarantee.String(), "dpfeat.guarantee": meta["guarantee"],
-			"dpfeat.classes": string(cj), "dpfeat.version": Version, "dpfeat.settings": settings})
-		if err != nil {
-			return userErrorf("%s: %v", fwd, err)
-		}
-		if err := atomicfile.WriteBytes(c.String("export"), baked); err != nil {
-			return err
-		}
-		rep.Export = c.String("export")
+	if rep.Export, err = writeFinetuned(c, g, trained, guarantee, settings, classes); err != nil {
+		return err
 	}
 	os.Remove(ckpt)
 	if t := c.String("test"); t != "" {
@@ -382,4 +328,96 @@ func finetunePhases(c *ucli.Context, g *finetune.Graph, graph string, share floa
 		p2.Steps = 0
 	}
 	return p2, p3, nil
+}
+
+// writeFinetuned writes the trained parameters with the privacy statement
+// to --out and, with --forward, the standalone model to --export (whose
+// path it returns).
+func writeFinetuned(c *ucli.Context, g *finetune.Graph, trained [][]float32, guarantee accounting.Guarantee, settings string, classes []string) (string, error) {
+	out := c.String("out")
+	meta := map[string]string{"format": "dpfeat.finetune.v1", "privacy": guarantee.String(), "settings": settings, "dpfeat.version": Version}
+	if gj, err := json.Marshal(guarantee); err == nil {
+		meta["guarantee"] = string(gj)
+	}
+	meta["classes"] = strings.Join(classes, "\n")
+	if err := finetune.SaveParams(out, g, trained, meta); err != nil {
+		return "", err
+	}
+	fwd := c.String("forward")
+	if fwd == "" {
+		return "", nil
+	}
+	raw, err := os.ReadFile(fwd)
+	if err != nil {
+		return "", userErrorf("read %s: %v", fwd, err)
+	}
+	ts := map[string]finetune.Tensor{}
+	for i, p := range g.Params {
+		ts[p.Name] = finetune.Tensor{Shape: p.Shape, Data: trained[i]}
+	}
+	cj, _ := json.Marshal(classes)
+	baked, err := finetune.Bake(raw, ts, map[string]string{"dpfeat.privacy": guarantee.String(), "dpfeat.guarantee": meta["guarantee"],
+		"dpfeat.classes": string(cj), "dpfeat.version": Version, "dpfeat.settings": settings})
+	if err != nil {
+		return "", userErrorf("%s: %v", fwd, err)
+	}
+	if err := atomicfile.WriteBytes(c.String("export"), baked); err != nil {
+		return "", err
+	}
+	return c.String("export"), nil
+}
+
+// finetuneBudget reads --epsilon, --delta and Phase II's share of ε.
+func finetuneBudget(c *ucli.Context, epsText string) (eps, delta, share float64, err error) {
+	eps, err = strconv.ParseFloat(epsText, 64)
+	if err != nil || accounting.CheckEpsilon(eps) != nil {
+		return 0, 0, 0, userErrorf("--epsilon must be a positive finite number, got %q", epsText)
+	}
+	if !c.IsSet("delta") {
+		return 0, 0, 0, userErrorf("--delta is required (choose it well below 1/n)")
+	}
+	delta = c.Float64("delta")
+	if err := accounting.CheckDelta(delta); err != nil {
+		return 0, 0, 0, userErrorf("--delta: %v", err)
+	}
+	share = finetune.DefaultShare(eps)
+	if s := c.String("phase2-share"); s != "" {
+		if share, err = strconv.ParseFloat(s, 64); err != nil || !(share >= 0 && share <= 1) {
+			return 0, 0, 0, userErrorf("--phase2-share must be in [0, 1], got %q", s)
+		}
+	}
+	return eps, delta, share, nil
+}
+
+// finetuneSettings are what a resumed run must repeat: files, data,
+// budget, phases, seed.
+func finetuneSettings(c *ucli.Context, req map[string]string, n int, eps, delta, share float64, p2, p3 finetune.Phase) (string, error) {
+	graphSHA, err := filehash.SHA256(req["graph"])
+	if err != nil {
+		return "", err
+	}
+	paramsSHA, err := filehash.SHA256(req["params"])
+	if err != nil {
+		return "", err
+	}
+	settings, _ := json.Marshal(map[string]any{"graph": graphSHA, "params": paramsSHA, "data": req["data"], "split": c.String("split"),
+		"offset": c.Int64("offset"), "limit": c.Int64("limit"), "n": n, "epsilon": eps, "delta": delta, "share": share,
+		"phase2": p2, "phase3": p3, "seed": c.String("seed")})
+	return string(settings), nil
+}
+
+// finetuneNoise is the run's noise: secure, or seeded with --seed (the
+// guarantee then says it is for reproduction only).
+func finetuneNoise(c *ucli.Context, g *accounting.Guarantee) (accounting.Noise, error) {
+	s := c.String("seed")
+	if s == "" {
+		return accounting.SecureNoise(), nil
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil, userErrorf("--seed must be a non-negative whole number, got %q", s)
+	}
+	g.Seeded, g.Note = true, accounting.SeededNote
+	fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this result is for reproduction only, not private")
+	return accounting.SeededNoise(seed), nil
 }
