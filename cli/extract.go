@@ -83,18 +83,8 @@ func extractAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
 		return err
 	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return userErrorf("--out %s is a directory; expected a file name", out)
-	}
-	for _, n := range []string{"batch", "threads", "workers"} {
-		if c.Int(n) < 1 {
-			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
-		}
-	}
-	for _, n := range []string{"limit", "offset"} {
-		if c.Int64(n) < 0 {
-			return userErrorf("--%s must be ≥ 0, got %d", n, c.Int64(n))
-		}
+	if err := extractFlags(c, out); err != nil {
+		return err
 	}
 	dev, err := encode.ParseDevice(c.String("device"))
 	if err != nil {
@@ -108,14 +98,9 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	var classes []string
-	if list := c.String("classes"); list != "" {
-		for _, n := range strings.Split(list, ",") {
-			if n = strings.TrimSpace(n); n == "" {
-				return userErrorf("--classes %q: an empty class name", list)
-			}
-			classes = append(classes, n)
-		}
+	classes, err := classList(c)
+	if err != nil {
+		return err
 	}
 	dopt := features.DatasetOptions{Split: c.String("split"), Classes: classes}
 	ds, err := features.OpenDataset(data, dopt)
@@ -131,16 +116,7 @@ func extractAction(c *ucli.Context) error {
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
 	}
-	// The source data's identity keys its budget ledger, whatever encoder
-	// reads it: one pass over the examples first (the files are then in
-	// the page cache for the extraction's pass).
-	idds, err := features.OpenDataset(data, dopt)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(c.App.ErrWriter, "dpfeat: hashing the source examples (the data's identity, for budget ledgers)")
-	dataID, err := features.DataIdentity(idds, c.Int64("offset"), c.Int64("limit"))
-	idds.Close()
+	dataID, err := dataIdentity(c, data, dopt)
 	if err != nil {
 		return err
 	}
@@ -148,16 +124,7 @@ func extractAction(c *ucli.Context) error {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(modelPath), filepath.Ext(modelPath))
 	}
-	source := ds.Source()
-	if s := c.String("split"); s != "" {
-		source += " (split " + s + ")"
-	}
-	if o, l := c.Int64("offset"), c.Int64("limit"); o > 0 || l > 0 {
-		source += fmt.Sprintf(" rows %d..", o)
-		if l > 0 {
-			source += strconv.FormatInt(o+l-1, 10)
-		}
-	}
+	source := sourceText(c, ds)
 	manifestJSON, _ := json.Marshal(m)
 	absData, _ := filepath.Abs(data)
 	opt := encode.ExtractOptions{
@@ -186,15 +153,7 @@ func extractAction(c *ucli.Context) error {
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
 	}
-	msg := fmt.Sprintf("%s: %d rows × %d features from %s with %s on %s in %.1f s (%.0f images/s)",
-		out, res.Rows, res.Dim, source, name, sess.Provider(), res.Seconds, res.ImagesPerSecond)
-	if res.Resumed > 0 {
-		msg += fmt.Sprintf("; %d rows resumed from the interrupted run", res.Resumed)
-	}
-	if res.Skipped > 0 {
-		msg += fmt.Sprintf("; %d images skipped (do not decode): %s", res.Skipped, strings.Join(res.SkippedIDs, ", "))
-	}
-	return printf(c.App.Writer, "%s\n", msg)
+	return printExtract(c, out, source, name, sess.Provider(), res)
 }
 
 // loadManifest resolves --manifest, --preset, or the manifest beside the
@@ -214,4 +173,77 @@ func loadManifest(c *ucli.Context, modelPath string) (*models.Manifest, error) {
 	}
 	m, _, err := models.ManifestFor(modelPath)
 	return m, err
+}
+
+// extractFlags checks --out and the numeric flags.
+func extractFlags(c *ucli.Context, out string) error {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return userErrorf("--out %s is a directory; expected a file name", out)
+	}
+	for _, n := range []string{"batch", "threads", "workers"} {
+		if c.Int(n) < 1 {
+			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
+		}
+	}
+	for _, n := range []string{"limit", "offset"} {
+		if c.Int64(n) < 0 {
+			return userErrorf("--%s must be ≥ 0, got %d", n, c.Int64(n))
+		}
+	}
+	return nil
+}
+
+// classList reads --classes (comma-separated, none empty).
+func classList(c *ucli.Context) ([]string, error) {
+	var classes []string
+	if list := c.String("classes"); list != "" {
+		for _, n := range strings.Split(list, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return nil, userErrorf("--classes %q: an empty class name", list)
+			}
+			classes = append(classes, n)
+		}
+	}
+	return classes, nil
+}
+
+// dataIdentity hashes the source examples: the data's identity keys its
+// budget ledger, whatever encoder reads it (one pass first; the files are
+// then in the page cache for the extraction's pass).
+func dataIdentity(c *ucli.Context, data string, dopt features.DatasetOptions) (string, error) {
+	ds, err := features.OpenDataset(data, dopt)
+	if err != nil {
+		return "", err
+	}
+	defer ds.Close()
+	fmt.Fprintln(c.App.ErrWriter, "dpfeat: hashing the source examples (the data's identity, for budget ledgers)")
+	return features.DataIdentity(ds, c.Int64("offset"), c.Int64("limit"))
+}
+
+// sourceText describes what was read, for dpfeat.source.
+func sourceText(c *ucli.Context, ds features.Dataset) string {
+	source := ds.Source()
+	if s := c.String("split"); s != "" {
+		source += " (split " + s + ")"
+	}
+	if o, l := c.Int64("offset"), c.Int64("limit"); o > 0 || l > 0 {
+		source += fmt.Sprintf(" rows %d..", o)
+		if l > 0 {
+			source += strconv.FormatInt(o+l-1, 10)
+		}
+	}
+	return source
+}
+
+// printExtract prints the one-line summary of an extraction.
+func printExtract(c *ucli.Context, out, source, name, provider string, res encode.ExtractResult) error {
+	msg := fmt.Sprintf("%s: %d rows × %d features from %s with %s on %s in %.1f s (%.0f images/s)",
+		out, res.Rows, res.Dim, source, name, provider, res.Seconds, res.ImagesPerSecond)
+	if res.Resumed > 0 {
+		msg += fmt.Sprintf("; %d rows resumed from the interrupted run", res.Resumed)
+	}
+	if res.Skipped > 0 {
+		msg += fmt.Sprintf("; %d images skipped (do not decode): %s", res.Skipped, strings.Join(res.SkippedIDs, ", "))
+	}
+	return printf(c.App.Writer, "%s\n", msg)
 }
