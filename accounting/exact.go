@@ -34,10 +34,9 @@ func IntN(n Noise, k uint64) uint64 {
 	return hi
 }
 
-// Float64 returns a uniform float64 in [0, 1) on the 2⁻⁵³ grid, for the
-// decisions that are not part of a release's distribution (which job of a
-// sweep, how many runs a selection makes: their distributions are stated
-// with this grid).
+// Float64 returns a uniform float64 in [0, 1) on the 2⁻⁵³ grid, for a
+// decision outside a release's distribution (how many runs a private
+// selection makes: its distribution is stated with this grid).
 func Float64(n Noise) float64 { return float64(n.Uint64()>>11) * 0x1p-53 }
 
 // Bernoulli returns true with probability exactly p (the float64's exact

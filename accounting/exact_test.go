@@ -106,9 +106,8 @@ func (s *scripted) Uint64() uint64 {
 	s.words = s.words[1:]
 	return w
 }
-func (s *scripted) Float64() float64 { return Float64(s) }
-func (s *scripted) Seeded() bool     { return true }
-func (s *scripted) Split() Noise     { return s }
+func (s *scripted) Seeded() bool { return true }
+func (s *scripted) Split() Noise { return s }
 
 // TestExponentialMechanismFullSupport (#15 item 8): every candidate has a
 // positive probability, however far it trails. Utilities 1000 apart: a

@@ -24,9 +24,6 @@ import (
 type Noise interface {
 	// Uint64 returns 64 uniform random bits.
 	Uint64() uint64
-	// Float64 returns a uniform variate in [0, 1), for decisions outside a
-	// release's distribution (see Float64 in exact.go).
-	Float64() float64
 	// Seeded reports whether the stream is reproducible from a user seed.
 	Seeded() bool
 	// Split returns a new, independent stream of the same kind.
@@ -44,7 +41,6 @@ type Scaled interface {
 // system's CSPRNG (crypto/rand), so its output cannot be predicted; a seeded
 // source is keyed from SHA-256 of the user's seed.
 type source struct {
-	r      *rand.Rand
 	c      *rand.ChaCha8
 	seeded bool
 }
@@ -70,12 +66,11 @@ func SeededNoise(seed uint64) Noise {
 
 func newSource(key [32]byte, seeded bool) *source {
 	c := rand.NewChaCha8(key)
-	return &source{r: rand.New(c), c: c, seeded: seeded}
+	return &source{c: c, seeded: seeded}
 }
 
-func (s *source) Uint64() uint64   { return s.c.Uint64() }
-func (s *source) Float64() float64 { return Float64(s) }
-func (s *source) Seeded() bool     { return s.seeded }
+func (s *source) Uint64() uint64 { return s.c.Uint64() }
+func (s *source) Seeded() bool   { return s.seeded }
 
 // NoiseState returns a seeded source's state, to be stored in a checkpoint
 // so that a resumed run continues the same stream (RestoreNoise). A secure
@@ -95,7 +90,7 @@ func RestoreNoise(state []byte) (Noise, error) {
 	if err := c.UnmarshalBinary(state); err != nil {
 		return nil, fmt.Errorf("noise state: %w", err)
 	}
-	return &source{r: rand.New(c), c: c, seeded: true}, nil
+	return &source{c: c, seeded: true}, nil
 }
 
 // Split derives a child key from this stream (secure sources mix in fresh
@@ -121,9 +116,8 @@ func (s *source) Split() Noise {
 // g = 2^(⌊log₂ σ⌋ + 1 − LatticeBits), so σ/g ∈ [2³⁹, 2⁴⁰).
 const LatticeBits = 40
 
-// lattice returns the step g of a release of noise std σ > 0 and the
-// integer noise scale s = ⌈σ′/g⌉ ≥ σ′/g for the std σ′ to be reached.
-// The step is at least 2⁻¹⁰⁰⁰ (a normal float64 far from underflow, so that
+// lattice returns the step g of a release of noise std σ > 0 (see
+// LatticeBits). The step is at least 2⁻¹⁰⁰⁰ (a normal float64 far from underflow, so that
 // x/g stays finite); a release with std below that gets s = 1 there.
 func lattice(std float64) float64 {
 	return math.Ldexp(1, max(math.Ilogb(std)+1-LatticeBits, -1000))

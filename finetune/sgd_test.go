@@ -17,7 +17,6 @@ type zeroNoise struct{}
 
 func (zeroNoise) Uint64() uint64          { return 1 << 63 }
 func (zeroNoise) GaussianScale() float64  { return 0 }
-func (zeroNoise) Float64() float64        { return 0 }
 func (zeroNoise) Seeded() bool            { return true }
 func (zeroNoise) Split() accounting.Noise { return zeroNoise{} }
 

@@ -542,7 +542,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		if ctx.Err() != nil {
 			return
 		}
-		cand := j.candidates[min(int(noise.Float64()*float64(len(j.candidates))), len(j.candidates)-1)]
+		cand := j.candidates[accounting.IntN(noise, uint64(len(j.candidates)))]
 		cj := j
 		cj.candidates, cj.Params, cj.Optimizer, cj.Distance = nil, cand.params, cand.optimizer, cand.distance
 		o := c.options(cj, ds)
