@@ -62,7 +62,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	}
 	biasInit := p.Get("bias_init", -10)
 	D := rows.Dim() + 1
-	if err := o.squares("dpfc", D-1, D, 2); err != nil {
+	if err := o.squares(D-1, D, 2); err != nil {
 		return nil, err
 	}
 	// The covariance's accumulators and factors take a few D×D; the rest

@@ -60,7 +60,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	psd := private && p.Get("psd", 1) != 0
 	const k = 1.0
 	D := rows.Dim()
-	if err := o.squares(methodNameLS(private), D, D, 2); err != nil {
+	if err := o.squares(D, D, 2); err != nil {
 		return nil, err
 	}
 	so := StatsOptions{Normalize: !o.NoNormalize, Gram: true}
@@ -84,7 +84,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 		if budget < 1<<30 {
 			size = fmt.Sprintf("%d MiB", budget>>20)
 		}
-		o.note("dpls: the %d class matrices of %d×%d do not fit in the memory budget (%s, --memory): %d passes over the data, %d classes each", M, D, D, size, len(chunks), len(chunks[0]))
+		o.note("%s: the %d class matrices of %d×%d do not fit in the memory budget (%s, --memory): %d passes over the data, %d classes each", o.method, M, D, D, size, len(chunks), len(chunks[0]))
 	}
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}, W: make([]float64, M*D), B: make([]float64, M)}
 	var G []float64
@@ -93,7 +93,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	for ci, chunk := range chunks {
 		so.ClassGram = chunk
 		so.Gram = ci == 0
-		o.progress("dpls: pass %d/%d over the data", ci+1, len(chunks))
+		o.progress("%s: pass %d/%d over the data", o.method, ci+1, len(chunks))
 		st, err := Accumulate(ctx, rows, M, so)
 		if err != nil {
 			return nil, err
@@ -186,7 +186,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				return
 			}
 			copy(res.W[j*D:], theta)
-			o.progress("dpls: pass %d/%d: solved class %d/%d", ci+1, len(chunks), done.Add(1), len(chunk))
+			o.progress("%s: pass %d/%d: solved class %d/%d", o.method, ci+1, len(chunks), done.Add(1), len(chunk))
 		})
 		if err := firstError(errs); err != nil {
 			return nil, err
@@ -207,11 +207,4 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	}
 	p.Finish(res)
 	return res, nil
-}
-
-func methodNameLS(private bool) string {
-	if private {
-		return "dpls"
-	}
-	return "ls"
 }

@@ -121,11 +121,11 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 		res.Guarantee = accounting.NonPrivate("non-private reference: no clipping, no noise")
 	}
 	budget := o.memoryBudget()
-	if err := o.squares(methodName(private), rows.Dim(), D, 2); err != nil {
+	if err := o.squares(rows.Dim(), D, 2); err != nil {
 		return nil, err
 	}
 	if k := ClassChunks(M, D, budget); len(k) > 1 {
-		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): up to %d passes over the data per step, %d classes each", methodName(private), M, D, D, len(k), len(k[0]))
+		o.note("%s: the %d Hessians of %d×%d do not fit in the memory budget (--memory): up to %d passes over the data per step, %d classes each", o.method, M, D, D, len(k), len(k[0]))
 	}
 	// What the Hessians of a chunk and the solves' D×D temporaries leave
 	// of the budget may keep u in memory between passes.
@@ -176,7 +176,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			for a := range acc {
 				acc[a] = newGramAcc(D, runtime.GOMAXPROCS(0)/len(chunk))
 			}
-			o.progress("%s step %d/%d: pass %d/%d over the data", methodName(private), t+1, T, ci+1, len(chunks))
+			o.progress("%s step %d/%d: pass %d/%d over the data", o.method, t+1, T, ci+1, len(chunks))
 			err := us.each(ctx, func(b uBlock[float64]) error {
 				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M}
 				scores(u, theta, zbuf)
@@ -292,7 +292,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				runtime.GC()
 			}
 		}
-		o.progress("%s step %d/%d", methodName(private), t+1, T)
+		o.progress("%s step %d/%d", o.method, t+1, T)
 	}
 	if passes > T {
 		p.Record("passes", passes)
@@ -303,13 +303,6 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	}
 	p.Finish(res)
 	return res, nil
-}
-
-func methodName(private bool) string {
-	if private {
-		return "dpnewton"
-	}
-	return "newton"
 }
 
 // distinctRows groups the m rows of the m×d matrix theta by exact equality:

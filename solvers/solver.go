@@ -109,6 +109,8 @@ type Options struct {
 	// the releases' sensitivities grow by the float64 summation's error
 	// bound for it (accounting.SumSlack).
 	sumRows int
+	// method is the name of the method being fitted, for its messages.
+	method string
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
 	// its figures; the mechanism is the same.
@@ -213,7 +215,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
-	o.sumRows = d.N
+	o.sumRows, o.method = d.N, m.Name
 	var res *Result
 	if m.Stream != nil {
 		res, err = m.Stream(ctx, DataRows(d), d.M, &o)
@@ -239,7 +241,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
-	o.sumRows = int(rows.Len())
+	o.sumRows, o.method = int(rows.Len()), m.Name
 	res, err := m.Stream(ctx, rows, classes, &o)
 	return finish(m, res, err, &o)
 }
@@ -580,11 +582,11 @@ func (o *Options) note(format string, args ...any) {
 // covariance and its factor) exceed the memory budget: then
 // --memory could not be honoured (D = 40,000 once allocated 12.8 GB and
 // died under a 4 GiB budget).
-func (o *Options) squares(method string, features, D, k int) error {
+func (o *Options) squares(features, D, k int) error {
 	need := float64(k) * float64(D) * float64(D) * 8
 	if need > float64(o.memoryBudget()) {
 		return fmt.Errorf("%s on %d features needs about %s for its %d×%d statistics, more than the memory budget (--memory %s): raise --memory, or reduce the dimension (e.g. --k-pool, or a smaller encoder)",
-			method, features, humanSize(need), D, D, humanSize(float64(o.memoryBudget())))
+			o.method, features, humanSize(need), D, D, humanSize(float64(o.memoryBudget())))
 	}
 	return nil
 }
