@@ -80,10 +80,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	debug.SetMemoryLimit(min(prevLimit, budget+budget/8+int64(runtime.GOMAXPROCS(0))*int64(D)*int64(D)*8*8+(256<<20)))
 	defer debug.SetMemoryLimit(prevLimit)
 	if len(chunks) > 1 {
-		size := fmt.Sprintf("%.1f GiB", float64(budget)/(1<<30))
-		if budget < 1<<30 {
-			size = fmt.Sprintf("%d MiB", budget>>20)
-		}
+		size := humanSize(float64(budget))
 		o.note("%s: the %d class matrices of %d×%d do not fit in the memory budget (%s, --memory): %d passes over the data, %d classes each", o.method, M, D, D, size, len(chunks), len(chunks[0]))
 	}
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}, W: make([]float64, M*D), B: make([]float64, M)}

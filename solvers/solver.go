@@ -615,7 +615,7 @@ func (o *Options) memoryBudget() int64 {
 func publicN(o *Options, res *Result, n int) {
 	if o.nMech != nil {
 		res.RowsReleased = o.nHat
-		return // n̂ was released: see the guarantee's note
+		return // n̂ was released: its mechanism is in the guarantee
 	}
 	ListPublicN(&res.Guarantee, n, "used to normalise noisy sums and to scale default hyperparameters")
 }

@@ -577,7 +577,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		}
 	}
 	row.Setting = bestJob.Setting()
-	row.Tuning = fmt.Sprintf("private selection (Papernot & Steinke 2022, Thm. 2): %d run(s), K from the %s distribution (η = %g, E[K] = %g), each %.4g-zCDP; the guarantee includes the tuning",
+	row.Tuning = fmt.Sprintf("private selection (Papernot & Steinke 2022, Thm. 2): %d run(s), K from the %s distribution (η = %g, E[K] = %g), each %.4g-zCDP; the guarantee includes the tuning; val_accuracy is the noisy count of right answers over the number of validation rows (treated as public)",
 		k, s.Distribution, s.Eta, s.Mean, rho)
 	if valPublic {
 		row.Tuning += "; the validation rows are treated as public"
