@@ -5,41 +5,45 @@ import (
 	"math"
 	"sort"
 
-	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
-// Prepare turns a feature matrix into solver data: each row is scaled to
+// Prepare turns rows as stored (x holds len(y) rows of dim float32 values,
+// y their labels, −1 for unlabeled) into solver data: each row is scaled to
 // unit L2 norm if normalize (a per-example map that costs no privacy; the
 // default, which makes every clipping norm scale-free). Rows are grouped by
 // class (stable within a class), so that per-class statistics are
 // contiguous blocks.
-func Prepare(m *features.Matrix, classes int, normalize bool) (*Data, error) {
-	if m.Rows == 0 {
+func Prepare(x []float32, y []int32, dim, classes int, normalize bool) (*Data, error) {
+	rows := len(y)
+	if rows == 0 {
 		return nil, fmt.Errorf("no rows")
+	}
+	if len(x) != rows*dim {
+		panic(fmt.Sprintf("solvers.Prepare: %d values for %d rows of %d", len(x), rows, dim))
 	}
 	// A stable counting sort by label (unlabeled rows, −1, first).
 	bucket := func(l int32) int { return min(max(int(l)+1, 0), classes+1) }
 	counts := make([]int, classes+2)
-	for _, l := range m.Labels {
+	for _, l := range y {
 		counts[bucket(l)]++
 	}
 	starts := make([]int, len(counts))
 	for i := 1; i < len(counts); i++ {
 		starts[i] = starts[i-1] + counts[i-1]
 	}
-	order := make([]int, m.Rows)
-	for i, l := range m.Labels {
+	order := make([]int, rows)
+	for i, l := range y {
 		k := bucket(l)
 		order[starts[k]] = i
 		starts[k]++
 	}
-	d := &Data{X: bigmem.Float64s(m.Rows * m.Dim), Y: make([]int32, m.Rows), N: m.Rows, D: m.Dim, M: classes}
+	d := &Data{X: bigmem.Float64s(rows * dim), Y: make([]int32, rows), N: rows, D: dim, M: classes}
 	for k, i := range order {
-		d.Y[k] = m.Labels[i]
-		row := d.X[k*m.Dim : (k+1)*m.Dim]
-		for j, v := range m.Row(i) {
+		d.Y[k] = y[i]
+		row := d.X[k*dim : (k+1)*dim]
+		for j, v := range x[i*dim : (i+1)*dim] {
 			row[j] = float64(v)
 		}
 		Preprocessing{Normalize: normalize}.Apply(row)
@@ -66,43 +70,4 @@ func sigmoid(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
-}
-
-// fileSource streams a feature file's rows as a PublicSource.
-type fileSource struct {
-	f         *features.File
-	normalize bool
-}
-
-// FileSource streams the rows of a feature file (memory-mapped, record
-// batch by record batch), unit-normalised if normalize, so that public data
-// of any size costs one block of memory.
-func FileSource(f *features.File, normalize bool) PublicSource {
-	return fileSource{f: f, normalize: normalize}
-}
-
-func (s fileSource) Dim() int  { return s.f.Dim() }
-func (s fileSource) Rows() int { return int(s.f.Rows()) }
-
-func (s fileSource) Each(fn func(block []float64, rows int) error) error {
-	d := s.f.Dim()
-	buf := make([]float64, PublicBlock*d)
-	return s.f.Each(func(b features.Batch) error {
-		for start := 0; start < b.Rows(); start += PublicBlock {
-			n := min(PublicBlock, b.Rows()-start)
-			blk := buf[:n*d]
-			for i, v := range b.Features[start*d : (start+n)*d] {
-				blk[i] = float64(v)
-			}
-			if s.normalize {
-				for i := 0; i < n; i++ {
-					Preprocessing{Normalize: true}.Apply(blk[i*d : (i+1)*d])
-				}
-			}
-			if err := fn(blk, n); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }

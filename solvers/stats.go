@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
-	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 )
@@ -23,18 +22,6 @@ type Rows interface {
 	Len() int64
 	// Each calls fn with consecutive blocks: x holds len(y)·Dim() values.
 	Each(fn func(x []float32, y []int32) error) error
-}
-
-type fileRows struct{ f *features.File }
-
-// FileRows streams a feature file, record batch by record batch, from its
-// memory map.
-func FileRows(f *features.File) Rows { return fileRows{f} }
-
-func (r fileRows) Dim() int   { return r.f.Dim() }
-func (r fileRows) Len() int64 { return r.f.Rows() }
-func (r fileRows) Each(fn func(x []float32, y []int32) error) error {
-	return r.f.Each(func(b features.Batch) error { return fn(b.Features, b.Labels) })
 }
 
 type dataRows struct{ d *Data }

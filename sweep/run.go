@@ -324,7 +324,7 @@ func load(c *Config, d Dataset) (*data, error) {
 			}
 		}
 	}
-	if ds.train, err = solvers.Prepare(tr, len(classes), true); err != nil {
+	if ds.train, err = solvers.Prepare(tr.Data, tr.Labels, tr.Dim, len(classes), true); err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Train, err)
 	}
 	if d.Public != "" {
@@ -339,7 +339,7 @@ func load(c *Config, d Dataset) (*data, error) {
 		for i := range pub.Labels {
 			pub.Labels[i] = -1
 		}
-		if ds.public, err = solvers.Prepare(pub, len(classes), true); err != nil {
+		if ds.public, err = solvers.Prepare(pub.Data, pub.Labels, pub.Dim, len(classes), true); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Public, err)
 		}
 	}

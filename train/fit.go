@@ -92,16 +92,16 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 			return nil, err
 		}
 		defer pf.Close()
-		o.Public = solvers.FileSource(pf, !req.NoNormalize)
+		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
 	}
 	var res *solvers.Result
 	if solvers.Streams(m.Name) {
 		// Sufficient statistics in passes over the memory-mapped file:
 		// memory does not grow with the number of rows.
-		res, err = solvers.FitRows(ctx, m.Name, solvers.FileRows(tf), len(classes), o)
+		res, err = solvers.FitRows(ctx, m.Name, fileRows{tf}, len(classes), o)
 	} else {
 		var data *solvers.Data
-		if data, err = solvers.Prepare(mat, len(classes), !req.NoNormalize); err != nil {
+		if data, err = solvers.Prepare(mat.Data, mat.Labels, mat.Dim, len(classes), !req.NoNormalize); err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Train, err)
 		}
 		res, err = solvers.Fit(ctx, m.Name, data, o)

@@ -37,7 +37,7 @@ func load(path string) (*solvers.Data, *features.Matrix, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := solvers.Prepare(m, len(m.Meta.Classes), true)
+	d, err := solvers.Prepare(m.Data, m.Labels, m.Dim, len(m.Meta.Classes), true)
 	return d, m, err
 }
 

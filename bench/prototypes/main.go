@@ -88,7 +88,7 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 	if err != nil {
 		return err
 	}
-	pub, err := solvers.Prepare(pm, 0, true)
+	pub, err := solvers.Prepare(pm.Data, pm.Labels, pm.Dim, 0, true)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 			counts[tr.Labels[i]]++
 		}
 		sub := subset(tr, rows)
-		d, err := solvers.Prepare(sub, len(classes), true)
+		d, err := solvers.Prepare(sub.Data, sub.Labels, sub.Dim, len(classes), true)
 		if err != nil {
 			return err
 		}
