@@ -169,7 +169,7 @@ func fitAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	clf := res.Classifier
-	clf.Version, clf.Created = Version, time.Now().UTC().Format(time.RFC3339)
+	clf.Stamp(Version)
 	// A non-private reference is recorded (it spends everything, with
 	// --force) before the classifier is written.
 	if !spent {

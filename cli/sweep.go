@@ -29,6 +29,7 @@ func sweepCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "max-jobs", Value: sweep.DefaultMaxJobs, Usage: "refuse a grid of more jobs than this (counted before any is made)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the sweep that wrote --out (jobs already done are kept)"},
 			&ucli.BoolFlag{Name: "force", Usage: "start over even if --out or its journal exists"},
+			&ucli.StringFlag{Name: "classifiers", Usage: "folder to write each job's classifier to (JOB.safetensors, named by the results' job column); with noise: seeded, `dpfeat fit --seed` and the row's noise_seed reproduce it"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder: jobs on a training file with a budget there are recorded, and refused past it"},
 			jsonFlag(),
 		},
@@ -68,6 +69,7 @@ func sweepAction(c *ucli.Context) error {
 		return err
 	}
 	o := sweep.RunOptions{Out: out, Jobs: c.Int("jobs"), Resume: c.Bool("resume"), Force: c.Bool("force"), Version: Version,
+		Classifiers: c.String("classifiers"),
 		Progress: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, "dpfeat: "+format+"\n", args...) }}
 	if err := sweep.CheckOutput(o); err != nil {
 		return userErrorf("%v", err)

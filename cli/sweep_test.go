@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/sweep"
 )
 
 func TestSweepAndExport(t *testing.T) {
@@ -67,5 +72,67 @@ func TestSweepAndExport(t *testing.T) {
 	}
 	if _, err := os.Stat(r3 + ".journal"); !os.IsNotExist(err) {
 		t.Errorf("a refused sweep left a journal")
+	}
+}
+
+// TestSweepAndFitWriteIdenticalClassifiers fits every method through the
+// sweep (noise: seeded, --classifiers) and through `dpfeat fit --seed`
+// with the row's noise_seed: the two paths share train.Fit, so the
+// classifiers are byte-identical.
+func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	blobFile(t, filepath.Join(dir, "train.arrow"), 240, 6, classes, "sha-1", 1)
+	blobFile(t, filepath.Join(dir, "val.arrow"), 60, 6, classes, "sha-1", 2)
+	blobFile(t, filepath.Join(dir, "test.arrow"), 60, 6, classes, "sha-1", 3)
+	blobFile(t, filepath.Join(dir, "public.arrow"), 90, 6, classes, "sha-1", 4)
+	var methods []string
+	for _, m := range solvers.Methods() {
+		methods = append(methods, m.Name+": {}")
+	}
+	cfg := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, validation: val.arrow, test: test.arrow, public: public.arrow}]\n"+
+		"methods: {"+strings.Join(methods, ", ")+"}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	out, clfs := filepath.Join(dir, "results.arrow"), filepath.Join(dir, "classifiers")
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--classifiers", clfs); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	rows, err := sweep.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(methods) {
+		t.Fatalf("%d rows for %d methods", len(rows), len(methods))
+	}
+	for _, r := range rows {
+		t.Run(r.Method, func(t *testing.T) {
+			if r.Error != "" || r.Classifier == "" || r.NoiseSeed == "" {
+				t.Fatalf("row: error %q, classifier %q, noise seed %q", r.Error, r.Classifier, r.NoiseSeed)
+			}
+			eps := "2"
+			if !r.Private {
+				eps = "inf"
+			}
+			mine := filepath.Join(dir, r.Method+".safetensors")
+			args := []string{"fit", "--method", r.Method, "--train", filepath.Join(dir, "train.arrow"), "--epsilon", eps,
+				"--seed", r.NoiseSeed, "--out", mine}
+			if r.Private {
+				args = append(args, "--delta", "1e-5")
+			}
+			if strings.HasPrefix(r.Method, "dpplpublic") {
+				args = append(args, "--public", filepath.Join(dir, "public.arrow"))
+			}
+			if code, _, errs := run(t, args...); code != 0 {
+				t.Fatalf("fit: exit %d: %s", code, errs)
+			}
+			a, _ := os.ReadFile(r.Classifier)
+			b, _ := os.ReadFile(mine)
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				ca, _ := models.LoadClassifier(r.Classifier)
+				cb, _ := models.LoadClassifier(mine)
+				t.Errorf("the sweep's classifier (%d bytes) differs from fit's (%d bytes):\nsweep %+v\nfit   %+v", len(a), len(b), ca, cb)
+			}
+		})
 	}
 }

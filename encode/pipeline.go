@@ -16,6 +16,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/outlock"
+	"github.com/dpfeat/dpfeat/models"
 )
 
 // Encoder is what the pipeline needs of a session; *Session implements it.
@@ -179,7 +180,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 
 	st := &resumeState{Version: 1, Identity: opt.Identity, Created: opt.Meta.Created}
 	if st.Created == "" {
-		st.Created = time.Now().UTC().Format(time.RFC3339)
+		st.Created = models.Now()
 	}
 	if opt.Resume && opt.Restart {
 		return res, fmt.Errorf("--resume and --restart exclude each other")

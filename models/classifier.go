@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
@@ -49,6 +51,26 @@ type Classifier struct {
 	TrainCounts []int64
 	Version     string
 	Created     string
+}
+
+// Stamp records the dpfeat version and the creation time in the
+// classifier: now, or the time SOURCE_DATE_EPOCH gives (seconds since
+// 1970, the reproducible-builds convention), so that two seeded fits of
+// the same data write byte-identical files.
+func (c *Classifier) Stamp(version string) {
+	c.Version, c.Created = version, Now()
+}
+
+// Now is the creation time dpfeat writes into files (RFC 3339, UTC): the
+// current time, or SOURCE_DATE_EPOCH when it is set to a whole number.
+func Now() string {
+	t := time.Now()
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
+			t = time.Unix(sec, 0)
+		}
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // Preprocessing is what is applied to a feature vector before scoring: the

@@ -34,6 +34,12 @@
 // without redoing finished jobs, and the output file is written atomically
 // at the end.
 //
+// Every job is fitted by train.Fit, the same code path as `dpfeat fit`
+// (a validation fraction is a train.Request.Exclude rule). With
+// RunOptions.Classifiers each job's classifier is written as fit writes
+// it; a seeded job's row carries its noise seed, so `dpfeat fit --seed`
+// reproduces the classifier byte for byte.
+//
 // Hyperparameter tuning is part of what a user releases. With mode:
 // validation (the papers' practice) the summary picks settings by
 // validation accuracy and says that this tuning is not accounted. With

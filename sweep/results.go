@@ -56,6 +56,13 @@ type Row struct {
 	Backend      string   `json:"backend"`
 	Version      string   `json:"dpfeat_version"`
 	Finished     string   `json:"finished"`
+	// NoiseSeed is a seeded sweep's noise seed for the job, in decimal:
+	// `dpfeat fit --seed NoiseSeed` with the job's settings reproduces it
+	// ("" for secure noise and for private selections).
+	NoiseSeed string `json:"noise_seed"`
+	// Classifier is where the job's classifier was written (sweep
+	// --classifiers DIR), or "".
+	Classifier string `json:"classifier"`
 }
 
 // column maps a Row field to an Arrow column.
@@ -64,30 +71,39 @@ type column struct {
 	typ  arrow.DataType
 	put  func(b array.Builder, r *Row)
 	get  func(a arrow.Array, i int, r *Row)
+	// later marks a column added after the first results format: a file
+	// written before it reads as the zero value.
+	later bool
+}
+
+// later marks a column as added after the first results format.
+func later(c column) column {
+	c.later = true
+	return c
 }
 
 func strCol(name string, f func(r *Row) *string) column {
 	return column{name, arrow.BinaryTypes.String,
 		func(b array.Builder, r *Row) { b.(*array.StringBuilder).Append(*f(r)) },
-		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.String).Value(i) }}
+		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.String).Value(i) }, false}
 }
 
 func boolCol(name string, f func(r *Row) *bool) column {
 	return column{name, arrow.FixedWidthTypes.Boolean,
 		func(b array.Builder, r *Row) { b.(*array.BooleanBuilder).Append(*f(r)) },
-		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Boolean).Value(i) }}
+		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Boolean).Value(i) }, false}
 }
 
 func intCol(name string, f func(r *Row) *int64) column {
 	return column{name, arrow.PrimitiveTypes.Int64,
 		func(b array.Builder, r *Row) { b.(*array.Int64Builder).Append(*f(r)) },
-		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Int64).Value(i) }}
+		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Int64).Value(i) }, false}
 }
 
 func floatCol(name string, f func(r *Row) *float64) column {
 	return column{name, arrow.PrimitiveTypes.Float64,
 		func(b array.Builder, r *Row) { b.(*array.Float64Builder).Append(*f(r)) },
-		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Float64).Value(i) }}
+		func(a arrow.Array, i int, r *Row) { *f(r) = a.(*array.Float64).Value(i) }, false}
 }
 
 // optCol is a nullable float64 column.
@@ -107,7 +123,7 @@ func optCol(name string, f func(r *Row) **float64) column {
 			}
 			v := a.(*array.Float64).Value(i)
 			*f(r) = &v
-		}}
+		}, false}
 }
 
 var columns = []column{
@@ -142,6 +158,8 @@ var columns = []column{
 	strCol("backend", func(r *Row) *string { return &r.Backend }),
 	strCol("dpfeat_version", func(r *Row) *string { return &r.Version }),
 	strCol("finished", func(r *Row) *string { return &r.Finished }),
+	later(strCol("noise_seed", func(r *Row) *string { return &r.NoiseSeed })),
+	later(strCol("classifier", func(r *Row) *string { return &r.Classifier })),
 }
 
 // Schema is the results file's Arrow schema.
@@ -202,6 +220,10 @@ func ReadResults(path string) ([]Row, error) {
 	idx := make([]int, len(columns))
 	for c, col := range columns {
 		is := sch.FieldIndices(col.name)
+		if len(is) == 0 && col.later {
+			idx[c] = -1
+			continue
+		}
 		if len(is) != 1 || !arrow.TypeEqual(sch.Field(is[0]).Type, col.typ) {
 			return nil, fmt.Errorf("read %s: column %q missing or not %s", path, col.name, col.typ)
 		}
@@ -216,6 +238,9 @@ func ReadResults(path string) ([]Row, error) {
 		start := len(rows)
 		rows = append(rows, make([]Row, rec.NumRows())...)
 		for c, col := range columns {
+			if idx[c] < 0 {
+				continue
+			}
 			a := rec.Column(idx[c])
 			for i := 0; i < int(rec.NumRows()); i++ {
 				if a.IsNull(i) && col.typ != arrow.PrimitiveTypes.Float64 {

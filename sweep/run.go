@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/outlock"
+	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
 )
@@ -37,6 +40,11 @@ type RunOptions struct {
 	Progress func(format string, args ...any)
 	// Version is dpfeat's version, recorded in every row.
 	Version string
+	// Classifiers, when set, is a folder where each fitted job's
+	// classifier is written (ClassifierPath), as `dpfeat fit` would write
+	// it: with seeded noise, `dpfeat fit --seed` and the row's noise_seed
+	// reproduce it byte for byte.
+	Classifiers string
 	// Spend, when set, is asked to record each fitted job's release (in
 	// the dataset's budget ledger) before its metrics are recorded (a
 	// private selection as one release known by its RDP curve); an error
@@ -70,15 +78,20 @@ func CheckOutput(o RunOptions) error {
 	return nil
 }
 
-// data is a dataset loaded for fitting and evaluation.
+// data is a dataset as the jobs see it: the training rows stay in their
+// file (train.Fit reads them, through a Cache shared by the jobs); the
+// validation and test rows are loaded for evaluation.
 type data struct {
-	train      *solvers.Data
+	// exclude is the validation split's rule when validation is a
+	// fraction of the training file: train.Fit leaves those rows out.
+	exclude    *features.RowRule
+	trainRows  int64
 	val, test  *features.Matrix
-	public     *solvers.Data
 	classes    []string
 	dim        int
 	counts     []int64
 	imbalanced bool
+	cache      *train.Cache
 }
 
 // Run runs the jobs of c that are not done yet, in parallel, and writes
@@ -142,6 +155,9 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 	}
 	if len(done) > 0 {
 		o.progress("sweep: %d of %d jobs already done", len(done), len(jobs))
+	}
+	if err := checkClassifiers(o, pending); err != nil {
+		return nil, err
 	}
 	if len(pending) > 0 {
 		sets := make([]*data, len(c.Datasets))
@@ -281,38 +297,35 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// load reads a dataset's files, splits off the validation rows if asked,
-// and prepares the training rows (unit-normalised, grouped by class).
+// load reads a dataset's evaluation files and checks its training file:
+// its classes and labels by train's rules, the validation rows split off
+// by the per-row rule if asked (they are left out of every fit).
 func load(c *Config, d Dataset) (*data, error) {
 	tr, err := features.ReadAll(d.Train, features.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
 	classes := tr.Meta.Classes
-	if len(classes) < 2 {
-		return nil, fmt.Errorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", d.Train, len(classes))
+	if err := train.CheckClasses(d.Train, classes); err != nil {
+		return nil, err
 	}
-	for i, y := range tr.Labels {
-		if y < 0 {
-			return nil, fmt.Errorf("%s: row %d is unlabeled; training rows need labels", d.Train, i)
-		}
+	if _, err := train.CountLabels(matrixRows{tr}, d.Train, len(classes)); err != nil {
+		return nil, err
 	}
-	var val *features.Matrix
+	ds := &data{classes: classes, dim: tr.Dim, trainRows: int64(tr.Rows), cache: &train.Cache{},
+		imbalanced: tr.Meta.Subset != nil && tr.Meta.Subset.Kind == "imbalanced"}
 	if d.valFraction > 0 {
-		trainIdx, valIdx, err := features.ValidationSplit(tr, d.valFraction, c.SplitSeed)
-		if err != nil {
+		if ds.exclude, err = features.NewRowSplit(d.valFraction, c.SplitSeed); err != nil {
 			return nil, fmt.Errorf("%s: validation split: %w", d.Train, err)
 		}
-		tr, val = subset(tr, trainIdx), subset(tr, valIdx)
-	} else if val, err = readLike(d.Validation, tr); err != nil {
+		valIdx, trainIdx := ds.exclude.Select(tr)
+		ds.val, ds.trainRows = subset(tr, valIdx), int64(len(trainIdx))
+	} else if ds.val, err = readLike(d.Validation, tr); err != nil {
 		return nil, err
 	}
-	test, err := readLike(d.Test, tr)
-	if err != nil {
+	if ds.test, err = readLike(d.Test, tr); err != nil {
 		return nil, err
 	}
-	ds := &data{val: val, test: test, classes: classes, dim: tr.Dim,
-		imbalanced: tr.Meta.Subset != nil && tr.Meta.Subset.Kind == "imbalanced"}
 	// Minority classes come from public quantities only: an imbalanced
 	// subset's profile (its ratio and shape, chosen by design), never the
 	// training file's private class counts. Other files get no minority
@@ -324,26 +337,16 @@ func load(c *Config, d Dataset) (*data, error) {
 			}
 		}
 	}
-	if ds.train, err = solvers.Prepare(tr.Data, tr.Labels, tr.Dim, len(classes), true); err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Train, err)
-	}
-	if d.Public != "" {
-		pub, err := features.ReadAll(d.Public, features.ReadOptions{})
-		if err != nil {
-			return nil, err
-		}
-		if pub.Dim != tr.Dim {
-			return nil, fmt.Errorf("%s has %d features per row; %s has %d", d.Public, pub.Dim, d.Train, tr.Dim)
-		}
-		// Public rows need no labels: prepared as one group.
-		for i := range pub.Labels {
-			pub.Labels[i] = -1
-		}
-		if ds.public, err = solvers.Prepare(pub.Data, pub.Labels, pub.Dim, len(classes), true); err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Public, err)
-		}
-	}
 	return ds, nil
+}
+
+// matrixRows streams a loaded matrix's labels for train.CountLabels.
+type matrixRows struct{ m *features.Matrix }
+
+func (r matrixRows) Dim() int   { return r.m.Dim }
+func (r matrixRows) Len() int64 { return int64(r.m.Rows) }
+func (r matrixRows) Each(fn func(x []float32, y []int32) error) error {
+	return fn(r.m.Data, r.m.Labels)
 }
 
 // readLike reads an evaluation file and checks it against the training
@@ -384,14 +387,28 @@ func (c *Config) options(j Job, ds *data) solvers.Options {
 	if !j.Private {
 		o.Epsilon = math.Inf(1)
 	}
-	if c.Noise == "seeded" {
-		h := sha256.Sum256([]byte("dpfeat sweep noise:" + j.ID))
-		o.Noise = accounting.SeededNoise(binary.LittleEndian.Uint64(h[:8]))
-	}
-	if ds.public != nil {
-		o.Public = ds.public
+	if seed, ok := c.noiseSeed(j); ok {
+		o.Noise = accounting.SeededNoise(seed)
 	}
 	return o
+}
+
+// noiseSeed is a seeded sweep's noise seed for job j (what `dpfeat fit
+// --seed` takes to reproduce the job); ok is false for secure noise.
+func (c *Config) noiseSeed(j Job) (seed uint64, ok bool) {
+	if c.Noise != "seeded" {
+		return 0, false
+	}
+	h := sha256.Sum256([]byte("dpfeat sweep noise:" + j.ID))
+	return binary.LittleEndian.Uint64(h[:8]), true
+}
+
+// request is the fit of job j's options on its dataset: train.Fit, the
+// one way dpfeat fits a feature file, reading the training rows (less the
+// validation rows) through the dataset's cache.
+func (c *Config) request(j Job, ds *data, o solvers.Options) train.Request {
+	d := c.Datasets[j.Dataset]
+	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, Options: o, Exclude: ds.exclude, Cache: ds.cache}
 }
 
 // runJob fits and evaluates one job; failures become the row's error.
@@ -400,8 +417,13 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 	d := c.Datasets[j.Dataset]
 	row := Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
 		Private: j.Private, Epsilon: j.Epsilon, Delta: j.Delta, Seed: j.Seed, Setting: j.Setting(), Hyperparameters: "{}",
-		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: int64(ds.train.N),
+		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: ds.trainRows,
 		Backend: backend.Name(), Version: o.Version}
+	if seed, ok := c.noiseSeed(j); ok && j.candidates == nil {
+		// (a private selection's runs draw from one stream: no seed of
+		// a single fit reproduces them)
+		row.NoiseSeed = strconv.FormatUint(seed, 10)
+	}
 	switch {
 	case !j.Private:
 		row.Tuning = "non-private reference"
@@ -424,19 +446,66 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 			return o.Spend(j.Dataset, j.Method, g)
 		}
 	}
-	res, err := fitWith(ctx, j.Method, ds, fo)
+	out, err := fitWith(ctx, c.request(j, ds, fo))
 	row.Seconds = time.Since(start).Seconds()
 	if err == nil && o.Spend != nil && !spent {
-		err = o.Spend(j.Dataset, j.Method, res.Guarantee) // a reference
+		err = o.Spend(j.Dataset, j.Method, out.Result.Guarantee) // a reference
+	}
+	if err == nil {
+		fill(&row, j, out, ds)
+		err = saveClassifier(o, j, out.Classifier, &row)
 	}
 	if err != nil {
 		row.Error = err.Error()
-		row.Finished = time.Now().UTC().Format(time.RFC3339)
-		return row
 	}
-	fill(&row, j, res, ds)
-	row.Finished = time.Now().UTC().Format(time.RFC3339)
 	return row
+}
+
+// saveClassifier writes a job's classifier to o.Classifiers (when set),
+// stamped as `dpfeat fit` stamps its own, and records where.
+func saveClassifier(o RunOptions, j Job, clf *models.Classifier, row *Row) error {
+	if o.Classifiers == "" {
+		return nil
+	}
+	clf.Stamp(o.Version)
+	path := ClassifierPath(o.Classifiers, j.ID)
+	if err := clf.Save(path); err != nil {
+		return err
+	}
+	row.Classifier = path
+	return nil
+}
+
+// checkClassifiers makes the classifier folder and refuses to replace a
+// pending job's classifier unless resuming (the file is then that job's,
+// from a run stopped before its row was recorded) or forced.
+func checkClassifiers(o RunOptions, pending []Job) error {
+	if o.Classifiers == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.Classifiers, 0o755); err != nil {
+		return fmt.Errorf("--classifiers: %w", err)
+	}
+	if o.Resume || o.Force {
+		return nil
+	}
+	for _, j := range pending {
+		if p := ClassifierPath(o.Classifiers, j.ID); fileExists(p) {
+			return fmt.Errorf("%s exists: pass --force to replace the classifiers in %s, or --resume to continue that sweep", p, o.Classifiers)
+		}
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// ClassifierPath is where a sweep run with RunOptions.Classifiers = dir
+// writes the classifier of the job with the given id.
+func ClassifierPath(dir, job string) string {
+	return filepath.Join(dir, job+".safetensors")
 }
 
 // jobCost is what job j will spend: its guarantee as calibrated (a fit
@@ -457,7 +526,7 @@ func jobCost(ctx context.Context, c *Config, j Job, ds *data) (accounting.Guaran
 		got = &g
 		return solvers.ErrDryRun
 	}
-	_, err := fitWith(ctx, j.Method, ds, o)
+	_, err := fitWith(ctx, c.request(j, ds, o))
 	switch {
 	case got != nil:
 		return *got, true, nil
@@ -482,13 +551,15 @@ func selectionGuarantee(c *Config, j Job) (accounting.Guarantee, error) {
 	return accounting.Account([]accounting.Mechanism{sel}, j.Delta, accounting.AccountantRDP, accounting.Options{})
 }
 
-func fitWith(ctx context.Context, method string, ds *data, o solvers.Options) (res *solvers.Result, err error) {
+// fitWith fits one request; a panic in a method becomes the job's error
+// rather than stopping the other jobs.
+func fitWith(ctx context.Context, req train.Request) (out *train.Outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return solvers.Fit(ctx, method, ds.train, o)
+	return train.Fit(ctx, req)
 }
 
 // selectPrivately is a private selection job (accounting.PrivateSelection): K runs
@@ -536,7 +607,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		}
 	}
 	best, bestScore := -1, math.Inf(-1)
-	var bestRes *solvers.Result
+	var bestOut *train.Outcome
 	var bestJob Job
 	for run := 0; run < k; run++ {
 		if ctx.Err() != nil {
@@ -557,14 +628,14 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 			}
 		}
 		score := math.Inf(-1) // a failed run scores lowest
-		res, err := fitWith(ctx, j.Method, ds, o)
+		out, err := fitWith(ctx, c.request(cj, ds, o))
 		if err == nil {
-			g := res.Guarantee
+			g := out.Result.Guarantee
 			if (m.Pure && float64(g.Epsilon) > 2*mu*(1+1e-12)) || (!m.Pure && (g.Mu == nil || float64(*g.Mu) > mu*(1+1e-12))) {
 				row.Error = fmt.Sprintf("internal error: a run of %s spent more than the selection's per-run budget (μ = %v): %s", j.Method, mu, g)
 				return
 			}
-			clf := train.Classifier(j.Method, res, ds.classes, ds.dim)
+			clf := out.Classifier
 			// the number of right answers, an integer (sensitivity 1)
 			correct := []float64{math.Round(clf.Evaluate(ds.val, nil).Accuracy * float64(nval))}
 			if !valPublic {
@@ -573,7 +644,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 			score = correct[0]
 		}
 		if score > bestScore || best < 0 {
-			best, bestScore, bestRes, bestJob = run, score, res, cj
+			best, bestScore, bestOut, bestJob = run, score, out, cj
 		}
 	}
 	row.Setting = bestJob.Setting()
@@ -586,16 +657,16 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	row.EpsilonSpent = &total
 	row.Rho = nil
 	row.Privacy = fmt.Sprintf("(ε = %s, δ = %g)-DP including the hyperparameter selection (RDP of Papernot & Steinke Thm. 2 over per-run ρ = %.4g)", accounting.FormatEpsilon(total), j.Delta, rho)
-	if bestRes == nil {
+	if bestOut == nil {
 		row.Error = "every run of the selection failed"
 		return
 	}
-	if hp, err := json.Marshal(bestRes.Hyperparameters); err == nil {
+	if hp, err := json.Marshal(bestOut.Result.Hyperparameters); err == nil {
 		row.Hyperparameters = string(hp)
 	}
-	row.NoiseMultiplier = bestRes.NoiseMultiplier
-	row.Seeded = bestRes.Guarantee.Seeded
-	clf := train.Classifier(j.Method, bestRes, ds.classes, ds.dim)
+	row.NoiseMultiplier = bestOut.Result.NoiseMultiplier
+	row.Seeded = bestOut.Result.Guarantee.Seeded
+	clf := bestOut.Classifier
 	v := clf.Evaluate(ds.val, nil)
 	if nval > 0 {
 		noisy := bestScore / float64(nval) // what the selection saw
@@ -606,10 +677,14 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	}
 	t := clf.Evaluate(ds.test, ds.counts)
 	row.TestAccuracy, row.TestBalanced, row.TestMinority = ptr(t.Accuracy), ptr(t.BalancedAccuracy), t.MinorityAccuracy
+	if err := saveClassifier(o, bestJob, clf, row); err != nil {
+		row.Error = err.Error()
+	}
 }
 
 // fill records a fitted result and its validation and test metrics.
-func fill(row *Row, j Job, res *solvers.Result, ds *data) {
+func fill(row *Row, j Job, out *train.Outcome, ds *data) {
+	res := out.Result
 	g := res.Guarantee
 	if hp, err := json.Marshal(res.Hyperparameters); err == nil {
 		row.Hyperparameters = string(hp)
@@ -620,7 +695,7 @@ func fill(row *Row, j Job, res *solvers.Result, ds *data) {
 		row.NoiseMultiplier = res.NoiseMultiplier
 	}
 	row.Accountant, row.Privacy, row.Seeded = string(g.Accountant), g.String(), g.Seeded
-	clf := train.Classifier(j.Method, res, ds.classes, ds.dim)
+	clf := out.Classifier
 	if ds.val != nil && ds.val.Rows > 0 {
 		v := clf.Evaluate(ds.val, nil)
 		row.ValAccuracy, row.ValBalanced = ptr(v.Accuracy), ptr(v.BalancedAccuracy)

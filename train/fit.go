@@ -28,6 +28,14 @@ type Request struct {
 	PublicCounts bool
 	// AnyEncoder accepts public features from another encoder.
 	AnyEncoder bool
+	// Exclude, when set, leaves out the training rows the rule selects (a
+	// sweep's validation rows). It is a per-row rule: adding or removing
+	// one row moves no other.
+	Exclude *features.RowRule
+	// Cache, when set, keeps what Fit loads — the in-memory methods'
+	// prepared rows, Exclude's row mask — for later fits of the same
+	// training file (a sweep's jobs). Safe for concurrent fits.
+	Cache *Cache
 	// Note receives one-off remarks for the user (never a private
 	// quantity unless n is public).
 	Note func(format string, args ...any)
@@ -37,8 +45,9 @@ type Request struct {
 type Outcome struct {
 	Classifier *models.Classifier
 	Result     *solvers.Result
-	// Rows is n as the classifier stores it: the true count when n is
-	// public, n̂ when it was released (Options.PrivateN), 0 when not used.
+	// Rows is n as the classifier stores it (after Exclude): the true
+	// count when n is public, n̂ when it was released (Options.PrivateN),
+	// 0 when not used.
 	Rows int
 }
 
@@ -61,30 +70,52 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	defer tf.Close()
-	meta, dim, rows := tf.Metadata(), tf.Dim(), int(tf.Rows())
+	meta, dim := tf.Metadata(), tf.Dim()
 	classes := meta.Classes
-	if len(classes) < 2 {
-		return nil, fmt.Errorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", req.Train, len(classes))
+	if err := CheckClasses(req.Train, classes); err != nil {
+		return nil, err
 	}
+	entry := req.Cache.entry(req.Train, req.Exclude, !req.NoNormalize)
+	if err := entry.checked(tf, req.Train, len(classes)); err != nil {
+		return nil, err
+	}
+	var rows solvers.Rows = fileRows{tf}
+	if req.Exclude != nil {
+		mask, err := entry.excluded(tf, req.Exclude)
+		if err != nil {
+			return nil, err
+		}
+		rows = maskedRows{tf, mask}
+	}
+	n := int(rows.Len())
 	note := func(format string, args ...any) {
 		if req.Note != nil {
 			req.Note(format, args...)
 		}
 	}
 	// These notes read n: not given when n is not public.
-	if m.Private && o.PrivateN == 0 && o.Delta >= 1/float64(rows) {
-		note("WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.", o.Delta, 1/float64(rows))
+	if m.Private && o.PrivateN == 0 && o.Delta >= 1/float64(n) {
+		note("WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.", o.Delta, 1/float64(n))
 	}
-	if o.PrivateN == 0 && dim > rows {
-		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, rows)
+	if o.PrivateN == 0 && dim > n {
+		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, n)
 	}
 	// The class counts are private: they go into the classifier (for
 	// eval's minority classes) only when declared public or for a
 	// non-private reference.
 	storeCounts := req.PublicCounts || !m.Private
-	counts, mat, err := readLabels(tf, req.Train, len(classes), storeCounts, solvers.Streams(m.Name))
-	if err != nil {
-		return nil, err
+	var data *solvers.Data
+	if !solvers.Streams(m.Name) {
+		if data, err = entry.prepared(rows, req.Train, len(classes), !req.NoNormalize); err != nil {
+			return nil, err
+		}
+		rows = solvers.DataRows(data)
+	}
+	var counts []int64
+	if storeCounts {
+		if counts, err = CountLabels(rows, req.Train, len(classes)); err != nil {
+			return nil, err
+		}
 	}
 	if req.Public != "" {
 		pf, err := openPublic(req, tf)
@@ -95,15 +126,11 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
 	}
 	var res *solvers.Result
-	if solvers.Streams(m.Name) {
+	if data == nil {
 		// Sufficient statistics in passes over the memory-mapped file:
 		// memory does not grow with the number of rows.
-		res, err = solvers.FitRows(ctx, m.Name, fileRows{tf}, len(classes), o)
+		res, err = solvers.FitRows(ctx, m.Name, rows, len(classes), o)
 	} else {
-		var data *solvers.Data
-		if data, err = solvers.Prepare(mat.Data, mat.Labels, mat.Dim, len(classes), !req.NoNormalize); err != nil {
-			return nil, fmt.Errorf("%s: %w", req.Train, err)
-		}
 		res, err = solvers.Fit(ctx, m.Name, data, o)
 	}
 	if err != nil {
@@ -112,12 +139,12 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
-	stored := rows
+	stored := n
 	switch {
 	case m.Private && o.PrivateN > 0:
 		stored = int(math.Round(res.RowsReleased)) // n̂, or 0 if unused
 	case m.Private:
-		solvers.ListPublicN(&res.Guarantee, rows, "stored in the classifier (train_rows)")
+		solvers.ListPublicN(&res.Guarantee, n, "stored in the classifier (train_rows)")
 	}
 	clf := Classifier(m.Name, res, classes, dim)
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
@@ -125,38 +152,31 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	return &Outcome{Classifier: clf, Result: res, Rows: stored}, nil
 }
 
-// readLabels counts the labels (when they may be stored) and, for the
-// in-memory methods, loads the file; every training row needs a label.
-func readLabels(tf *features.File, path string, classes int, store, streams bool) ([]int64, *features.Matrix, error) {
-	var counts []int64
-	count := func(offset int64, labels []int32) error {
-		if counts == nil {
-			counts = make([]int64, classes)
-		}
-		for i, y := range labels {
-			if y < 0 {
+// CheckClasses is the one rule for a training file's class list: a
+// classifier needs at least two classes.
+func CheckClasses(path string, classes []string) error {
+	if len(classes) < 2 {
+		return fmt.Errorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", path, len(classes))
+	}
+	return nil
+}
+
+// CountLabels counts the labels of training rows; every training row needs
+// one (the error names the first unlabeled row as the stream numbers it).
+func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
+	counts := make([]int64, classes)
+	var offset int64
+	err := rows.Each(func(_ []float32, y []int32) error {
+		for i, l := range y {
+			if l < 0 || int(l) >= classes {
 				return fmt.Errorf("%s: row %d is unlabeled; training rows need labels", path, offset+int64(i))
 			}
-			counts[y]++
+			counts[l]++
 		}
+		offset += int64(len(y))
 		return nil
-	}
-	var mat *features.Matrix
-	var err error
-	if streams {
-		if store {
-			err = tf.Each(func(b features.Batch) error { return count(b.Offset, b.Labels) })
-		}
-	} else if mat, err = tf.Load(); err == nil {
-		err = count(0, mat.Labels)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if !store {
-		counts = nil
-	}
-	return counts, mat, nil
+	})
+	return counts, err
 }
 
 // openPublic opens the public features, streamed from the memory map
