@@ -18,6 +18,7 @@ import (
 	"github.com/dpfeat/dpfeat/bench/internal/benchutil"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/train"
 )
 
 func main() {
@@ -32,17 +33,8 @@ func main() {
 	}
 }
 
-func load(path string) (*solvers.Data, *features.Matrix, error) {
-	m, err := features.ReadAll(path, features.ReadOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := solvers.Prepare(m.Data, m.Labels, m.Dim, len(m.Meta.Classes), true)
-	return d, m, err
-}
-
-func accuracy(r *solvers.Result, m *features.Matrix) float64 {
-	pred := benchutil.Predict(benchutil.Classifier(r, m.Meta.Classes, m.Dim), m.Rows, m.Row)
+func accuracy(out *train.Outcome, m *features.Matrix) float64 {
+	pred := benchutil.Predict(out.Classifier, m.Rows, m.Row)
 	ok := 0
 	for i, p := range pred {
 		if p == m.Labels[i] {
@@ -53,17 +45,23 @@ func accuracy(r *solvers.Result, m *features.Matrix) float64 {
 }
 
 func run(trainPath, testPath string, seeds int, label string) error {
-	tr, trm, err := load(trainPath)
+	trm, err := features.ReadAll(trainPath, features.ReadOptions{})
 	if err != nil {
 		return err
 	}
-	_, te, err := load(testPath)
+	te, err := features.ReadAll(testPath, features.ReadOptions{})
 	if err != nil {
 		return err
+	}
+	// Every fit goes through train.Fit, as `dpfeat fit` does; the cache
+	// loads the in-memory methods' rows once.
+	cache := &train.Cache{}
+	fit := func(method string, o solvers.Options) (*train.Outcome, error) {
+		return train.Fit(context.Background(), train.Request{Method: method, Train: trainPath, Options: o, Cache: cache})
 	}
 	epsilons := []float64{0.01, 0.1, 1, 8}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: train %d rows × %d (%s), test %d rows\n\n", label, tr.N, tr.D, trm.Meta.EncoderName, te.Rows)
+	fmt.Fprintf(&b, "### %s: train %d rows × %d (%s), test %d rows\n\n", label, trm.Rows, trm.Dim, trm.Meta.EncoderName, te.Rows)
 	fmt.Fprintf(&b, "Median test accuracy over %d seeds (min–max), default hyperparameters, δ = 1e-5; median fit seconds.\n\n", seeds)
 	fmt.Fprintf(&b, "| method |")
 	for _, e := range epsilons {
@@ -81,7 +79,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 			var accs []float64
 			for s := 0; s < seeds; s++ {
 				t0 := time.Now()
-				r, err := solvers.Fit(context.Background(), method, tr, solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))})
+				r, err := fit(method, solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))})
 				if err != nil {
 					return fmt.Errorf("%s ε=%v: %w", method, eps, err)
 				}
@@ -96,7 +94,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 	}
 	for _, method := range []string{"ls", "newton"} {
 		t0 := time.Now()
-		r, err := solvers.Fit(context.Background(), method, tr, solvers.Options{Epsilon: math.Inf(1)})
+		r, err := fit(method, solvers.Options{Epsilon: math.Inf(1)})
 		if err != nil {
 			return err
 		}

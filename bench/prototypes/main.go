@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/dpfeat/dpfeat/models"
 	_ "github.com/dpfeat/dpfeat/prototypes"
 	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/train"
 )
 
 func main() {
@@ -38,13 +40,14 @@ func main() {
 	}
 }
 
-func subset(m *features.Matrix, rows []int) *features.Matrix {
-	out := &features.Matrix{Rows: len(rows), Dim: m.Dim, Meta: m.Meta, Data: make([]float32, 0, len(rows)*m.Dim), Labels: make([]int32, 0, len(rows))}
-	for _, r := range rows {
-		out.Data = append(out.Data, m.Row(r)...)
-		out.Labels = append(out.Labels, m.Labels[r])
+// writeSubset writes the given rows (ascending) of a feature file to path.
+func writeSubset(src string, rows []int, path string) error {
+	f, err := features.Open(src, features.ReadOptions{})
+	if err != nil {
+		return err
 	}
-	return out
+	defer f.Close()
+	return features.CopyRows(f, rows, path, f.Metadata())
 }
 
 // scores returns balanced accuracy and minority accuracy (test examples of
@@ -84,19 +87,22 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 	if err != nil {
 		return err
 	}
-	pm, err := features.ReadAll(publicPath, features.ReadOptions{})
+	pf, err := features.Open(publicPath, features.ReadOptions{})
 	if err != nil {
 		return err
 	}
-	pub, err := solvers.Prepare(pm.Data, pm.Labels, pm.Dim, 0, true)
+	publicRows := pf.Rows()
+	pf.Close()
+	tmp, err := os.MkdirTemp("", "dpfeat-bench-prototypes-*")
 	if err != nil {
 		return err
 	}
+	defer os.RemoveAll(tmp)
 	classes := tr.Meta.Classes
 	epsilons := []float64{0.01, 0.1, 1, 8}
 	methods := []string{"dpplmean", "dpplpublic", "dpplpublick", "dpls", "dpfc"}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: public set %d unlabeled rows, test %d rows\n\n", label, pub.N, te.Rows)
+	fmt.Fprintf(&b, "### %s: public set %d unlabeled rows, test %d rows\n\n", label, publicRows, te.Rows)
 	for _, ir := range []float64{1, 10, 100} {
 		rule, err := features.NewImbalance(len(classes), ir, features.ProfileCui, 1, 0)
 		if err != nil {
@@ -117,11 +123,13 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 		for _, i := range rows {
 			counts[tr.Labels[i]]++
 		}
-		sub := subset(tr, rows)
-		d, err := solvers.Prepare(sub.Data, sub.Labels, sub.Dim, len(classes), true)
-		if err != nil {
+		// The subset is written as a feature file and fitted through
+		// train.Fit, as `dpfeat imbalance` then `dpfeat fit` would.
+		subPath := filepath.Join(tmp, fmt.Sprintf("ir%g.arrow", ir))
+		if err := writeSubset(trainPath, rows, subPath); err != nil {
 			return err
 		}
+		cache := &train.Cache{}
 		fmt.Fprintf(&b, "IR = %g (%d training rows, class sizes %d…%d). Cells: median balanced accuracy / minority-class accuracy over %d seeds.\n\n", ir, len(rows), counts[0], counts[len(counts)-1], seeds)
 		fmt.Fprintf(&b, "| method | ε = 0.01 | ε = 0.1 | ε = 1 | ε = 8 | s/fit |\n|---|---|---|---|---|---|\n")
 		for _, m := range methods {
@@ -130,17 +138,18 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 			for _, eps := range epsilons {
 				var bals, mins []float64
 				for s := 0; s < seeds; s++ {
-					o := solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}
+					req := train.Request{Method: m, Train: subPath, Cache: cache,
+						Options: solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}}
 					if strings.HasPrefix(m, "dpplpublic") {
-						o.Public = pub
+						req.Public = publicPath
 					}
 					t0 := time.Now()
-					r, err := solvers.Fit(context.Background(), m, d, o)
+					r, err := train.Fit(context.Background(), req)
 					if err != nil {
 						return fmt.Errorf("%s IR %g ε %g: %w", m, ir, eps, err)
 					}
 					times = append(times, time.Since(t0).Seconds())
-					bal, min := scores(benchutil.Classifier(r, classes, tr.Dim), te, profile)
+					bal, min := scores(r.Classifier, te, profile)
 					bals, mins = append(bals, bal), append(mins, min)
 				}
 				fmt.Fprintf(&b, " %.3f / %.3f |", benchutil.Median(bals), benchutil.Median(mins))
