@@ -240,6 +240,17 @@ func budgetLeft(train string, l *ledger.Ledger, then string) (ledger.Budget, err
 	return b, nil
 }
 
+// runLedger finds the ledger of a run's data (hashing reads the file:
+// once per run) and, for a private run, refuses it before any work when
+// the budget cannot cover ε (checkBudgetEarly).
+func runLedger(c *ucli.Context, data string, eps float64, private bool) (*ledger.Ledger, error) {
+	l, err := findLedger(c, data)
+	if err != nil || !private {
+		return l, err
+	}
+	return l, checkBudgetEarly(c, l, data, eps)
+}
+
 // checkBudgetEarly refuses, before any work, a run on budgeted data (l,
 // from findLedger; nil: none) whose budget is already spent or smaller
 // than the ε the run asks for alone (the exact check is when the release

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,36 +78,17 @@ func exportAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	var write func(w io.Writer) error
-	switch format {
-	case "csv":
-		write = func(w io.Writer) error { return sweep.WriteCSV(w, rows) }
-		if summary {
-			write = func(w io.Writer) error { return writeSummaryCSV(w, sweep.Summarize(rows)) }
-		}
-	case "json":
-		write = func(w io.Writer) error { return sweep.WriteJSON(w, rows) }
-		if summary {
-			write = func(w io.Writer) error { return writeJSON(w, sweep.Summarize(rows)) }
-		}
-	case "parquet":
-		write = func(w io.Writer) error { return sweep.WriteParquet(w, rows) }
-	case "ipynb":
-		rel := results
-		if a, err := filepath.Abs(results); err == nil {
-			if d, err := filepath.Abs(filepath.Dir(out)); err == nil {
-				if r, err := filepath.Rel(d, a); err == nil {
-					rel = r
-				}
+	rel := results // the notebook loads the results relative to itself
+	if a, err := filepath.Abs(results); err == nil {
+		if d, err := filepath.Abs(filepath.Dir(out)); err == nil {
+			if r, err := filepath.Rel(d, a); err == nil {
+				rel = r
 			}
 		}
-		write = func(w io.Writer) error { return sweep.WriteNotebook(w, filepath.ToSlash(rel), Version) }
-	case "png", "svg":
-		write = func(w io.Writer) error { return sweep.WritePlot(w, format, sweep.Summarize(rows)) }
 	}
 	// Rendered in memory first: a failure leaves no partial file.
 	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
+	if err := sweep.Export(&buf, format, rows, sweep.ExportOptions{Summary: summary, Results: filepath.ToSlash(rel), Version: Version}); err != nil {
 		return internal(fmt.Errorf("export %s: %w", format, err))
 	}
 	if out == "-" {
@@ -126,4 +106,3 @@ func exportAction(c *ucli.Context) error {
 	return nil
 }
 
-func writeSummaryCSV(w io.Writer, sel []sweep.Selected) error { return sweep.SummaryCSV(w, sel) }

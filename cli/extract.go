@@ -67,6 +67,22 @@ type extractReport struct {
 	DeviceFallback string `json:"device_note,omitempty"`
 }
 
+// extractModel reads the encoder's manifest, checks the model file against
+// it and names the encoder (the manifest's name, else the file's).
+func extractModel(c *ucli.Context, modelPath string) (m *models.Manifest, sum, name string, err error) {
+	if m, err = loadManifest(c, modelPath); err != nil {
+		return nil, "", "", err
+	}
+	if sum, err = m.CheckFile(modelPath); err != nil {
+		return nil, "", "", userErrorf("%v", err)
+	}
+	name = m.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(modelPath), filepath.Ext(modelPath))
+	}
+	return m, sum, name, nil
+}
+
 func extractAction(c *ucli.Context) error {
 	modelPath, err := requiredString(c, "model")
 	if err != nil {
@@ -90,13 +106,9 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	m, err := loadManifest(c, modelPath)
+	m, sum, name, err := extractModel(c, modelPath)
 	if err != nil {
 		return err
-	}
-	sum, err := m.CheckFile(modelPath)
-	if err != nil {
-		return userErrorf("%v", err)
 	}
 	classes, err := classList(c)
 	if err != nil {
@@ -119,10 +131,6 @@ func extractAction(c *ucli.Context) error {
 	dataID, err := dataIdentity(c, data, dopt)
 	if err != nil {
 		return err
-	}
-	name := m.Name
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(modelPath), filepath.Ext(modelPath))
 	}
 	source := sourceText(c, ds)
 	manifestJSON, _ := json.Marshal(m)

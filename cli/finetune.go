@@ -93,53 +93,102 @@ type finetuneReport struct {
 	Guarantee    accounting.Guarantee `json:"guarantee"`
 }
 
-func finetuneAction(c *ucli.Context) error {
-	start := time.Now()
-	req := map[string]string{}
-	for _, name := range []string{"graph", "params", "manifest", "data", "epsilon", "out"} {
-		v, err := requiredString(c, name)
-		if err != nil {
-			return err
-		}
-		req[name] = v
+// finetuneClaim checks that no output replaces an input or an existing
+// file (finetuneOutputsFree) and locks the output: one run owns it and its
+// checkpoint at a time.
+func finetuneClaim(c *ucli.Context, out, ckpt string) (release func(), err error) {
+	if err := guardOutputs([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}, {"export", c.String("export")}},
+		flagPaths(c, "graph", "params", "manifest", "data", "forward")); err != nil {
+		return nil, err
 	}
-	eps, delta, share, err := finetuneBudget(c, req["epsilon"])
+	if release, err = outlock.Lock(out); err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	if err := finetuneOutputsFree(c, ckpt); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// finetunePlan calibrates the two phases to the budget (finetune.Plan)
+// and lists n as public: it divides the noisy sums and sets the sampling
+// rate.
+func finetunePlan(c *ucli.Context, eps, delta, share float64, n int, p2, p3 *finetune.Phase) (accounting.Guarantee, error) {
+	if delta >= 1/float64(n) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g. Use δ ≪ 1/n.\n", delta, 1/float64(n))
+	}
+	g, err := finetune.Plan(eps, delta, share, n, p2, p3, accounting.AccountantAuto)
 	if err != nil {
-		return err
+		return g, userErrorf("%v", err)
+	}
+	solvers.ListPublicN(&g, n, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
+	return g, nil
+}
+
+// finetuneProgress prints a phase's steps with the noisy gradient's norm
+// (never the loss: it is not private).
+func finetuneProgress(c *ucli.Context, start time.Time) func(phase string, step, steps int, noisyNorm float64) {
+	return func(phase string, step, steps int, noisyNorm float64) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, noisy gradient norm %.4g (%s)\n", phase, step, steps, noisyNorm, time.Since(start).Round(time.Second))
+	}
+}
+
+// finetuneTest scores the trained model on --test (nil without it).
+func finetuneTest(c *ucli.Context, g *finetune.Graph, trained [][]float32, in models.Input, classes int) (*float64, error) {
+	t := c.String("test")
+	if t == "" {
+		return nil, nil
+	}
+	test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"))
+	if err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	acc, err := finetune.Accuracy(g, trained, test, classes, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &acc, nil
+}
+
+// finetuneFlags reads the required flags and the budget, and checks the
+// counts.
+func finetuneFlags(c *ucli.Context) (req map[string]string, eps, delta, share float64, err error) {
+	req = map[string]string{}
+	for _, name := range []string{"graph", "params", "manifest", "data", "epsilon", "out"} {
+		if req[name], err = requiredString(c, name); err != nil {
+			return nil, 0, 0, 0, err
+		}
+	}
+	if eps, delta, share, err = finetuneBudget(c, req["epsilon"]); err != nil {
+		return nil, 0, 0, 0, err
 	}
 	for _, f := range []string{"phase2-steps", "phase3-steps", "checkpoint-every", "threads"} {
 		if c.Int(f) < 0 {
-			return userErrorf("--%s must not be negative", f)
+			return nil, 0, 0, 0, userErrorf("--%s must not be negative", f)
 		}
+	}
+	return req, eps, delta, share, nil
+}
+
+func finetuneAction(c *ucli.Context) error {
+	start := time.Now()
+	req, eps, delta, share, err := finetuneFlags(c)
+	if err != nil {
+		return err
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
-	if err := guardOutputs([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}, {"export", c.String("export")}},
-		flagPaths(c, "graph", "params", "manifest", "data", "forward")); err != nil {
-		return err
-	}
-	// One run owns the output and its checkpoint at a time.
-	release, err := outlock.Lock(out)
+	release, err := finetuneClaim(c, out, ckpt)
 	if err != nil {
-		return userErrorf("%v", err)
+		return err
 	}
 	defer release()
-	if err := finetuneOutputsFree(c, ckpt); err != nil {
-		return err
-	}
-	// The data's budget ledger, looked up once (hashing reads the file).
-	budget, err := findLedger(c, req["data"])
+	budget, err := runLedger(c, req["data"], eps, true)
 	if err != nil {
 		return err
 	}
-	if err := checkBudgetEarly(c, budget, req["data"], eps); err != nil {
-		return err
-	}
-	man, err := models.LoadManifest(req["manifest"])
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	g, params, err := openTrainingGraph(c, req["graph"], req["params"], req["manifest"], man)
+	man, g, params, err := openTrainingGraph(c, req["graph"], req["params"], req["manifest"])
 	if err != nil {
 		return err
 	}
@@ -157,14 +206,10 @@ func finetuneAction(c *ucli.Context) error {
 	if err := g.CheckLabels(params, len(classes)); err != nil {
 		return userErrorf("%v", err)
 	}
-	if delta >= 1/float64(data.N) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g. Use δ ≪ 1/n.\n", delta, 1/float64(data.N))
-	}
-	guarantee, err := finetune.Plan(eps, delta, share, data.N, &p2, &p3, accounting.AccountantAuto)
+	guarantee, err := finetunePlan(c, eps, delta, share, data.N, &p2, &p3)
 	if err != nil {
-		return userErrorf("%v", err)
+		return err
 	}
-	solvers.ListPublicN(&guarantee, data.N, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
 	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {
 		return err
@@ -184,9 +229,7 @@ func finetuneAction(c *ucli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
 	}
 	run := &finetune.Run{Graph: g, Data: data, Phase2: p2, Phase3: p3, Noise: noise, Checkpoint: ckpt, Every: c.Int("checkpoint-every"), Settings: settings,
-		Progress: func(phase string, step, steps int, noisyNorm float64) {
-			fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s step %d/%d, noisy gradient norm %.4g (%s)\n", phase, step, steps, noisyNorm, time.Since(start).Round(time.Second))
-		}}
+		Progress: finetuneProgress(c, start)}
 	trained, err := run.Drive(c.Context, params, c.Bool("resume"))
 	if err != nil {
 		return userErrorf("%v", err)
@@ -197,16 +240,8 @@ func finetuneAction(c *ucli.Context) error {
 		return err
 	}
 	os.Remove(ckpt)
-	if t := c.String("test"); t != "" {
-		test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"))
-		if err != nil {
-			return userErrorf("%v", err)
-		}
-		acc, err := finetune.Accuracy(g, trained, test, len(classes), 0)
-		if err != nil {
-			return err
-		}
-		rep.TestAccuracy = &acc
+	if rep.TestAccuracy, err = finetuneTest(c, g, trained, in, len(classes)); err != nil {
+		return err
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	if c.Bool("json") {
@@ -261,16 +296,21 @@ func finetuneOutputsFree(c *ucli.Context, ckpt string) error {
 	return nil
 }
 
-// openTrainingGraph opens the training graph on the chosen device, checks
-// its image shape against the manifest and loads the parameters.
-func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string, man *models.Manifest) (_ *finetune.Graph, _ [][]float32, err error) {
+// openTrainingGraph reads the encoder manifest, opens the training graph
+// on the chosen device, checks its image shape against the manifest and
+// loads the parameters.
+func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string) (_ *models.Manifest, _ *finetune.Graph, _ [][]float32, err error) {
+	man, err := models.LoadManifest(manifest)
+	if err != nil {
+		return nil, nil, nil, userErrorf("%v", err)
+	}
 	dev, err := encode.ParseDevice(c.String("device"))
 	if err != nil {
-		return nil, nil, userErrorf("%v", err)
+		return nil, nil, nil, userErrorf("%v", err)
 	}
 	g, err := finetune.OpenGraph(graph, finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
 	if err != nil {
-		return nil, nil, userErrorf("%v", err)
+		return nil, nil, nil, userErrorf("%v", err)
 	}
 	defer func() {
 		if err != nil {
@@ -286,13 +326,13 @@ func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string, man 
 		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
 	}
 	if !slices.Equal(g.ImageShape, want) {
-		return nil, nil, userErrorf("%s takes images of shape %v; the manifest %s makes %v", graph, g.ImageShape, manifest, want)
+		return nil, nil, nil, userErrorf("%s takes images of shape %v; the manifest %s makes %v", graph, g.ImageShape, manifest, want)
 	}
 	params, err := finetune.LoadParams(paramsPath, g)
 	if err != nil {
-		return nil, nil, userErrorf("%v", err)
+		return nil, nil, nil, userErrorf("%v", err)
 	}
-	return g, params, nil
+	return man, g, params, nil
 }
 
 // finetunePhases reads the two phases' settings: the --head parameters

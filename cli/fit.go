@@ -139,15 +139,9 @@ func fitAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
 	o.Progress = prog.line
-	// The data's budget ledger, looked up once (hashing reads the file).
-	budget, err := findLedger(c, train)
+	budget, err := runLedger(c, train, o.Epsilon, m.Private)
 	if err != nil {
 		return err
-	}
-	if m.Private {
-		if err := checkBudgetEarly(c, budget, train, o.Epsilon); err != nil {
-			return err
-		}
 	}
 	// A private release is recorded in the data's budget ledger, if it
 	// has one, as soon as it is calibrated and before any noise is drawn:

@@ -18,6 +18,45 @@ import (
 // Formats lists the export formats.
 var Formats = []string{"csv", "json", "parquet", "ipynb", "png", "svg"}
 
+// ExportOptions say how Export renders results.
+type ExportOptions struct {
+	// Summary writes the summary (csv and json only) instead of the rows.
+	Summary bool
+	// Results is the results file as the notebook loads it (relative to
+	// the notebook); Version is recorded in the notebook.
+	Results, Version string
+}
+
+// Export renders rows in one of Formats: the rows or their summary as
+// CSV or JSON, the rows as Parquet, a notebook, or the summary's plot.
+func Export(w io.Writer, format string, rows []Row, o ExportOptions) error {
+	if o.Summary && format != "csv" && format != "json" {
+		return fmt.Errorf("the summary is exported as csv or json, not %s", format)
+	}
+	switch format {
+	case "csv":
+		if o.Summary {
+			return SummaryCSV(w, Summarize(rows))
+		}
+		return WriteCSV(w, rows)
+	case "json":
+		if o.Summary {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(Summarize(rows))
+		}
+		return WriteJSON(w, rows)
+	case "parquet":
+		return WriteParquet(w, rows)
+	case "ipynb":
+		return WriteNotebook(w, o.Results, o.Version)
+	case "png", "svg":
+		return WritePlot(w, format, Summarize(rows))
+	}
+	return fmt.Errorf("unknown export format %q (one of %v)", format, Formats)
+}
+
 // cells returns each row's values as text for CSV: numbers in full
 // precision, +Inf as inf, nulls empty (pandas, polars and DuckDB read them
 // as missing).
