@@ -48,6 +48,7 @@ func imageFolder(t *testing.T, root string, classes []string, n int) {
 
 func TestExtractCommand(t *testing.T) {
 	needORT(t)
+	strictUmask(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog"}, 5)
@@ -69,6 +70,7 @@ func TestExtractCommand(t *testing.T) {
 	if rep.Rows != 10 || rep.Dim != 8 || rep.Device != "cpu" || len(rep.EncoderSHA256) != 64 {
 		t.Errorf("report %+v", rep)
 	}
+	checkMode(t, "extract", out, 0o644)
 	m, err := features.ReadAll(out, features.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -185,6 +185,10 @@ func (l *Ledger) Init(eps, delta float64, data string) error {
 		return err
 	}
 	defer f.Close()
+	// 0644 whatever the umask, as every file dpfeat writes.
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
 	line, err := encodeLine(entry{Kind: "budget", Budget: &Budget{Epsilon: eps, Delta: delta, Key: l.Key, Data: data,
 		Created: time.Now().UTC().Format(time.RFC3339)}})
 	if err != nil {
