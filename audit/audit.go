@@ -162,8 +162,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	var public *solvers.Data
 	if m.Pure {
-		// k: dpplpublick's default 3; dpplpublic chooses one
-		public = exponentialCanary(D, c.Epsilon, int(getParam(c.Params, "k", 3, c.Method == "dpplpublick")))
+		// k prototypes per class (dpplpublick; dpplpublic chooses one)
+		public = exponentialCanary(D, c.Epsilon, int(setting(c.Method, "k", c.Params)))
 		res.Statistic = "whether class 0's prototypes are the canary's direction and the anchors"
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused

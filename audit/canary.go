@@ -69,14 +69,13 @@ func dataset(n, d, m int, rare bool) (*solvers.Data, *solvers.Data) {
 	return D, &solvers.Data{X: x2, Y: y2, N: n + 1, D: d, M: m}
 }
 
-// getParam is a method's hyperparameter as the audit was given it, else
-// def where the method has it (when), else 1.
-func getParam(params map[string]float64, name string, def float64, when bool) float64 {
-	if v, ok := params[name]; ok && when {
+// setting is a method's hyperparameter as the audit was given it, else
+// the method's declared default (solvers.Setting): one source, so that a
+// changed default changes the audit's canaries with it. A name the method
+// lacks, or whose default is derived from the data, reads as 1.
+func setting(method, name string, params map[string]float64) float64 {
+	if v, ok := solvers.Setting(method, name, params); ok {
 		return v
-	}
-	if when {
-		return def
 	}
 	return 1
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"math"
 
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
@@ -50,48 +51,28 @@ type shiftAt struct {
 // off the diagonal has half the variance (the mirrored (b,0) is the same
 // draw).
 func adaptiveShift(method string, d, m int, params map[string]float64, rows *solvers.Data, q float64) func(release string, index int, theta, values []float64) []shiftAt {
-	get := func(name string, def float64) float64 { return getParam(params, name, def, true) }
 	if method == "dplp" {
-		return lpShift(d, m, get("norm", 1), get("clip", 1), rows, lpCanary(rows))
+		return lpShift(d, m, setting(method, "norm", params), setting(method, "clip", params), rows, lpCanary(rows))
 	}
-	dd := d + 1
-	var cu, cg float64 // the features' clip, the gradients' clip (0: none)
-	switch method {
-	case "dpfc":
-		cu, cg = get("clip_cov", 1), get("clip_grad", 1)
-	case "dpsgd":
-		cu, cg = 1, get("clip", 1)
-	case "dpnewton":
-		cu = get("clip", 1)
-	default:
+	meth, err := solvers.Lookup(method)
+	if err != nil || meth.Features == nil {
 		return nil
 	}
-	margin := 1 - 1e-6
-	u0, ub := cu*margin/math.Sqrt2, cu/math.Sqrt2
-	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
-	// D's rows as the methods see them: x scaled to unit norm, clipped to
-	// C·(1 − 1e-6), then u = [x, C]/√2.
+	dd := d + 1
+	// The features' clip and the gradients' clip (0: none), and the rows
+	// as the method sees them (its own feature map): D's and the canary
+	// e₀'s.
+	cu, cg := meth.Features.Clips(method, params)
 	us := make([][]float64, rows.N)
 	for i := range us {
-		x := rows.Row(i)
-		var nrm float64
-		for _, v := range x {
-			nrm += v * v
-		}
-		scale := 0.0
-		if nrm = math.Sqrt(nrm); nrm > 0 {
-			scale = 1 / nrm
-			if cu*margin < 1 {
-				scale *= cu * margin
-			}
-		}
-		u := make([]float64, dd)
-		for k, v := range x {
-			u[k] = v * scale / math.Sqrt2
-		}
-		u[d] = ub
-		us[i] = u
+		us[i] = solvers.BiasFeatures(rows.Row(i), cu, true)
 	}
+	e0 := make([]float64, d)
+	e0[0] = 1
+	canary := solvers.BiasFeatures(e0, cu, true)
+	u0, ub := canary[0], canary[d]
+	sig := solvers.Sigmoid
+	margin := preprocessing.ClipMargin
 	// residuals of the one-vs-all sigmoid loss at θ of a row u with label y
 	resid := func(theta, u []float64, y int) []float64 {
 		r := make([]float64, m)
@@ -105,8 +86,6 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 		r[y] -= 1
 		return r
 	}
-	canary := make([]float64, dd)
-	canary[0], canary[d] = u0, ub
 	// clipped scales a residual vector as the methods clip the gradient
 	// r ⊗ u jointly over the classes (DP-Newton does not clip).
 	clipped := func(r, u []float64) []float64 {

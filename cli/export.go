@@ -105,4 +105,3 @@ func exportAction(c *ucli.Context) error {
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: wrote %s (%s, %d jobs)\n", out, format, len(rows))
 	return nil
 }
-

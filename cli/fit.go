@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,28 +22,45 @@ import (
 	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
-// paramFlags are hyperparameter flags; each sets the solver parameter of
-// the same name with dashes as underscores.
-var paramFlags = []struct{ name, usage string }{
-	{"clip", "L2 clipping norm C of features (dpls, dpnewton) or gradients (dpsgd, dplp)"},
-	{"clip-cov", "dpfc: clipping norm C_G of the covariance features"},
-	{"clip-grad", "dpfc: clipping norm C_g of per-example gradients"},
-	{"lambda", "ridge regulariser λ"},
-	{"alpha", "dpls: weight α of the negative-class term"},
-	{"lr", "learning rate η"},
-	{"steps", "iterations T"},
-	{"batch", "dpsgd: expected Poisson batch size (0: full batch)"},
-	{"weight-decay", "dpsgd: weight decay"},
-	{"bias-init", "initial bias (dpfc, dpsgd: −10)"},
-	{"psd", "dpls: 1 to project noisy matrices on the PSD cone, 0 not to"},
-	{"k-pool", "dpplmean/protomean: average-pool the features by this kernel size"},
-	{"d-min", "dpplpublic(k): lower clip of the similarity 1 + cos, in [0, 2)"},
-	{"d-max", "dpplpublic(k): upper clip of the similarity 1 + cos, in (0, 2]"},
-	{"k", "dpplpublick: prototypes per class"},
-	{"count-noise", "dpplmean with euclidean distance: noise multiplier of the counts relative to the sums'"},
-	{"norm", "dplp: the fixed norm C features are scaled to before private centring"},
-	{"momentum", "dplp: SGD momentum (0.9)"},
-	{"sigma-ratio", "dplp: noise multiplier of the centring mean over the gradients' (σ₁/σ₂)"},
+// paramFlag is a hyperparameter flag: --NAME (the name with dashes) sets
+// the solver parameter NAME of every method that has it.
+type paramFlag struct{ flag, param, usage string }
+
+// paramFlags derives the hyperparameter flags from the methods' own
+// descriptions (solvers.Method.Params): one flag per name, its help
+// listing each method's meaning and default, methods that agree grouped.
+func paramFlags() []paramFlag {
+	var out []paramFlag
+	seen := map[string]int{}
+	type use struct{ methods, text string }
+	uses := map[string][]use{}
+	for _, m := range solvers.Methods() {
+		for _, p := range m.Params {
+			if _, ok := seen[p.Name]; !ok {
+				seen[p.Name] = len(out)
+				out = append(out, paramFlag{flag: strings.ReplaceAll(p.Name, "_", "-"), param: p.Name})
+			}
+			text := p.Doc
+			if !p.Derived {
+				text += " (default " + p.DefaultText() + ")"
+			}
+			us := uses[p.Name]
+			if i := slices.IndexFunc(us, func(u use) bool { return u.text == text }); i >= 0 {
+				us[i].methods += ", " + m.Name
+			} else {
+				us = append(us, use{m.Name, text})
+			}
+			uses[p.Name] = us
+		}
+	}
+	for i, f := range out {
+		var parts []string
+		for _, u := range uses[f.param] {
+			parts = append(parts, u.methods+": "+u.text)
+		}
+		out[i].usage = strings.Join(parts, "; ")
+	}
+	return out
 }
 
 func fitCommand() *ucli.Command {
@@ -75,8 +93,8 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does, and dpplpublick uses its exponent ε/(2Δu) (comparison only; dpfeat: ε²/8 and ε/Δu)"},
 		jsonFlag(),
 	}
-	for _, p := range paramFlags {
-		flags = append(flags, &ucli.Float64Flag{Name: p.name, Usage: p.usage, DefaultText: "chosen by the method"})
+	for _, p := range paramFlags() {
+		flags = append(flags, &ucli.Float64Flag{Name: p.flag, Usage: p.usage, DefaultText: "per method, as listed"})
 	}
 	return &ucli.Command{
 		Name:  "fit",
@@ -228,9 +246,9 @@ func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
 
 // readParams reads the hyperparameter flags and --param name=value.
 func readParams(c *ucli.Context, params map[string]float64) error {
-	for _, p := range paramFlags {
-		if c.IsSet(p.name) {
-			params[strings.ReplaceAll(p.name, "-", "_")] = c.Float64(p.name)
+	for _, p := range paramFlags() {
+		if c.IsSet(p.flag) {
+			params[p.param] = c.Float64(p.flag)
 		}
 	}
 	for _, kv := range c.StringSlice("param") {

@@ -70,7 +70,7 @@ func sweepAction(c *ucli.Context) error {
 	}
 	o := sweep.RunOptions{Out: out, Jobs: c.Int("jobs"), Resume: c.Bool("resume"), Force: c.Bool("force"), Version: Version,
 		Classifiers: c.String("classifiers"),
-		Progress: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, "dpfeat: "+format+"\n", args...) }}
+		Progress:    func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, "dpfeat: "+format+"\n", args...) }}
 	if err := sweep.CheckOutput(o); err != nil {
 		return userErrorf("%v", err)
 	}

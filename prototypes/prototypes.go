@@ -16,22 +16,33 @@ import (
 )
 
 func init() {
-	solvers.Register(solvers.Method{Name: "dpplmean", Params: []string{"k_pool", "clip", "count_noise"}, Private: true,
+	solvers.Register(solvers.Method{Name: "dpplmean", Params: []solvers.Param{
+		{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"},
+		{Name: "clip", Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
+		{Name: "count_noise", Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
+	}, Private: true,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
 		}})
-	solvers.Register(solvers.Method{Name: "protomean", Params: []string{"k_pool"}, Private: false,
+	solvers.Register(solvers.Method{Name: "protomean", Params: []solvers.Param{{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"}}, Private: false,
 		Summary: "non-private class-mean prototypes",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []string{"d_min", "d_max"}, Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []solvers.Param{
+		{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"},
+		{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"},
+	}, Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublick", Params: []string{"d_min", "d_max", "k"}, Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublick", Params: []solvers.Param{
+		{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"},
+		{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"},
+		{Name: "k", Default: 3, Doc: "prototypes per class"},
+	}, Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, true)
@@ -70,20 +81,20 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 		return nil, err
 	}
 	p.Record("distance", dist)
-	kpool, err := p.Count("k_pool", 1)
+	kpool, err := p.Count("k_pool")
 	if err != nil {
 		return nil, err
 	}
 	r := 1.0
 	if private {
-		if r, err = p.Positive("clip", 1); err != nil {
+		if r, err = p.Positive("clip"); err != nil {
 			return nil, err
 		}
 	}
 	countNoise := 10.0
 	needCounts := dist == "euclidean" && private && !o.PublicCounts
 	if needCounts {
-		if countNoise, err = p.Positive("count_noise", 10); err != nil {
+		if countNoise, err = p.Positive("count_noise"); err != nil {
 			return nil, err
 		}
 	}
@@ -259,15 +270,15 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		return nil, fmt.Errorf("ε must be a positive finite number, got %v", o.Epsilon)
 	}
 	p := solvers.NewParams(o)
-	dmin := p.Get("d_min", 0)
-	dmax := p.Get("d_max", 2)
+	dmin := p.Get("d_min")
+	dmax := p.Get("d_max")
 	if !(dmin >= 0 && dmax <= 2 && dmin < dmax) {
 		return nil, fmt.Errorf("need 0 ≤ d_min < d_max ≤ 2, got d_min %v, d_max %v", dmin, dmax)
 	}
 	K := 1
 	var err error
 	if topK {
-		if K, err = p.Count("k", 3); err != nil {
+		if K, err = p.Count("k"); err != nil {
 			return nil, err
 		}
 		if K > o.Public.Rows() {

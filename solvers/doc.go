@@ -5,4 +5,25 @@
 // for DP Image Classification", private linear probing (DP-RandP, Tang et
 // al., App. G), and their non-private references. Every solver calibrates
 // its noise and reports its guarantee with package accounting.
+//
+// # Methods describe themselves
+//
+// A Method is registered once (Register; package prototypes adds the
+// DPPL methods) with its hyperparameters (Param: name, default or
+// "derived from the data", documentation) and, for the logistic methods,
+// its feature map (FeatureMap: u = BiasFeatures(x, C) and what is
+// clipped). Everything else is derived from that description: the
+// command line's hyperparameter flags and their help, the refusal of
+// unknown --param names and sweep grid keys (CheckParams), the defaults a
+// fit records and marks as defaulted (Params reads them from the
+// description; a method reading an undeclared name panics), and the
+// audit's canaries (Setting, FeatureMap.Clips, BiasFeatures, Sigmoid), so
+// a changed default or feature map cannot silently weaken the audit.
+//
+// # Rows
+//
+// The solvers see training rows through their own interfaces — Rows (a
+// stream of float32 blocks, for the methods with sufficient statistics)
+// and Data (prepared in memory by Prepare) — and public rows through
+// PublicSource; package train adapts feature files to them.
 package solvers

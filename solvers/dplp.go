@@ -10,7 +10,14 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dplp", Private: true, Params: []string{"norm", "clip", "steps", "lr", "momentum", "sigma_ratio"},
+	Register(Method{Name: "dplp", Private: true, Params: []Param{
+		{Name: "norm", Default: 1, Doc: "the fixed norm C rows are scaled to before private centring"},
+		{Name: "clip", Default: 1, Doc: "clipping norm of per-example gradients"},
+		{Name: "steps", Default: 100, Doc: "iterations T"},
+		{Name: "lr", Default: 2, Doc: "learning rate η"},
+		{Name: "momentum", Default: 0.9, Doc: "SGD momentum"},
+		{Name: "sigma_ratio", Default: 1.5, Doc: "noise multiplier of the centring mean over the gradients' (σ₁/σ₂)"},
+	},
 		Summary: "private linear probing with private feature centring (Tang et al. 2024, DP-RandP App. G; Phase II)", Run: fitLP})
 }
 
@@ -45,27 +52,27 @@ func init() {
 // vector: a test vector is scaled to norm C and centred the same way.
 func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	p := NewParams(o)
-	C, err := p.Positive("norm", 1)
+	C, err := p.Positive("norm")
 	if err != nil {
 		return nil, err
 	}
-	clip, err := p.Positive("clip", 1)
+	clip, err := p.Positive("clip")
 	if err != nil {
 		return nil, err
 	}
-	T, err := p.Count("steps", 100)
+	T, err := p.Count("steps")
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.Positive("lr", 2)
+	lr, err := p.Positive("lr")
 	if err != nil {
 		return nil, err
 	}
-	mom := p.Get("momentum", 0.9)
+	mom := p.Get("momentum")
 	if !(mom >= 0 && mom < 1) {
 		return nil, fmt.Errorf("hyperparameter momentum must be in [0, 1), got %v", mom)
 	}
-	ratio, err := p.Positive("sigma_ratio", 1.5)
+	ratio, err := p.Positive("sigma_ratio")
 	if err != nil {
 		return nil, err
 	}

@@ -13,11 +13,19 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpls", Params: []string{"clip", "alpha", "lambda", "psd"}, Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
+	Register(Method{Name: "dpls", Params: []Param{
+		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of features"},
+		{Name: "alpha", Derived: true, Doc: "weight α of the negative-class term (default 1/M: each class weighs its negatives like its positives in total)"},
+		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), plus 1e-4·(n/M + α·n)/D)"},
+		{Name: "psd", Default: 1, Doc: "1 to project noisy matrices on the PSD cone, 0 not to"},
+	}, Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "ls", Params: []string{"alpha", "lambda"}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
+	Register(Method{Name: "ls", Params: []Param{
+		{Name: "alpha", Derived: true, Doc: "weight α of the negative-class term (default 1/M: each class weighs its negatives like its positives in total)"},
+		{Name: "lambda", Derived: true, Doc: "ridge λ (default 1e-4·(n/M + α·n)/D, for conditioning)"},
+	}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, false)
 		}})
@@ -49,15 +57,15 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.Positive("clip", 1); err != nil {
+		if C, err = p.Positive("clip"); err != nil {
 			return nil, err
 		}
 	}
-	alpha, err := p.Positive("alpha", 1/float64(M))
+	alpha, err := p.PositiveOr("alpha", 1/float64(M))
 	if err != nil {
 		return nil, err
 	}
-	psd := private && p.Get("psd", 1) != 0
+	psd := private && p.Get("psd") != 0
 	const k = 1.0
 	D := rows.Dim()
 	if err := o.squares(D, D, 2); err != nil {
@@ -128,7 +136,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				}
 			}
 			floor := 1e-4 * (nf/float64(M) + alpha*nf) / float64(D)
-			if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor); err != nil {
+			if lambda, err = p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*z*C*C*(math.Sqrt(k)+alpha)+floor); err != nil {
 				return nil, err
 			}
 		}

@@ -10,7 +10,14 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpsgd", Params: []string{"clip", "steps", "lr", "batch", "weight_decay", "bias_init"}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
+	Register(Method{Name: "dpsgd", Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
+		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of per-example gradients"},
+		{Name: "steps", Derived: true, Doc: "iterations T (default 50 full batch, ⌈10/q⌉ Poisson-sampled at rate q)"},
+		{Name: "lr", Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},
+		{Name: "batch", Default: 0, Doc: "expected Poisson batch size (0: full batch)"},
+		{Name: "weight_decay", Default: 0, Doc: "weight decay"},
+		{Name: "bias_init", Default: -10, Doc: "initial bias"},
+	}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
 }
 
 // fitSGD is the generalized first-order DP algorithm (Mehta et al. 2023,
@@ -55,11 +62,11 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("unknown optimizer %q (want sgd, momentum, adam or lamb)", o.Optimizer)
 	}
-	C, err := p.Positive("clip", 1)
+	C, err := p.Positive("clip")
 	if err != nil {
 		return nil, err
 	}
-	batch := p.Get("batch", 0)
+	batch := p.Get("batch")
 	n, err := o.Rows(int64(d.N)) // n̂ when n is not public
 	if err != nil {
 		return nil, err
@@ -73,19 +80,19 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		q = batch / n
 		defSteps = int(math.Ceil(10 / q))
 	}
-	T, err := p.Count("steps", defSteps)
+	T, err := p.CountOr("steps", defSteps)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.Positive("lr", defLR)
+	lr, err := p.PositiveOr("lr", defLR)
 	if err != nil {
 		return nil, err
 	}
-	wd := p.Get("weight_decay", 0)
+	wd := p.Get("weight_decay")
 	if wd < 0 {
 		return nil, fmt.Errorf("hyperparameter weight_decay must be ≥ 0, got %v", wd)
 	}
-	biasInit := p.Get("bias_init", -10)
+	biasInit := p.Get("bias_init")
 	u := withBias(d, 1)
 	D, M := u.D, u.M
 	build := func(z float64) []accounting.Mechanism {

@@ -16,21 +16,25 @@ func clipRows(d *Data, c float64) *Data {
 	return out
 }
 
-// withBias returns the features u = [clip_C(x), C]/√2 of the logistic
-// methods: a constant coordinate carries the bias, and ‖u‖ ≤ C, so every
-// sensitivity below is stated in terms of C alone.
+// BiasFeatures is the feature map of the logistic methods (DP-FC, DP-SGD,
+// DP-Newton and their references): u = [clip_C(x̂), C]/√2, x̂ the row
+// scaled to unit norm if normalize, clipped to C·preprocessing.ClipMargin.
+// A constant coordinate carries the bias, and ‖u‖ ≤ C however u is
+// rounded, so every sensitivity is stated in terms of C alone. The audit
+// builds its canaries with it.
+func BiasFeatures(x []float64, c float64, normalize bool) []float64 {
+	u := make([]float64, len(x)+1)
+	fillU(x, u, c, normalize)
+	return u
+}
+
+// withBias returns the rows of d under BiasFeatures (d is prepared:
+// normalised already).
 func withBias(d *Data, c float64) *Data {
 	dd := d.D + 1
 	out := &Data{X: bigmem.Float64s(d.N * dd), Y: d.Y, N: d.N, D: dd, M: d.M}
-	s := 1 / math.Sqrt2
 	for i := 0; i < d.N; i++ {
-		o := out.X[i*dd : (i+1)*dd]
-		copy(o, d.Row(i))
-		Preprocessing{Clip: c}.Apply(o[:d.D])
-		for j := range o[:d.D] {
-			o[j] *= s
-		}
-		o[d.D] = c * s
+		fillU(d.Row(i), out.X[i*dd:(i+1)*dd], c, false)
 	}
 	return out
 }

@@ -38,7 +38,7 @@ func residuals(u *Data, z []float64) {
 	for i := 0; i < u.N; i++ {
 		row := z[i*u.M : (i+1)*u.M]
 		for j := range row {
-			row[j] = sigmoid(row[j])
+			row[j] = Sigmoid(row[j])
 		}
 		row[u.Y[i]] -= 1
 	}
@@ -154,7 +154,7 @@ func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
 			row := z.Data[(i-lo)*m : (i-lo+1)*m]
 			var rr float64
 			for j, s := range row {
-				r := sigmoid(float64(s))
+				r := Sigmoid(float64(s))
 				if int(u.Y[i]) == j {
 					r -= 1
 				}

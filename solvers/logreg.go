@@ -11,7 +11,10 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "logreg", Params: []string{"lambda", "steps"}, Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
+	Register(Method{Name: "logreg", Params: []Param{
+		{Name: "lambda", Default: 1e-4, Doc: "ridge λ"},
+		{Name: "steps", Default: 500, Doc: "most L-BFGS iterations"},
+	}, Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
 }
 
 // fitLogReg is the non-private reference of softmax (multinomial) logistic
@@ -22,11 +25,11 @@ func init() {
 // iteration cap).
 func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	p := NewParams(o)
-	lambda, err := p.Positive("lambda", 1e-4)
+	lambda, err := p.Positive("lambda")
 	if err != nil {
 		return nil, err
 	}
-	maxIter, err := p.Count("steps", 500)
+	maxIter, err := p.Count("steps")
 	if err != nil {
 		return nil, err
 	}

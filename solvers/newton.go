@@ -14,11 +14,22 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpnewton", Params: []string{"clip", "steps", "lr", "lambda", "bias_init"}, Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
+	Register(Method{Name: "dpnewton", Features: &FeatureMap{Clip: "clip"}, Params: []Param{
+		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of features"},
+		{Name: "steps", Default: 1, Doc: "Newton steps T"},
+		{Name: "lr", Default: 1, Doc: "step size η"},
+		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the Hessian noise's expected spectral norm, plus 1e-4·β_H·C²/D)"},
+		{Name: "bias_init", Default: 0, Doc: "initial bias"},
+	}, Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "newton", Params: []string{"steps", "lr", "lambda", "bias_init"}, Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
+	Register(Method{Name: "newton", Params: []Param{
+		{Name: "steps", Default: 10, Doc: "Newton steps T"},
+		{Name: "lr", Default: 1, Doc: "step size η"},
+		{Name: "lambda", Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},
+		{Name: "bias_init", Default: 0, Doc: "initial bias"},
+	}, Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, false)
 		}})
@@ -34,7 +45,7 @@ func gradSens(t int, C, bias float64) float64 {
 	if t > 0 {
 		return C
 	}
-	return C * sigmoid(math.Abs(bias))
+	return C * Sigmoid(math.Abs(bias))
 }
 
 // fitNewton is DP-Newton (Mehta et al. 2023, Alg. 1) and its non-private
@@ -79,23 +90,19 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.Positive("clip", 1); err != nil {
+		if C, err = p.Positive("clip"); err != nil {
 			return nil, err
 		}
 	}
-	defSteps := 1
-	if !private {
-		defSteps = 10
-	}
-	T, err := p.Count("steps", defSteps)
+	T, err := p.Count("steps")
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.Positive("lr", 1)
+	lr, err := p.Positive("lr")
 	if err != nil {
 		return nil, err
 	}
-	biasInit := p.Get("bias_init", 0)
+	biasInit := p.Get("bias_init")
 	D := rows.Dim() + 1
 	sm := math.Sqrt(float64(M))
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}}
@@ -183,7 +190,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				for i := 0; i < u.N; i++ {
 					row := zbuf[i*M : (i+1)*M]
 					for j := range row {
-						row[j] = sigmoid(row[j])
+						row[j] = Sigmoid(row[j])
 					}
 				}
 				// ℓ''ᵢ = σ(1−σ): class j's Hessian is the Gram of the rows
@@ -232,7 +239,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						return nil, err
 					}
 				}
-				if lambda, err = p.Positive("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D)); err != nil {
+				if lambda, err = p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D)); err != nil {
 					return nil, err
 				}
 			}

@@ -64,7 +64,9 @@ func classStarts(d *Data) []int {
 // l2 is the L2 norm (preprocessing's, the one definition).
 func l2(x []float64) float64 { return preprocessing.Norm(x) }
 
-func sigmoid(z float64) float64 {
+// Sigmoid is the logistic function 1/(1 + e^(−z)), computed without
+// overflow; the logistic methods' loss is built on it.
+func Sigmoid(z float64) float64 {
 	if z >= 0 {
 		return 1 / (1 + math.Exp(-z))
 	}

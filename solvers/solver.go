@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -163,10 +164,16 @@ type Method struct {
 	Pure bool
 	// Summary is a line for help texts.
 	Summary string
-	// Params names the hyperparameters the method reads (Options.Params);
-	// any other name is refused before the fit.
-	Params []string
-	Run    func(ctx context.Context, d *Data, o *Options) (*Result, error)
+	// Params describes the hyperparameters the method reads
+	// (Options.Params), with their defaults: the command line's flags and
+	// help, --param checking, the sweep's grid keys and the audit's
+	// settings are derived from it. Any other name is refused before the
+	// fit, and a method that reads an undeclared one panics.
+	Params []Param
+	// Features, for the logistic methods, says how they see a row
+	// (BiasFeatures) and what they clip; nil for the others.
+	Features *FeatureMap
+	Run      func(ctx context.Context, d *Data, o *Options) (*Result, error)
 	// Stream, when set, fits from a stream of rows in passes, with memory
 	// independent of the number of rows (FitRows); Fit then streams its
 	// in-memory data through it.
@@ -174,6 +181,83 @@ type Method struct {
 }
 
 var methods = map[string]Method{}
+
+// FeatureMap describes a logistic method's view of a row: u =
+// BiasFeatures(x, C), C the value of hyperparameter Clip (fixed at 1 when
+// ""), with per-example gradients clipped jointly over the classes to the
+// value of GradClip ("": not clipped).
+type FeatureMap struct{ Clip, GradClip string }
+
+// Clips returns the features' norm C and the gradients' clip (0: none) of
+// method under the user's settings.
+func (f FeatureMap) Clips(method string, set map[string]float64) (c, grad float64) {
+	c = 1
+	if f.Clip != "" {
+		c, _ = Setting(method, f.Clip, set)
+	}
+	if f.GradClip != "" {
+		grad, _ = Setting(method, f.GradClip, set)
+	}
+	return c, grad
+}
+
+// Param describes one hyperparameter of a method: its name (as --param
+// and the sweep grid take it; the command-line flag is the name with
+// dashes), its default, and what it does. A default that depends on the
+// data or the budget is Derived: Doc says how, and the method computes it
+// (Params.PositiveOr and the like).
+type Param struct {
+	Name    string
+	Default float64
+	Derived bool
+	Doc     string
+}
+
+// DefaultText is the default as help texts show it.
+func (p Param) DefaultText() string {
+	if p.Derived {
+		return "derived"
+	}
+	return strconv.FormatFloat(p.Default, 'g', -1, 64)
+}
+
+// ParamNames lists the names of m's hyperparameters, in declaration order.
+func (m Method) ParamNames() []string {
+	names := make([]string, len(m.Params))
+	for i, p := range m.Params {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Param returns m's hyperparameter of that name.
+func (m Method) Param(name string) (Param, bool) {
+	i := slices.IndexFunc(m.Params, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		return Param{}, false
+	}
+	return m.Params[i], true
+}
+
+// Setting is the value method m uses for a hyperparameter given the
+// user's settings: the user's, else the declared default. ok is false for
+// a derived default (the method computes it from the data) and for a name
+// m does not have. The audit reads its canaries' clipping norms here, so a
+// changed default cannot silently weaken it.
+func Setting(method, name string, set map[string]float64) (v float64, ok bool) {
+	m, err := Lookup(method)
+	if err != nil {
+		return 0, false
+	}
+	p, found := m.Param(name)
+	if !found {
+		return 0, false
+	}
+	if v, given := set[name]; given {
+		return v, true
+	}
+	return p.Default, !p.Derived
+}
 
 // Register adds a method; packages with further methods (prototypes)
 // register theirs from init.
@@ -260,7 +344,7 @@ func CheckParams(name string, params map[string]float64) error {
 	}
 	var bad []string
 	for k := range params {
-		if !slices.Contains(m.Params, k) {
+		if _, ok := m.Param(k); !ok {
 			bad = append(bad, k)
 		}
 	}
@@ -270,7 +354,7 @@ func CheckParams(name string, params map[string]float64) error {
 	sort.Strings(bad)
 	known := "none"
 	if len(m.Params) > 0 {
-		known = strings.Join(m.Params, ", ")
+		known = strings.Join(m.ParamNames(), ", ")
 	}
 	return fmt.Errorf("%s has no hyperparameter %s (it has: %s)", m.Name, strings.Join(bad, ", "), known)
 }
@@ -311,7 +395,7 @@ func finish(m Method, res *Result, err error, o *Options) (*Result, error) {
 		return nil, err
 	}
 	for _, k := range res.read {
-		if !slices.Contains(m.Params, k) {
+		if _, ok := m.Param(k); !ok {
 			panic(fmt.Sprintf("solvers: %s reads hyperparameter %q but does not declare it in Method.Params", m.Name, k))
 		}
 	}
@@ -354,20 +438,57 @@ func (d *Data) check() error {
 	return nil
 }
 
-// Params reads hyperparameters, recording which were defaulted.
+// Params reads a method's hyperparameters — the user's value, else the
+// default its description (Method.Params) declares — recording which were
+// defaulted. Reading a name the method does not declare, or a derived one
+// without its computed default (or a declared one with a second default),
+// is a programmer error and panics.
 type Params struct {
+	method    Method
 	set       map[string]float64
 	used      map[string]any
 	read      map[string]bool
 	defaulted []string
 }
 
+// NewParams reads o.Params for the method being fitted (set by Fit and
+// FitRows).
 func NewParams(o *Options) *Params {
-	return &Params{set: o.Params, used: map[string]any{}, read: map[string]bool{}}
+	m, err := Lookup(o.method)
+	if err != nil {
+		panic(fmt.Sprintf("solvers.NewParams: %v (options not prepared by Fit or FitRows)", err))
+	}
+	return &Params{method: m, set: o.Params, used: map[string]any{}, read: map[string]bool{}}
 }
 
-// get returns the user's value for name, or def (recorded as defaulted).
-func (p *Params) Get(name string, def float64) float64 {
+// declared returns the description of name, checking that its default is
+// declared (derived false) or computed by the method (derived true).
+func (p *Params) declared(name string, derived bool) Param {
+	d, ok := p.method.Param(name)
+	switch {
+	case !ok:
+		panic(fmt.Sprintf("solvers: %s reads hyperparameter %q but does not declare it in Method.Params", p.method.Name, name))
+	case d.Derived != derived && derived:
+		panic(fmt.Sprintf("solvers: %s computes a default for %q, whose default is declared (%v)", p.method.Name, name, d.Default))
+	case d.Derived != derived:
+		panic(fmt.Sprintf("solvers: %s reads %q without computing its derived default", p.method.Name, name))
+	}
+	return d
+}
+
+// Get returns the user's value for name, or its declared default.
+func (p *Params) Get(name string) float64 {
+	return p.value(name, p.declared(name, false).Default)
+}
+
+// GetOr returns the user's value for a derived hyperparameter, or def, the
+// default the method computed.
+func (p *Params) GetOr(name string, def float64) float64 {
+	p.declared(name, true)
+	return p.value(name, def)
+}
+
+func (p *Params) value(name string, def float64) float64 {
 	p.read[name] = true
 	if v, ok := p.set[name]; ok {
 		p.used[name] = v
@@ -378,18 +499,34 @@ func (p *Params) Get(name string, def float64) float64 {
 	return def
 }
 
-// positive is get for parameters that must be > 0.
-func (p *Params) Positive(name string, def float64) (float64, error) {
-	v := p.Get(name, def)
+// Positive is Get for hyperparameters that must be > 0.
+func (p *Params) Positive(name string) (float64, error) {
+	return positive(name, p.Get(name))
+}
+
+// PositiveOr is GetOr for hyperparameters that must be > 0.
+func (p *Params) PositiveOr(name string, def float64) (float64, error) {
+	return positive(name, p.GetOr(name, def))
+}
+
+func positive(name string, v float64) (float64, error) {
 	if !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("hyperparameter %s must be a positive number, got %v", name, v)
 	}
 	return v, nil
 }
 
-// count is get for positive integers.
-func (p *Params) Count(name string, def int) (int, error) {
-	v := p.Get(name, float64(def))
+// Count is Get for positive whole numbers.
+func (p *Params) Count(name string) (int, error) {
+	return p.count(name, p.Get(name))
+}
+
+// CountOr is GetOr for positive whole numbers.
+func (p *Params) CountOr(name string, def int) (int, error) {
+	return p.count(name, p.GetOr(name, float64(def)))
+}
+
+func (p *Params) count(name string, v float64) (int, error) {
 	if v < 1 || v != math.Trunc(v) || v > 1e7 {
 		return 0, fmt.Errorf("hyperparameter %s must be a positive whole number, got %v", name, v)
 	}

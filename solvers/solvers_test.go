@@ -220,7 +220,7 @@ func exampleGradient(u *Data, theta []float64, i int) []float64 {
 		for k, v := range row {
 			z += theta[j*u.D+k] * v
 		}
-		r := sigmoid(z)
+		r := Sigmoid(z)
 		if int(u.Y[i]) == j {
 			r--
 		}
@@ -454,7 +454,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				n   int
 				std float64
 			}{"gradient": {d.M, z * sm * 0.5 * 0.5}}},
-		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 1, "bias_init": -2}, map[string]float64{"gradient": z * sm * 0.5 * sigmoid(2), "hessian": z * sm * betaH * 0.25}, math.Sqrt(2) / z,
+		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 1, "bias_init": -2}, map[string]float64{"gradient": z * sm * 0.5 * Sigmoid(2), "hessian": z * sm * betaH * 0.25}, math.Sqrt(2) / z,
 			map[string]int{"gradient": d.M, "hessian": d.M}, nil},
 		{"dpsgd", map[string]float64{"clip": 0.4, "steps": 6}, map[string]float64{"gradient": z * 0.4}, math.Sqrt(6) / z,
 			map[string]int{"gradient": 6}, nil},
