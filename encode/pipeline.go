@@ -2,19 +2,14 @@ package encode
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dpfeat/dpfeat/features"
-	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 )
@@ -77,44 +72,19 @@ type ExtractResult struct {
 // ErrInterrupted is returned when the context is cancelled (Ctrl-C).
 var ErrInterrupted = errors.New("interrupted")
 
-// resumeState is the sidecar OUT.partial.json: what the partial file holds.
-type resumeState struct {
-	Version    int               `json:"version"`
-	Identity   map[string]string `json:"identity"`
-	Created    string            `json:"created"`
-	Batches    int               `json:"record_batches"`
-	Rows       int64             `json:"rows"`
-	Examples   int64             `json:"examples_read"`
-	Skipped    int64             `json:"skipped"`
-	SkippedIDs []string          `json:"skipped_ids,omitempty"`
+// extractProgress is how far an extraction got, saved with each record
+// batch in the partial file's state (features.Resumable) so that a resume
+// skips the examples already read.
+type extractProgress struct {
+	Examples   int64    `json:"examples_read"`
+	Skipped    int64    `json:"skipped"`
+	SkippedIDs []string `json:"skipped_ids,omitempty"`
 }
 
 const maxSkippedIDs = 100
 
 // PartialPaths returns the partial file and its state file for an output.
-func PartialPaths(out string) (partial, state string) {
-	return out + ".partial", out + ".partial.json"
-}
-
-func loadState(path string) (*resumeState, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var s resumeState
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s is damaged (%v); delete it and the partial file to start over", path, err)
-	}
-	return &s, nil
-}
-
-func (s *resumeState) save(path string) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(path, b)
-}
+func PartialPaths(out string) (partial, state string) { return features.PartialPaths(out) }
 
 // job is a run of consecutive examples that become one encoder call.
 type job struct {
@@ -170,75 +140,31 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	}
 	opt.RecordRows = max(opt.RecordRows, opt.Batch)
 	res.Out, res.Dim = out, enc.Dim()
-	partial, statePath := PartialPaths(out)
 	// One run owns the output and its partial at a time.
 	release, err := outlock.Lock(out)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-
-	st := &resumeState{Version: 1, Identity: opt.Identity, Created: opt.Meta.Created}
-	if st.Created == "" {
-		st.Created = models.Now()
+	created := opt.Meta.Created
+	if created == "" {
+		created = models.Now()
 	}
-	if opt.Resume && opt.Restart {
-		return res, fmt.Errorf("--resume and --restart exclude each other")
-	}
-	if opt.Restart {
-		for _, p := range []string{partial, statePath, partial + ".old"} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return res, fmt.Errorf("restart: %w", err)
-			}
-		}
-	}
-	old := ""
-	if prev, lerr := loadState(statePath); lerr == nil {
-		if !opt.Resume {
-			return res, fmt.Errorf("%s holds %d rows of an interrupted extraction into %s: rerun with --resume to continue it, or delete %s and %s to start over", partial, prev.Rows, out, partial, statePath)
-		}
-		if diff := identityDiff(prev.Identity, opt.Identity); diff != "" {
-			return res, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or delete %s and %s to start over", partial, diff, partial, statePath)
-		}
-		st = prev
-		old = partial + ".old"
-		if _, serr := os.Stat(old); serr != nil {
-			// (If .old exists, an earlier resume stopped while copying: it
-			// is the intact source.)
-			if err := os.Rename(partial, old); err != nil {
-				return res, fmt.Errorf("resume %s: %w", partial, err)
-			}
-		}
-	} else if !errors.Is(lerr, os.ErrNotExist) {
-		return res, fmt.Errorf("%w: rerun with --restart to discard the interrupted extraction and start over", lerr)
-	} else if _, serr := os.Stat(partial); serr == nil {
-		return res, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved): rerun with --restart to start over", partial, statePath)
-	}
-	opt.Meta.Created = st.Created
-
-	w, err := features.Create(out, enc.Dim(), opt.Meta, features.WriterOptions{WithID: true, Partial: partial})
+	w, err := features.CreateResumable(out, enc.Dim(), opt.Meta, features.WriterOptions{WithID: true},
+		features.ResumeOptions{Resume: opt.Resume, Restart: opt.Restart, Identity: opt.Identity, Created: created, Job: "extraction"})
 	if err != nil {
 		return res, err
 	}
-	done, damaged := false, false
+	var st extractProgress
+	if err := w.Progress(&st); err != nil {
+		w.Stop()
+		return res, err
+	}
+	res.Resumed = w.Resumed()
 	defer func() {
-		if done {
-			return
-		}
-		if damaged {
-			// The interrupted run's rows cannot be copied: --resume would
-			// fail again the same way. The new partial goes; --restart
-			// (which the error names) discards the rest.
-			w.Abort()
-			return
-		}
 		// Keep what is durable for --resume; nothing durable: clean up.
-		if st.Batches > 0 {
-			w.Suspend()
-			err = fmt.Errorf("%w; %d rows are saved in %s — rerun with --resume to continue", err, st.Rows, partial)
-		} else {
-			w.Abort()
-			os.Remove(statePath)
+		if err != nil && w.Stop() {
+			err = fmt.Errorf("%w; %d rows are saved in %s — rerun with --resume to continue", err, w.Rows(), w.Partial())
 		}
 	}()
 	for i := int64(0); i < opt.Offset; i++ {
@@ -249,22 +175,10 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			return res, err
 		}
 	}
-	if old != "" {
-		rows, cerr := features.CopyPartial(old, st.Batches, w)
-		if cerr != nil {
-			damaged = true
-			return res, fmt.Errorf("%w: the interrupted extraction's saved rows are damaged; rerun with --restart to start over (its %d rows are lost)", cerr, st.Rows)
-		}
-		if err := w.Sync(); err != nil {
-			return res, err
-		}
-		os.Remove(old)
-		res.Resumed = rows
-		// Skip the examples already encoded.
-		for i := int64(0); i < st.Examples; i++ {
-			if _, err := ds.Next(); err != nil {
-				return res, fmt.Errorf("resume: cannot skip the %d examples already encoded: %w", st.Examples, err)
-			}
+	// Skip the examples an interrupted run already encoded.
+	for i := int64(0); i < st.Examples; i++ {
+		if _, err := ds.Next(); err != nil {
+			return res, fmt.Errorf("resume: cannot skip the %d examples already encoded: %w", st.Examples, err)
 		}
 	}
 
@@ -442,16 +356,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		if acc.Rows() == 0 && accExamples == 0 {
 			return nil
 		}
-		if acc.Rows() > 0 {
-			if err := w.Write(acc); err != nil {
-				return err
-			}
-			if err := w.Sync(); err != nil {
-				return err
-			}
-			st.Batches++
+		if err := w.Write(acc); err != nil {
+			return err
 		}
-		st.Rows += int64(acc.Rows())
 		st.Examples += accExamples
 		st.Skipped += accSkipped
 		for _, id := range accSkippedIDs {
@@ -459,8 +366,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				st.SkippedIDs = append(st.SkippedIDs, id)
 			}
 		}
-		if err := st.save(statePath); err != nil {
-			return fmt.Errorf("save resume state %s: %w", statePath, err)
+		if err := w.Commit(st); err != nil {
+			return err
 		}
 		acc = features.Batch{Dim: enc.Dim()}
 		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
@@ -510,37 +417,19 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		return res, err
 	}
 	bar.finish()
-	if st.Rows == 0 {
+	if w.Rows() == 0 {
 		return res, fmt.Errorf("no image of %s could be encoded (%d skipped)", ds.Source(), st.Skipped)
 	}
+	res.Rows = w.Rows()
 	if err := w.Close(); err != nil {
 		return res, err
 	}
-	done = true
-	os.Remove(statePath)
-	res.Rows, res.Examples, res.Skipped, res.SkippedIDs = st.Rows, st.Examples, st.Skipped, st.SkippedIDs
+	res.Examples, res.Skipped, res.SkippedIDs = st.Examples, st.Skipped, st.SkippedIDs
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
 		res.ImagesPerSecond = float64(res.Examples-res.Resumed) / res.Seconds
 	}
 	return res, nil
-}
-
-// identityDiff names the keys on which two runs differ.
-func identityDiff(a, b map[string]string) string {
-	var diff []string
-	for k, v := range b {
-		if a[k] != v {
-			diff = append(diff, fmt.Sprintf("%s (%q then, %q now)", k, a[k], v))
-		}
-	}
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			diff = append(diff, k)
-		}
-	}
-	sort.Strings(diff)
-	return strings.Join(diff, ", ")
 }
 
 // exampleBytes is what an example read holds in memory.

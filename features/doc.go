@@ -5,7 +5,8 @@
 //     float32 features, an int32 label, an optional utf8 id, and schema
 //     metadata: encoder, classes, source, derivation, and dpfeat.data_id,
 //     the identity of the source examples that keys budget ledgers): its
-//     streaming writer (committed atomically), resumable partial files,
+//     streaming writer (committed atomically), Resumable (which owns every
+//     OUT.partial* file: a long job only feeds it batches and commits),
 //     and its memory-mapped reader, which checks every claimed size
 //     against the bytes present before anyone allocates by it;
 //   - the image datasets extraction reads (image folders, Hugging Face

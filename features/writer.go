@@ -42,6 +42,7 @@ type Writer struct {
 	withID    bool
 	classes   int
 	rows      int64
+	batches   int
 	mem       memory.Allocator
 	done      bool
 }
@@ -81,6 +82,9 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 // Rows returns the number of rows written so far.
 func (w *Writer) Rows() int64 { return w.rows }
 
+// NumBatches returns the number of record batches written so far.
+func (w *Writer) NumBatches() int { return w.batches }
+
 // Write appends one batch as one record batch. Its rows are checked first
 // (shape, finite features, labels within the class list); a bad batch is
 // refused whole and the file is left as it was before the call.
@@ -113,6 +117,7 @@ func (w *Writer) Write(b Batch) error {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	w.rows += int64(n)
+	w.batches++
 	return nil
 }
 

@@ -1,0 +1,254 @@
+package features
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
+)
+
+// ResumeOptions say how a resumable write treats an interrupted one.
+type ResumeOptions struct {
+	// Resume continues the interrupted write into the same output (its
+	// rows are copied from the partial file); Restart discards it.
+	// Without either, an interrupted write is an error that says which to
+	// pass.
+	Resume, Restart bool
+	// Identity is what must be the same for a resume to continue a write
+	// (the model's hash, the data, the flags): a mismatch is refused,
+	// naming what differs.
+	Identity map[string]string
+	// Created is the creation time to record in a fresh write's metadata;
+	// a resumed write keeps the interrupted one's, so that it produces
+	// the same file as an uninterrupted run.
+	Created string
+	// Job names the work in messages ("extraction").
+	Job string
+}
+
+// Resumable writes a feature file that survives interruption: rows go to
+// OUT.partial, and each Commit makes the record batches written so far
+// durable and records in OUT.partial.json how far the job got (the
+// caller's progress, a JSON object of its own, beside the batch and row
+// counts). An interrupted or failed run leaves both; a run with
+// ResumeOptions.Resume continues from them, and Close publishes the
+// complete file at OUT (atomically) and removes both. The destination
+// only ever holds a complete file. It owns every OUT.partial* file, so a
+// caller only feeds batches.
+type Resumable struct {
+	*Writer
+	partial, state string
+	st             resumeState
+	resumed        int64
+	progress       json.RawMessage
+	closed         bool
+}
+
+// resumeState is OUT.partial.json: the caller's progress fields beside
+// these (one flat object, so files written before the caller's progress
+// became opaque still read).
+type resumeState struct {
+	Version  int               `json:"version"`
+	Identity map[string]string `json:"identity"`
+	Created  string            `json:"created"`
+	Batches  int               `json:"record_batches"`
+	Rows     int64             `json:"rows"`
+}
+
+// PartialPaths returns the partial file and its state file for an output.
+func PartialPaths(out string) (partial, state string) {
+	return out + ".partial", out + ".partial.json"
+}
+
+// CreateResumable starts, or with ro.Resume continues, a resumable feature
+// file at out. meta.Created is set from ro.Created or the interrupted
+// run's. Resumed reports the rows recovered and Progress the caller's
+// progress at the last Commit.
+func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro ResumeOptions) (*Resumable, error) {
+	if ro.Job == "" {
+		ro.Job = "write"
+	}
+	partial, state := PartialPaths(out)
+	r := &Resumable{partial: partial, state: state, st: resumeState{Version: 1, Identity: ro.Identity, Created: ro.Created}}
+	if ro.Resume && ro.Restart {
+		return nil, fmt.Errorf("--resume and --restart exclude each other")
+	}
+	old := partial + ".old"
+	if ro.Restart {
+		for _, p := range []string{partial, state, old} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("restart: %w", err)
+			}
+		}
+	}
+	copyFrom := ""
+	prev, raw, lerr := loadState(state)
+	switch {
+	case lerr == nil && !ro.Resume:
+		return nil, fmt.Errorf("%s holds %d rows of an interrupted %s into %s: rerun with --resume to continue it, or delete %s and %s to start over", partial, prev.Rows, ro.Job, out, partial, state)
+	case lerr == nil:
+		if diff := identityDiff(prev.Identity, ro.Identity); diff != "" {
+			return nil, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or delete %s and %s to start over", partial, diff, partial, state)
+		}
+		r.st, r.progress, copyFrom = *prev, raw, old
+		if _, serr := os.Stat(old); serr != nil {
+			// (If .old exists, an earlier resume stopped while copying:
+			// it is the intact source.)
+			if err := os.Rename(partial, old); err != nil {
+				return nil, fmt.Errorf("resume %s: %w", partial, err)
+			}
+		}
+	case !errors.Is(lerr, os.ErrNotExist):
+		return nil, fmt.Errorf("%w: rerun with --restart to discard the interrupted %s and start over", lerr, ro.Job)
+	default:
+		if _, serr := os.Stat(partial); serr == nil {
+			return nil, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved): rerun with --restart to start over", partial, state)
+		}
+	}
+	meta.Created = r.st.Created
+	wo.Partial = partial
+	w, err := Create(out, dim, meta, wo)
+	if err != nil {
+		return nil, err
+	}
+	r.Writer = w
+	if copyFrom != "" {
+		rows, cerr := CopyPartial(copyFrom, r.st.Batches, w)
+		if cerr != nil {
+			// --resume would fail again the same way: the new partial
+			// goes; --restart (which the error names) discards the rest.
+			w.Abort()
+			return nil, fmt.Errorf("%w: the interrupted %s's saved rows are damaged; rerun with --restart to start over (its %d rows are lost)", cerr, ro.Job, r.st.Rows)
+		}
+		if err := w.Sync(); err != nil {
+			w.Abort()
+			return nil, err
+		}
+		os.Remove(copyFrom)
+		r.resumed = rows
+	}
+	return r, nil
+}
+
+// Resumed is the number of rows recovered from an interrupted write.
+func (r *Resumable) Resumed() int64 { return r.resumed }
+
+// Progress decodes the caller's progress at the interrupted write's last
+// Commit into v (left as it is for a fresh write).
+func (r *Resumable) Progress(v any) error {
+	if r.progress == nil {
+		return nil
+	}
+	if err := json.Unmarshal(r.progress, v); err != nil {
+		return fmt.Errorf("%s: %w", r.state, err)
+	}
+	return nil
+}
+
+// Commit makes every row written so far durable and records it with the
+// caller's progress (a struct or map that marshals to a JSON object). A
+// crash after Commit returns loses nothing committed.
+func (r *Resumable) Commit(progress any) error {
+	if err := r.Writer.Sync(); err != nil {
+		return err
+	}
+	r.st.Batches, r.st.Rows = r.Writer.NumBatches(), r.Writer.Rows()
+	b, err := r.st.marshal(progress)
+	if err == nil {
+		err = atomicfile.WriteBytes(r.state, b)
+	}
+	if err != nil {
+		return fmt.Errorf("save resume state %s: %w", r.state, err)
+	}
+	return nil
+}
+
+// Close publishes the complete file at its destination and removes the
+// partial files.
+func (r *Resumable) Close() error {
+	r.closed = true
+	if err := r.Writer.Close(); err != nil {
+		return err
+	}
+	os.Remove(r.state)
+	return nil
+}
+
+// Stop ends an unfinished write: what was committed stays for a resume
+// (kept reports whether anything was), and without a commit the partial
+// files go.
+func (r *Resumable) Stop() (kept bool) {
+	if r.closed {
+		return false
+	}
+	r.closed = true
+	if r.st.Batches > 0 {
+		r.Writer.Suspend()
+		return true
+	}
+	r.Writer.Abort()
+	os.Remove(r.state)
+	return false
+}
+
+// Partial is the partial file's path (for messages).
+func (r *Resumable) Partial() string { return r.partial }
+
+// marshal merges the state and the caller's progress into one object.
+func (s resumeState) marshal(progress any) ([]byte, error) {
+	fields := map[string]json.RawMessage{}
+	if progress != nil {
+		b, err := json.Marshal(progress)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, fmt.Errorf("progress must marshal to a JSON object: %w", err)
+		}
+	}
+	own, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var ownFields map[string]json.RawMessage
+	if err := json.Unmarshal(own, &ownFields); err != nil {
+		return nil, err
+	}
+	for k, v := range ownFields {
+		fields[k] = v
+	}
+	return json.MarshalIndent(fields, "", "  ")
+}
+
+func loadState(path string) (*resumeState, json.RawMessage, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var s resumeState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, nil, fmt.Errorf("%s is damaged (%v); delete it and the partial file to start over", path, err)
+	}
+	return &s, b, nil
+}
+
+// identityDiff names the keys on which two runs differ.
+func identityDiff(a, b map[string]string) string {
+	var diff []string
+	for k, v := range b {
+		if a[k] != v {
+			diff = append(diff, fmt.Sprintf("%s (%q then, %q now)", k, a[k], v))
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, ", ")
+}
