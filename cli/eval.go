@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
+	fitting "github.com/dpfeat/dpfeat/train"
 )
 
 func evalCommand() *ucli.Command {
@@ -50,30 +51,10 @@ func loadPair(c *ucli.Context, clfPath, featPath string) (*models.Classifier, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	if m.Dim != clf.Dim {
-		return nil, nil, userErrorf("%s has %d features per row; %s expects %d", featPath, m.Dim, clfPath, clf.Dim)
-	}
-	if clf.EncoderSHA256 != "" && m.Meta.EncoderSHA256 != "" && clf.EncoderSHA256 != m.Meta.EncoderSHA256 && !c.Bool("force") {
-		return nil, nil, userErrorf("%s was extracted with encoder %s (%s…) but %s was trained on features of %s (%s…); pass --force to compare anyway",
-			featPath, m.Meta.EncoderName, short(m.Meta.EncoderSHA256), clfPath, clf.EncoderName, short(clf.EncoderSHA256))
-	}
-	if len(m.Meta.Classes) > 0 && strings.Join(m.Meta.Classes, "\x00") != strings.Join(clf.Classes, "\x00") {
-		return nil, nil, userErrorf("%s has classes %v; %s was trained on %v", featPath, m.Meta.Classes, clfPath, clf.Classes)
-	}
-	// A file without class names may hold labels the classifier lacks.
-	for i, y := range m.Labels {
-		if int(y) >= len(clf.Classes) {
-			return nil, nil, userErrorf("%s: row %d has label %d, but %s has %d classes (labels 0..%d)", featPath, i, y, clfPath, len(clf.Classes), len(clf.Classes)-1)
-		}
+	if err := fitting.CheckFeatures(clf, clfPath, m, featPath, c.Bool("force")); err != nil {
+		return nil, nil, userErrorf("%v", err)
 	}
 	return clf, m, nil
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }
 
 func evalAction(c *ucli.Context) error {
@@ -135,7 +116,7 @@ func fileCounts(path string, classes []string) ([]int64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if got := f.Classes(); strings.Join(got, "\x00") != strings.Join(classes, "\x00") {
+	if got := f.Classes(); !fitting.SameClasses(got, classes) {
 		return nil, userErrorf("--train %s has classes %v; the classifier was trained on %v", path, got, classes)
 	}
 	counts := make([]int64, len(classes))

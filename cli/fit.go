@@ -17,9 +17,6 @@ import (
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
-
-	// The prototype methods register with solvers.
-	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
 // paramFlag is a hyperparameter flag: --NAME (the name with dashes) sets

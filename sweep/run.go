@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -359,7 +358,7 @@ func readLike(path string, tr *features.Matrix) (*features.Matrix, error) {
 	switch {
 	case m.Dim != tr.Dim:
 		return nil, fmt.Errorf("%s has %d features per row; the training file has %d", path, m.Dim, tr.Dim)
-	case strings.Join(m.Meta.Classes, "\x00") != strings.Join(tr.Meta.Classes, "\x00"):
+	case !train.SameClasses(m.Meta.Classes, tr.Meta.Classes):
 		return nil, fmt.Errorf("%s has classes %v; the training file has %v", path, m.Meta.Classes, tr.Meta.Classes)
 	case m.Meta.EncoderSHA256 != tr.Meta.EncoderSHA256:
 		return nil, fmt.Errorf("%s comes from encoder %s, the training file from %s", path, m.Meta.EncoderName, tr.Meta.EncoderName)

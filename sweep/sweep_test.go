@@ -21,9 +21,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
-
 	// The prototype methods register with solvers.
-	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
 // blobFile writes a labelled feature file of Gaussian clusters, long-

@@ -10,6 +10,11 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
+
+	// The one place the prototype methods are linked: whoever fits
+	// through train (the command line, the sweep as a library, the
+	// benchmarks) knows every method.
+	_ "github.com/dpfeat/dpfeat/prototypes"
 )
 
 // Request is one fit of a method on a feature file.

@@ -22,7 +22,6 @@ import (
 	"github.com/dpfeat/dpfeat/bench/internal/benchutil"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
-	_ "github.com/dpfeat/dpfeat/prototypes"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
 )
