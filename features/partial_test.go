@@ -9,20 +9,28 @@ import (
 	"testing"
 )
 
-// An interrupted write resumed with CopyPartial gives the same bytes as an
-// uninterrupted one.
-func TestResumeGivesTheSameFile(t *testing.T) {
-	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(5, 5))
+// uninterrupted writes four random batches of dim columns (seeded) to
+// DIR/whole.arrow in one go: what a resumed write must reproduce.
+func uninterrupted(t *testing.T, dir string, meta Metadata, dim int, seed uint64) ([]Batch, string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed))
 	var batches []Batch
 	for i := 0; i < 4; i++ {
-		batches = append(batches, randomBatch(r, 7, 5, 3, true))
+		batches = append(batches, randomBatch(r, 7, dim, 3, true))
 	}
-	meta := testMeta("a", "b", "c")
 	whole := filepath.Join(dir, "whole.arrow")
 	if err := WriteFile(whole, meta, WriterOptions{WithID: true}, batches...); err != nil {
 		t.Fatal(err)
 	}
+	return batches, whole
+}
+
+// An interrupted write resumed with CopyPartial gives the same bytes as an
+// uninterrupted one.
+func TestResumeGivesTheSameFile(t *testing.T) {
+	dir := t.TempDir()
+	meta := testMeta("a", "b", "c")
+	batches, whole := uninterrupted(t, dir, meta, 5, 5)
 
 	out := filepath.Join(dir, "out.arrow")
 	partial := out + ".partial"
