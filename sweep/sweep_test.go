@@ -484,3 +484,26 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		t.Errorf("%q", err)
 	}
 }
+
+// TestResultsWithoutLaterColumnsStillRead: a results file written before
+// the noise_seed and classifier columns existed reads, with them empty.
+func TestResultsWithoutLaterColumnsStillRead(t *testing.T) {
+	all := columns
+	defer func() { columns = all }()
+	var first []column
+	for _, c := range all {
+		if !c.later {
+			first = append(first, c)
+		}
+	}
+	columns = first
+	path := filepath.Join(t.TempDir(), "old.arrow")
+	if err := WriteResults(path, []Row{{Job: "j1", Method: "dpls", Hyperparameters: "{}"}}); err != nil {
+		t.Fatal(err)
+	}
+	columns = all
+	rows, err := ReadResults(path)
+	if err != nil || len(rows) != 1 || rows[0].Job != "j1" || rows[0].NoiseSeed != "" || rows[0].Classifier != "" {
+		t.Fatalf("read %+v, %v", rows, err)
+	}
+}
