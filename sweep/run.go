@@ -411,10 +411,10 @@ func (c *Config) request(j Job, ds *data, o solvers.Options) train.Request {
 }
 
 // runJob fits and evaluates one job; failures become the row's error.
-func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
+func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row Row) {
 	start := time.Now()
 	d := c.Datasets[j.Dataset]
-	row := Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
+	row = Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
 		Private: j.Private, Epsilon: j.Epsilon, Delta: j.Delta, Seed: j.Seed, Setting: j.Setting(), Hyperparameters: "{}",
 		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: ds.trainRows,
 		Backend: backend.Name(), Version: o.Version}
@@ -429,7 +429,7 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) Row {
 	case d.ValidationPublic:
 		row.Tuning = "hyperparameters chosen on public validation data (no privacy cost)"
 	}
-	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }()
+	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }() // (row is the named result)
 	if j.candidates != nil {
 		selectPrivately(ctx, c, o, j, ds, &row)
 		row.Seconds = time.Since(start).Seconds()

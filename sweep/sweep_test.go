@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -103,6 +104,9 @@ func TestSweepEndToEnd(t *testing.T) {
 		}
 		if r.Dataset == "blobs-imbalanced" != r.Imbalanced || (r.Imbalanced && r.TestMinority == nil) {
 			t.Errorf("%s: imbalanced %v minority %v", r.Dataset, r.Imbalanced, r.TestMinority)
+		}
+		if _, err := time.Parse(time.RFC3339, r.Finished); err != nil {
+			t.Errorf("row %s: finished %q: %v", r.Job, r.Finished, err)
 		}
 	}
 	if _, err := os.Stat(JournalPath(out)); !os.IsNotExist(err) {
