@@ -173,8 +173,11 @@ func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
 	var offset int64
 	err := rows.Each(func(_ []float32, y []int32) error {
 		for i, l := range y {
-			if l < 0 || int(l) >= classes {
+			switch {
+			case l < 0:
 				return fmt.Errorf("%s: row %d is unlabeled; training rows need labels", path, offset+int64(i))
+			case int(l) >= classes:
+				return fmt.Errorf("%s: row %d has label %d; the file names %d classes", path, offset+int64(i), l, classes)
 			}
 			counts[l]++
 		}
