@@ -175,17 +175,6 @@ func (r *RowRule) Select(m *Matrix) (selected, others []int) {
 	return selected, others
 }
 
-// ValidationSplit splits a matrix's rows into training and validation parts
-// by the per-row rule of NewRowSplit.
-func ValidationSplit(m *Matrix, fraction float64, seed uint64) (train, val []int, err error) {
-	r, err := NewRowSplit(fraction, seed)
-	if err != nil {
-		return nil, nil, err
-	}
-	val, train = r.Select(m)
-	return train, val, nil
-}
-
 // CopyRows writes the given rows (ascending) of src to a new feature file at
 // path with the given metadata, streaming batch by batch.
 func CopyRows(src *File, rows []int, path string, meta Metadata) error {

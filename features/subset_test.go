@@ -102,10 +102,11 @@ func TestSubsetsAndSplits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, val, err := ValidationSplit(whole, 0.1, 7)
+	rule, err = NewRowSplit(0.1, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
+	val, train := rule.Select(whole)
 	if len(train)+len(val) != 3000 || len(val) < 240 || len(val) > 360 {
 		t.Errorf("split %d/%d, want about 2700/300", len(train), len(val))
 	}

@@ -296,33 +296,29 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// load reads a dataset's evaluation files and checks its training file:
-// its classes and labels by train's rules, the validation rows split off
-// by the per-row rule if asked (they are left out of every fit).
+// load reads a dataset's evaluation files and checks its training file by
+// train's rules (classes, labels), through the cache its jobs' fits share:
+// the training rows are never loaded here, and the validation rows split
+// off by the per-row rule, if asked, are the ones every fit leaves out.
 func load(c *Config, d Dataset) (*data, error) {
-	tr, err := features.ReadAll(d.Train, features.ReadOptions{})
+	cache := &train.Cache{}
+	meta, dim, rows, err := cache.Check(d.Train)
 	if err != nil {
 		return nil, err
 	}
-	classes := tr.Meta.Classes
-	if err := train.CheckClasses(d.Train, classes); err != nil {
-		return nil, err
-	}
-	if _, err := train.CountLabels(matrixRows{tr}, d.Train, len(classes)); err != nil {
-		return nil, err
-	}
-	ds := &data{classes: classes, dim: tr.Dim, trainRows: int64(tr.Rows), cache: &train.Cache{},
-		imbalanced: tr.Meta.Subset != nil && tr.Meta.Subset.Kind == "imbalanced"}
+	ds := &data{classes: meta.Classes, dim: dim, trainRows: rows, cache: cache,
+		imbalanced: meta.Subset != nil && meta.Subset.Kind == "imbalanced"}
 	if d.valFraction > 0 {
 		if ds.exclude, err = features.NewRowSplit(d.valFraction, c.SplitSeed); err != nil {
 			return nil, fmt.Errorf("%s: validation split: %w", d.Train, err)
 		}
-		valIdx, trainIdx := ds.exclude.Select(tr)
-		ds.val, ds.trainRows = subset(tr, valIdx), int64(len(trainIdx))
-	} else if ds.val, err = readLike(d.Validation, tr); err != nil {
+		if ds.val, ds.trainRows, err = cache.Held(d.Train, ds.exclude); err != nil {
+			return nil, err
+		}
+	} else if ds.val, err = readLike(d.Validation, meta, dim); err != nil {
 		return nil, err
 	}
-	if ds.test, err = readLike(d.Test, tr); err != nil {
+	if ds.test, err = readLike(d.Test, meta, dim); err != nil {
 		return nil, err
 	}
 	// Minority classes come from public quantities only: an imbalanced
@@ -330,7 +326,7 @@ func load(c *Config, d Dataset) (*data, error) {
 	// training file's private class counts. Other files get no minority
 	// metric.
 	if ds.imbalanced {
-		if profile, err := features.ImbalancedCounts(1<<30, len(classes), tr.Meta.Subset.ImbalanceRatio, features.Profile(tr.Meta.Subset.Profile)); err == nil {
+		if profile, err := features.ImbalancedCounts(1<<30, len(meta.Classes), meta.Subset.ImbalanceRatio, features.Profile(meta.Subset.Profile)); err == nil {
 			for _, c := range profile {
 				ds.counts = append(ds.counts, int64(c))
 			}
@@ -339,40 +335,22 @@ func load(c *Config, d Dataset) (*data, error) {
 	return ds, nil
 }
 
-// matrixRows streams a loaded matrix's labels for train.CountLabels.
-type matrixRows struct{ m *features.Matrix }
-
-func (r matrixRows) Dim() int   { return r.m.Dim }
-func (r matrixRows) Len() int64 { return int64(r.m.Rows) }
-func (r matrixRows) Each(fn func(x []float32, y []int32) error) error {
-	return fn(r.m.Data, r.m.Labels)
-}
-
 // readLike reads an evaluation file and checks it against the training
-// file: dimension, classes, encoder.
-func readLike(path string, tr *features.Matrix) (*features.Matrix, error) {
+// file's metadata and dimension: dimension, classes, encoder.
+func readLike(path string, tr features.Metadata, dim int) (*features.Matrix, error) {
 	m, err := features.ReadAll(path, features.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case m.Dim != tr.Dim:
-		return nil, fmt.Errorf("%s has %d features per row; the training file has %d", path, m.Dim, tr.Dim)
-	case !train.SameClasses(m.Meta.Classes, tr.Meta.Classes):
-		return nil, fmt.Errorf("%s has classes %v; the training file has %v", path, m.Meta.Classes, tr.Meta.Classes)
-	case m.Meta.EncoderSHA256 != tr.Meta.EncoderSHA256:
-		return nil, fmt.Errorf("%s comes from encoder %s, the training file from %s", path, m.Meta.EncoderName, tr.Meta.EncoderName)
+	case m.Dim != dim:
+		return nil, fmt.Errorf("%s has %d features per row; the training file has %d", path, m.Dim, dim)
+	case !train.SameClasses(m.Meta.Classes, tr.Classes):
+		return nil, fmt.Errorf("%s has classes %v; the training file has %v", path, m.Meta.Classes, tr.Classes)
+	case m.Meta.EncoderSHA256 != tr.EncoderSHA256:
+		return nil, fmt.Errorf("%s comes from encoder %s, the training file from %s", path, m.Meta.EncoderName, tr.EncoderName)
 	}
 	return m, nil
-}
-
-func subset(m *features.Matrix, rows []int) *features.Matrix {
-	out := &features.Matrix{Rows: len(rows), Dim: m.Dim, Data: make([]float32, len(rows)*m.Dim), Labels: make([]int32, len(rows)), Meta: m.Meta}
-	for k, i := range rows {
-		copy(out.Data[k*m.Dim:(k+1)*m.Dim], m.Row(i))
-		out.Labels[k] = m.Labels[i]
-	}
-	return out
 }
 
 // options are the solver options of one job.

@@ -8,99 +8,158 @@ import (
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
-// Cache keeps what Fit loads from a training file for later fits of the
-// same file: the rows an Exclude rule leaves out and the in-memory
-// methods' prepared rows. A sweep's jobs share one, so a dataset is read
-// and prepared once however many jobs fit it. A nil *Cache caches nothing.
-// The files must not change while a Cache is in use.
+// Cache keeps what Fit reads from a training file for later fits of the
+// same file, each part computed once: the file's check (classes, a label
+// on every row), the rows an Exclude rule selects, and the in-memory
+// methods' prepared rows. A sweep's jobs share one, so a dataset is read,
+// split and prepared once however many jobs fit it. A nil *Cache caches
+// nothing. The files must not change while a Cache is in use.
 type Cache struct {
-	mu      sync.Mutex
-	entries map[cacheKey]*cacheEntry
+	mu     sync.Mutex
+	checks map[string]*once[struct{}]
+	masks  map[maskKey]*once[[]bool]
+	data   map[dataKey]*once[*solvers.Data]
 }
 
-type cacheKey struct {
-	path      string
-	exclude   *features.RowRule
+type maskKey struct {
+	path string
+	rule *features.RowRule
+}
+
+type dataKey struct {
+	maskKey
 	normalize bool
 }
 
-// cacheEntry is one training file as one request reads it; each part is
-// computed once, on first use.
-type cacheEntry struct {
-	checkOnce sync.Once
-	checkErr  error
-
-	maskOnce sync.Once
-	mask     []bool // excluded rows, by file row
-	maskErr  error
-
-	dataOnce sync.Once
-	data     *solvers.Data
-	dataErr  error
+// once is a value computed on first use.
+type once[T any] struct {
+	do  sync.Once
+	v   T
+	err error
 }
 
-// entry returns the cached entry of a request, or a fresh uncached one.
-func (c *Cache) entry(path string, exclude *features.RowRule, normalize bool) *cacheEntry {
+func (o *once[T]) get(f func() (T, error)) (T, error) {
+	o.do.Do(func() { o.v, o.err = f() })
+	return o.v, o.err
+}
+
+// slot returns the cached value's holder for key in the map field(c)
+// names, or a fresh one that is not kept when the cache is nil.
+func slot[K comparable, T any](c *Cache, field func(*Cache) *map[K]*once[T], key K) *once[T] {
 	if c == nil {
-		return &cacheEntry{}
+		return &once[T]{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries == nil {
-		c.entries = map[cacheKey]*cacheEntry{}
+	m := field(c)
+	if *m == nil {
+		*m = map[K]*once[T]{}
 	}
-	k := cacheKey{path, exclude, normalize}
-	e, ok := c.entries[k]
+	o, ok := (*m)[key]
 	if !ok {
-		e = &cacheEntry{}
-		c.entries[k] = e
+		o = &once[T]{}
+		(*m)[key] = o
 	}
-	return e
+	return o
 }
 
-// checked checks once that every row of the file has a label.
-func (e *cacheEntry) checked(tf *features.File, path string, classes int) error {
-	e.checkOnce.Do(func() { _, e.checkErr = CountLabels(fileRows{tf}, path, classes) })
-	return e.checkErr
+// checked checks the open training file once: at least two classes and a
+// label on every row (CheckClasses, CountLabels).
+func (c *Cache) checked(tf *features.File, path string) error {
+	_, err := slot(c, func(c *Cache) *map[string]*once[struct{}] { return &c.checks }, path).get(func() (struct{}, error) {
+		if err := CheckClasses(path, tf.Metadata().Classes); err != nil {
+			return struct{}{}, err
+		}
+		_, err := CountLabels(fileRows{tf}, path, len(tf.Metadata().Classes))
+		return struct{}{}, err
+	})
+	return err
 }
 
-// excluded marks once the rows the rule selects.
-func (e *cacheEntry) excluded(tf *features.File, rule *features.RowRule) ([]bool, error) {
-	e.maskOnce.Do(func() {
-		e.mask = make([]bool, tf.Rows())
-		e.maskErr = tf.Each(func(b features.Batch) error {
+// excluded marks, once per file and rule, the rows the rule selects.
+func (c *Cache) excluded(tf *features.File, path string, rule *features.RowRule) ([]bool, error) {
+	return slot(c, func(c *Cache) *map[maskKey]*once[[]bool] { return &c.masks }, maskKey{path, rule}).get(func() ([]bool, error) {
+		mask := make([]bool, tf.Rows())
+		err := tf.Each(func(b features.Batch) error {
 			for i := 0; i < b.Rows(); i++ {
 				id := ""
 				if b.IDs != nil {
 					id = b.IDs[i]
 				}
-				e.mask[b.Offset+int64(i)] = rule.Selects(id, b.Labels[i], b.Row(i))
+				mask[b.Offset+int64(i)] = rule.Selects(id, b.Labels[i], b.Row(i))
 			}
 			return nil
 		})
+		return mask, err
 	})
-	return e.mask, e.maskErr
 }
 
-// prepared loads and prepares the rows once (solvers.Prepare: normalised,
-// grouped by class). The solvers only read the result, so concurrent fits
-// share it.
-func (e *cacheEntry) prepared(rows solvers.Rows, path string, classes int, normalize bool) (*solvers.Data, error) {
-	e.dataOnce.Do(func() {
+// prepared loads and prepares the rows once per file, rule and
+// normalisation (solvers.Prepare: normalised, grouped by class). The
+// solvers only read the result, so concurrent fits share it.
+func (c *Cache) prepared(rows solvers.Rows, key dataKey, classes int) (*solvers.Data, error) {
+	return slot(c, func(c *Cache) *map[dataKey]*once[*solvers.Data] { return &c.data }, key).get(func() (*solvers.Data, error) {
 		d := rows.Dim()
 		x := make([]float32, 0, rows.Len()*int64(d))
 		y := make([]int32, 0, rows.Len())
-		if e.dataErr = rows.Each(func(bx []float32, by []int32) error {
+		if err := rows.Each(func(bx []float32, by []int32) error {
 			x, y = append(x, bx...), append(y, by...)
 			return nil
-		}); e.dataErr != nil {
-			return
+		}); err != nil {
+			return nil, err
 		}
-		if e.data, e.dataErr = solvers.Prepare(x, y, d, classes, normalize); e.dataErr != nil {
-			e.dataErr = fmt.Errorf("%s: %w", path, e.dataErr)
+		data, err := solvers.Prepare(x, y, d, classes, key.normalize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key.path, err)
 		}
+		return data, nil
 	})
-	return e.data, e.dataErr
+}
+
+// Check opens a training file and checks it as Fit does (CheckClasses,
+// CountLabels; once per cache), and returns its metadata, dimension and
+// number of rows.
+func (c *Cache) Check(path string) (features.Metadata, int, int64, error) {
+	tf, err := features.Open(path, features.ReadOptions{})
+	if err != nil {
+		return features.Metadata{}, 0, 0, err
+	}
+	defer tf.Close()
+	if err := c.checked(tf, path); err != nil {
+		return features.Metadata{}, 0, 0, err
+	}
+	return tf.Metadata(), tf.Dim(), tf.Rows(), nil
+}
+
+// Held returns the rows of a training file that rule selects — what a fit
+// with Exclude: rule leaves out, a sweep's validation rows — in file
+// order, and how many rows are left for training. The selection is the
+// one later fits through this cache use (computed once).
+func (c *Cache) Held(path string, rule *features.RowRule) (*features.Matrix, int64, error) {
+	tf, err := features.Open(path, features.ReadOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tf.Close()
+	mask, err := c.excluded(tf, path, rule)
+	if err != nil {
+		return nil, 0, err
+	}
+	held := &features.Matrix{Dim: tf.Dim(), Meta: tf.Metadata()}
+	err = tf.Each(func(b features.Batch) error {
+		for i := 0; i < b.Rows(); i++ {
+			if mask[b.Offset+int64(i)] {
+				held.Data = append(held.Data, b.Row(i)...)
+				held.Labels = append(held.Labels, b.Labels[i])
+				if b.IDs != nil {
+					held.IDs = append(held.IDs, b.IDs[i])
+				}
+			}
+		}
+		return nil
+	})
+	held.Rows = len(held.Labels)
+	return held, tf.Rows() - int64(held.Rows), err
 }
 
 // maskedRows streams the rows of a file that a mask does not exclude.

@@ -77,16 +77,12 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	defer tf.Close()
 	meta, dim := tf.Metadata(), tf.Dim()
 	classes := meta.Classes
-	if err := CheckClasses(req.Train, classes); err != nil {
-		return nil, err
-	}
-	entry := req.Cache.entry(req.Train, req.Exclude, !req.NoNormalize)
-	if err := entry.checked(tf, req.Train, len(classes)); err != nil {
+	if err := req.Cache.checked(tf, req.Train); err != nil {
 		return nil, err
 	}
 	var rows solvers.Rows = fileRows{tf}
 	if req.Exclude != nil {
-		mask, err := entry.excluded(tf, req.Exclude)
+		mask, err := req.Cache.excluded(tf, req.Train, req.Exclude)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +107,8 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	storeCounts := req.PublicCounts || !m.Private
 	var data *solvers.Data
 	if !solvers.Streams(m.Name) {
-		if data, err = entry.prepared(rows, req.Train, len(classes), !req.NoNormalize); err != nil {
+		key := dataKey{maskKey{req.Train, req.Exclude}, !req.NoNormalize}
+		if data, err = req.Cache.prepared(rows, key, len(classes)); err != nil {
 			return nil, err
 		}
 		rows = solvers.DataRows(data)
