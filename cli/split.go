@@ -41,7 +41,7 @@ func splitCommand() *ucli.Command {
 			if err != nil {
 				return userErrorf("--val-fraction: %v", err)
 			}
-			val, train, err := selectRows(f, rule)
+			val, train, err := rule.SelectFile(f)
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func imbalanceCommand() *ucli.Command {
 			if err != nil {
 				return userErrorf("--rate: %v", err)
 			}
-			rows, _, err := selectRows(f, rule)
+			rows, _, err := rule.SelectFile(f)
 			if err != nil {
 				return err
 			}
@@ -130,26 +130,6 @@ func imbalanceCommand() *ucli.Command {
 				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("seed"), counts)
 		},
 	}
-}
-
-// selectRows applies a per-row rule to a file, streaming: the selected
-// rows and the others, in file order.
-func selectRows(f *features.File, rule *features.RowRule) (selected, others []int, err error) {
-	err = f.Each(func(b features.Batch) error {
-		for i := 0; i < b.Rows(); i++ {
-			id := ""
-			if b.IDs != nil {
-				id = b.IDs[i]
-			}
-			if rule.Selects(id, b.Labels[i], b.Row(i)) {
-				selected = append(selected, int(b.Offset)+i)
-			} else {
-				others = append(others, int(b.Offset)+i)
-			}
-		}
-		return nil
-	})
-	return selected, others, err
 }
 
 func requiredString(c *ucli.Context, name string) (string, error) {

@@ -161,18 +161,33 @@ func (r *RowRule) Selects(id string, label int32, feats []float32) bool {
 // Select applies a rule to every row of a matrix: the selected rows and the
 // others, both in file order (either may be empty on small data).
 func (r *RowRule) Select(m *Matrix) (selected, others []int) {
-	for i := 0; i < m.Rows; i++ {
+	r.split(Batch{Dim: m.Dim, Features: m.Data, Labels: m.Labels, IDs: m.IDs}, &selected, &others)
+	return selected, others
+}
+
+// SelectFile is Select over a feature file, streamed batch by batch.
+func (r *RowRule) SelectFile(f *File) (selected, others []int, err error) {
+	err = f.Each(func(b Batch) error {
+		r.split(b, &selected, &others)
+		return nil
+	})
+	return selected, others, err
+}
+
+// split appends the file rows of b the rule selects to selected, the
+// others to others.
+func (r *RowRule) split(b Batch, selected, others *[]int) {
+	for i := 0; i < b.Rows(); i++ {
 		id := ""
-		if m.IDs != nil {
-			id = m.IDs[i]
+		if b.IDs != nil {
+			id = b.IDs[i]
 		}
-		if r.Selects(id, m.Labels[i], m.Row(i)) {
-			selected = append(selected, i)
+		if r.Selects(id, b.Labels[i], b.Row(i)) {
+			*selected = append(*selected, int(b.Offset)+i)
 		} else {
-			others = append(others, i)
+			*others = append(*others, int(b.Offset)+i)
 		}
 	}
-	return selected, others
 }
 
 // CopyRows writes the given rows (ascending) of src to a new feature file at

@@ -79,17 +79,11 @@ func (c *Cache) checked(tf *features.File, path string) error {
 // excluded marks, once per file and rule, the rows the rule selects.
 func (c *Cache) excluded(tf *features.File, path string, rule *features.RowRule) ([]bool, error) {
 	return slot(c, func(c *Cache) *map[maskKey]*once[[]bool] { return &c.masks }, maskKey{path, rule}).get(func() ([]bool, error) {
+		selected, _, err := rule.SelectFile(tf)
 		mask := make([]bool, tf.Rows())
-		err := tf.Each(func(b features.Batch) error {
-			for i := 0; i < b.Rows(); i++ {
-				id := ""
-				if b.IDs != nil {
-					id = b.IDs[i]
-				}
-				mask[b.Offset+int64(i)] = rule.Selects(id, b.Labels[i], b.Row(i))
-			}
-			return nil
-		})
+		for _, i := range selected {
+			mask[i] = true
+		}
 		return mask, err
 	})
 }
