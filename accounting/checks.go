@@ -34,6 +34,15 @@ func CheckFraction(what string, f float64) error {
 	return nil
 }
 
+// DeltaWarning is the warning a run with δ not below 1/n gets, or "" (n is
+// the number of examples, where it is public).
+func DeltaWarning(delta float64, n int) string {
+	if n <= 0 || delta < 1/float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.", delta, 1/float64(n))
+}
+
 // StandIn returns one Gaussian release standing in for a total privacy
 // quantity — "rho" (zCDP ρ) or "mu" (GDP μ) — and the accountant that
 // states it exactly: μ = √(2ρ), rounded up until μ²/2 ≥ ρ so that the

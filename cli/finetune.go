@@ -115,8 +115,8 @@ func finetuneClaim(c *ucli.Context, out, ckpt string) (release func(), err error
 // and lists n as public: it divides the noisy sums and sets the sampling
 // rate.
 func finetunePlan(c *ucli.Context, eps, delta, share float64, n int, p2, p3 *finetune.Phase) (accounting.Guarantee, error) {
-	if delta >= 1/float64(n) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: δ = %g is not below 1/n = %g. Use δ ≪ 1/n.\n", delta, 1/float64(n))
+	if w := accounting.DeltaWarning(delta, n); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", w)
 	}
 	g, err := finetune.Plan(eps, delta, share, n, p2, p3, accounting.AccountantAuto)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
@@ -95,8 +96,8 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 	}
 	// These notes read n: not given when n is not public.
-	if m.Private && o.PrivateN == 0 && o.Delta >= 1/float64(n) {
-		note("WARNING: δ = %g is not below 1/n = %g: a mechanism that publishes one random example outright would meet it. Use δ ≪ 1/n.", o.Delta, 1/float64(n))
+	if w := accounting.DeltaWarning(o.Delta, n); m.Private && o.PrivateN == 0 && w != "" {
+		note("%s", w)
 	}
 	if o.PrivateN == 0 && dim > n {
 		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, n)
