@@ -83,9 +83,6 @@ type extractProgress struct {
 
 const maxSkippedIDs = 100
 
-// PartialPaths returns the partial file and its state file for an output.
-func PartialPaths(out string) (partial, state string) { return features.PartialPaths(out) }
-
 // job is a run of consecutive examples that become one encoder call.
 type job struct {
 	seq int

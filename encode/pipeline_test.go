@@ -117,7 +117,7 @@ func TestExtractWritesEveryImageInOrder(t *testing.T) {
 			t.Fatalf("row %d: %v %d %q, want %v %d %q", i, got, m.Labels[i], m.IDs[i], want, i%3, ex.ID)
 		}
 	}
-	partial, state := PartialPaths(out)
+	partial, state := features.PartialPaths(out)
 	for _, p := range []string{partial, state} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s left behind", p)
@@ -347,7 +347,7 @@ func TestExtractMemoryIsBounded(t *testing.T) {
 // over, and --restart does.
 func TestStalePartialOffersRestart(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "f.arrow")
-	partial, _ := PartialPaths(out)
+	partial, _ := features.PartialPaths(out)
 	os.WriteFile(partial, []byte("half a file"), 0o644)
 	_, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, extractOpts())
 	if err == nil || !strings.Contains(err.Error(), "--restart") {
@@ -370,7 +370,7 @@ func TestDamagedPartialOffersRestart(t *testing.T) {
 	if _, err := Extract(context.Background(), &memDataset{n: 45}, enc, prep, out, extractOpts()); err == nil {
 		t.Fatal("no failure")
 	}
-	partial, _ := PartialPaths(out)
+	partial, _ := features.PartialPaths(out)
 	raw, _ := os.ReadFile(partial)
 	for i := 64; i < len(raw) && i < 400; i++ {
 		raw[i] ^= 0xff // damage the saved batches
