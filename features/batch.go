@@ -48,7 +48,7 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 		}
 	}
 	if !allowNonFinite {
-		if j := firstNonFiniteParallel(b.Features); j >= 0 {
+		if j := FirstNonFinite(b.Features); j >= 0 {
 			i := j / b.Dim
 			return fmt.Errorf("row %d%s: feature %d is %v; expected finite values", b.Offset+int64(i), b.idSuffix(i), j%b.Dim, b.Features[j])
 		}
@@ -56,13 +56,10 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 	return nil
 }
 
-// firstNonFinite returns the index of the first NaN or ±Inf in v, or −1.
-// A float32 is not finite exactly when its exponent bits are all ones; the
-// bits are OR-ed in blocks so the common all-finite case costs one compare
-// per block.
-// firstNonFiniteParallel is firstNonFinite over parts of a large slice on
-// all cores (the check reads every value of every file once).
-func firstNonFiniteParallel(v []float32) int {
+// FirstNonFinite returns the index of the first NaN or ±Inf in v, or −1:
+// the one finiteness scan of feature rows, parameters and models. A large
+// slice is scanned in parts on all cores.
+func FirstNonFinite(v []float32) int {
 	parts := min(runtime.GOMAXPROCS(0), len(v)>>18)
 	if parts <= 1 {
 		return firstNonFinite(v)
@@ -89,6 +86,9 @@ func firstNonFiniteParallel(v []float32) int {
 	return -1
 }
 
+// firstNonFinite is FirstNonFinite on one core. A float32 is not finite
+// exactly when its exponent bits are all ones; the bits are OR-ed in
+// blocks so the common all-finite case costs one compare per block.
 func firstNonFinite(v []float32) int {
 	const exp = 0x7f800000
 	const block = 256

@@ -389,7 +389,7 @@ func TestEachReleasesPagesKeepsData(t *testing.T) {
 // first non-finite value, whichever part it is in.
 func TestFirstNonFiniteParallel(t *testing.T) {
 	v := make([]float32, 3<<20)
-	if j := firstNonFiniteParallel(v); j != -1 {
+	if j := FirstNonFinite(v); j != -1 {
 		t.Fatalf("all finite: %d", j)
 	}
 	for _, pos := range [][]int{{5}, {len(v) - 1}, {len(v) / 2, len(v) - 3}, {len(v)/3 + 1, 17}} {
@@ -398,7 +398,7 @@ func TestFirstNonFiniteParallel(t *testing.T) {
 			w[p] = float32([]float64{math.NaN(), math.Inf(1)}[k%2])
 		}
 		want := slices.Min(pos)
-		if j := firstNonFiniteParallel(w); j != want {
+		if j := FirstNonFinite(w); j != want {
 			t.Errorf("non-finite at %v: found %d, want %d", pos, j, want)
 		}
 	}

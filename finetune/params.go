@@ -2,10 +2,10 @@ package finetune
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
+	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -29,7 +29,7 @@ func LoadParams(path string, g *Graph) ([][]float32, error) {
 		if !slices.Equal(t.Shape, p.Shape) {
 			return nil, fmt.Errorf("read %s: tensor %q has shape %v; the graph wants %v", path, p.Name, t.Shape, p.Shape)
 		}
-		if k := slices.IndexFunc(t.Data, func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }); k >= 0 {
+		if k := features.FirstNonFinite(t.Data); k >= 0 {
 			return nil, fmt.Errorf("read %s: tensor %q holds %v at index %d; parameters must be finite", path, p.Name, t.Data[k], k)
 		}
 		out[i] = t.Data

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
 )
 
 // clipMargin shrinks the clipping norm a little so that float rounding
@@ -223,7 +223,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			}
 		}
 		for i := range st.Params {
-			if k := slices.IndexFunc(st.Params[i], func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }); k >= 0 {
+			if k := features.FirstNonFinite(st.Params[i]); k >= 0 {
 				return fmt.Errorf("%s step %d: parameter %q became %v (index %d): lower --lr or check the graph", p.Name, st.Step+1, g.Params[i].Name, st.Params[i][k], k)
 			}
 		}

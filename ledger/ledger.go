@@ -280,14 +280,23 @@ func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {
 	return accounting.Account(mechs, b.Delta, accounting.AccountantAuto, accounting.Options{})
 }
 
+// refuseNonPrivate is the policy for a non-private release on budgeted
+// data: refused unless forced (ErrNonPrivate).
+func (l *Ledger) refuseNonPrivate(r Release) error {
+	if r.Guarantee.Accountant == accounting.AccountantNone && !r.Forced {
+		return fmt.Errorf("%w: %s on %s", ErrNonPrivate, r.Method, l.Key)
+	}
+	return nil
+}
+
 // Fits reports whether the releases so far and rs together stay within
 // the budget, without recording anything: it returns the composed
 // guarantee, and ErrOverspend when it exceeds the budget. A sweep checks
 // its whole cost with it before running any job.
 func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
 	for _, r := range rs {
-		if r.Guarantee.Accountant == accounting.AccountantNone && !r.Forced {
-			return accounting.Guarantee{}, fmt.Errorf("%w: %s on %s", ErrNonPrivate, r.Method, l.Key)
+		if err := l.refuseNonPrivate(r); err != nil {
+			return accounting.Guarantee{}, err
 		}
 	}
 	b, rel, err := l.Read()
@@ -310,8 +319,8 @@ func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
 // exclusive lock. It returns the composed guarantee with r. A release
 // that would exceed the budget returns ErrOverspend and writes nothing.
 func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
-	if r.Guarantee.Accountant == accounting.AccountantNone && !r.Forced {
-		return accounting.Guarantee{}, fmt.Errorf("%w: %s on %s", ErrNonPrivate, r.Method, l.Key)
+	if err := l.refuseNonPrivate(r); err != nil {
+		return accounting.Guarantee{}, err
 	}
 	if len(r.Guarantee.Mechanisms) == 0 && r.Guarantee.Accountant != accounting.AccountantNone {
 		return accounting.Guarantee{}, fmt.Errorf("release of %s lists no mechanisms: nothing to account", r.Method)

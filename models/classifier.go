@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
@@ -163,10 +164,8 @@ func (c *Classifier) Validate() error {
 		}
 	}
 	for _, s := range [][]float32{c.Weight, c.Bias} {
-		for i, v := range s {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("classifier parameter %d is %v: refusing a non-finite model", i, v)
-			}
+		if i := features.FirstNonFinite(s); i >= 0 {
+			return fmt.Errorf("classifier parameter %d is %v: refusing a non-finite model", i, s[i])
 		}
 	}
 	return nil
