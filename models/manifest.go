@@ -278,13 +278,10 @@ func ManifestFor(onnxPath string) (*Manifest, string, error) {
 	return m, p, err
 }
 
-// FileSHA256 returns the hex SHA-256 of a file.
-func FileSHA256(path string) (string, error) { return filehash.SHA256(path) }
-
 // CheckFile verifies the ONNX file's hash against the manifest, when the
 // manifest has one, and returns the file's hash.
 func (m *Manifest) CheckFile(onnxPath string) (string, error) {
-	sum, err := FileSHA256(onnxPath)
+	sum, err := filehash.SHA256(onnxPath)
 	if err != nil {
 		return "", fmt.Errorf("model %s: %w", onnxPath, err)
 	}
