@@ -348,33 +348,18 @@ func (c *Config) CountJobs() (int64, error) {
 			if err != nil {
 				return 0, fmt.Errorf("methods: %w", err)
 			}
+			axes, err := c.axes(method)
+			if err != nil {
+				return 0, err
+			}
 			sets := int64(1)
-			for _, key := range sortedKeys(c.Methods[method]) {
-				node := c.Methods[method][key]
-				k := 0
-				if _, ok := optionKeys[strings.ReplaceAll(key, "-", "_")]; ok {
-					vs, err := strs(node)
-					if err != nil {
-						return 0, fmt.Errorf("methods.%s.%s: %w", method, key, err)
-					}
-					k = len(vs)
-				} else {
-					vs, err := values(node)
-					if err != nil {
-						return 0, fmt.Errorf("methods.%s.%s (line %d): %w", method, key, node.Line, err)
-					}
-					k = len(vs)
-				}
-				sets = mul(sets, int64(k))
+			for _, a := range axes {
+				sets = mul(sets, int64(a.len()))
 			}
-			eps := int64(len(c.Epsilons))
-			if !m.Private {
-				eps = 1
-			}
-			if m.Private && c.Selection.Mode == "private" {
+			if c.selects(m) {
 				sets = 1 // one job draws from all settings
 			}
-			n := mul(mul(eps, sets), int64(len(c.seeds)))
+			n := mul(mul(int64(len(c.epsilons(m))), sets), int64(len(c.seeds)))
 			if total > math.MaxInt64-n {
 				return math.MaxInt64, nil
 			}
@@ -382,6 +367,21 @@ func (c *Config) CountJobs() (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// epsilons are the targets a method runs at: the sweep's, or ε = ∞ once
+// for a non-private reference.
+func (c *Config) epsilons(m solvers.Method) []float64 {
+	if !m.Private {
+		return []float64{math.Inf(1)}
+	}
+	return c.Epsilons
+}
+
+// selects reports whether a method's settings are one private selection
+// per (ε, seed) rather than one job each.
+func (c *Config) selects(m solvers.Method) bool {
+	return m.Private && c.Selection.Mode == "private"
 }
 
 func (c *Config) resolve(p string) string {
@@ -505,20 +505,56 @@ type setting struct {
 	distance  string
 }
 
-func (c *Config) settings(method string) ([]setting, error) {
+// axis is one key of a method's grid with its values, parsed: numbers
+// for a hyperparameter, names for an option key (optimizer, distance).
+type axis struct {
+	key, name string
+	nums      []float64
+	strs      []string
+	option    bool
+}
+
+func (a axis) len() int {
+	if a.option {
+		return len(a.strs)
+	}
+	return len(a.nums)
+}
+
+// axes parses a method's grid, key by key in name order (CountJobs counts
+// them, settings checks and expands them).
+func (c *Config) axes(method string) ([]axis, error) {
 	grid := c.Methods[method]
-	out := []setting{{params: map[string]float64{}}}
+	var out []axis
 	for _, key := range sortedKeys(grid) {
 		node := grid[key]
-		name := strings.ReplaceAll(key, "-", "_")
-		if allowed, ok := optionKeys[name]; ok {
-			vs, err := strs(node)
-			if err != nil {
+		a := axis{key: key, name: strings.ReplaceAll(key, "-", "_")}
+		var err error
+		if _, a.option = optionKeys[a.name]; a.option {
+			if a.strs, err = strs(node); err != nil {
 				return nil, fmt.Errorf("methods.%s.%s: %w", method, key, err)
 			}
-			for _, v := range vs {
+		} else if a.nums, err = values(node); err != nil {
+			return nil, fmt.Errorf("methods.%s.%s (line %d): %w", method, key, node.Line, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (c *Config) settings(method string) ([]setting, error) {
+	axes, err := c.axes(method)
+	if err != nil {
+		return nil, err
+	}
+	out := []setting{{params: map[string]float64{}}}
+	for _, a := range axes {
+		name := a.name
+		if a.option {
+			allowed := optionKeys[name]
+			for _, v := range a.strs {
 				if !slices.Contains(allowed, v) {
-					return nil, fmt.Errorf("methods.%s.%s: %q is not one of %s", method, key, v, strings.Join(allowed, ", "))
+					return nil, fmt.Errorf("methods.%s.%s: %q is not one of %s", method, a.key, v, strings.Join(allowed, ", "))
 				}
 			}
 			if name == "optimizer" && method != "dpsgd" {
@@ -529,7 +565,7 @@ func (c *Config) settings(method string) ([]setting, error) {
 			}
 			var next []setting
 			for _, s := range out {
-				for _, v := range vs {
+				for _, v := range a.strs {
 					t := s.clone()
 					if name == "optimizer" {
 						t.optimizer = v
@@ -545,13 +581,9 @@ func (c *Config) settings(method string) ([]setting, error) {
 		if err := solvers.CheckParams(method, map[string]float64{name: 0}); err != nil {
 			return nil, fmt.Errorf("methods.%s: %w", method, err)
 		}
-		vs, err := values(node)
-		if err != nil {
-			return nil, fmt.Errorf("methods.%s.%s (line %d): %w", method, key, node.Line, err)
-		}
 		var next []setting
 		for _, s := range out {
-			for _, v := range vs {
+			for _, v := range a.nums {
 				t := s.clone()
 				t.params[name] = v
 				next = append(next, t)
@@ -583,11 +615,8 @@ func (c *Config) Jobs() ([]Job, error) {
 			if err != nil {
 				return nil, err
 			}
-			eps := c.Epsilons
-			if !m.Private {
-				eps = []float64{math.Inf(1)}
-			}
-			if m.Private && c.Selection.Mode == "private" {
+			eps := c.epsilons(m)
+			if c.selects(m) {
 				if err := selectable(m, sets); err != nil {
 					return nil, err
 				}
