@@ -15,9 +15,16 @@ import (
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
+// The hyperparameters two methods share, described once.
+var (
+	kPool = solvers.Param{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"}
+	dMin  = solvers.Param{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"}
+	dMax  = solvers.Param{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"}
+)
+
 func init() {
 	solvers.Register(solvers.Method{Name: "dpplmean", Params: []solvers.Param{
-		{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"},
+		kPool,
 		{Name: "clip", Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
 		{Name: "count_noise", Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
 	}, Private: true,
@@ -25,22 +32,18 @@ func init() {
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
 		}})
-	solvers.Register(solvers.Method{Name: "protomean", Params: []solvers.Param{{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"}}, Private: false,
+	solvers.Register(solvers.Method{Name: "protomean", Params: []solvers.Param{kPool}, Private: false,
 		Summary: "non-private class-mean prototypes",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []solvers.Param{
-		{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"},
-		{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"},
-	}, Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []solvers.Param{dMin, dMax}, Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, false)
 		}})
 	solvers.Register(solvers.Method{Name: "dpplpublick", Params: []solvers.Param{
-		{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"},
-		{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"},
+		dMin, dMax,
 		{Name: "k", Default: 3, Doc: "prototypes per class"},
 	}, Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",

@@ -16,7 +16,7 @@ func init() {
 		{Name: "steps", Default: 10, Doc: "iterations T"},
 		{Name: "lr", Default: 8, Doc: "learning rate η of the preconditioned step"},
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the covariance noise's expected spectral norm 2√D·z·C_G²/n, plus 1e-4·C_G²/D)"},
-		{Name: "bias_init", Default: -10, Doc: "initial bias"},
+		lowBiasInit,
 	}, Features: &FeatureMap{Clip: "clip_cov", GradClip: "clip_grad"}, Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Stream: fitFC})
 }
 

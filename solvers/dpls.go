@@ -14,8 +14,8 @@ import (
 
 func init() {
 	Register(Method{Name: "dpls", Params: []Param{
-		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of features"},
-		{Name: "alpha", Derived: true, Doc: "weight α of the negative-class term (default 1/M: each class weighs its negatives like its positives in total)"},
+		featureClip,
+		lsAlpha,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), plus 1e-4·(n/M + α·n)/D)"},
 		{Name: "psd", Default: 1, Doc: "1 to project noisy matrices on the PSD cone, 0 not to"},
 	}, Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
@@ -23,7 +23,7 @@ func init() {
 			return fitLS(ctx, r, m, o, true)
 		}})
 	Register(Method{Name: "ls", Params: []Param{
-		{Name: "alpha", Derived: true, Doc: "weight α of the negative-class term (default 1/M: each class weighs its negatives like its positives in total)"},
+		lsAlpha,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default 1e-4·(n/M + α·n)/D, for conditioning)"},
 	}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {

@@ -16,7 +16,7 @@ func init() {
 		{Name: "lr", Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},
 		{Name: "batch", Default: 0, Doc: "expected Poisson batch size (0: full batch)"},
 		{Name: "weight_decay", Default: 0, Doc: "weight decay"},
-		{Name: "bias_init", Default: -10, Doc: "initial bias"},
+		lowBiasInit,
 	}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
 }
 

@@ -15,20 +15,20 @@ import (
 
 func init() {
 	Register(Method{Name: "dpnewton", Features: &FeatureMap{Clip: "clip"}, Params: []Param{
-		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of features"},
+		featureClip,
 		{Name: "steps", Default: 1, Doc: "Newton steps T"},
-		{Name: "lr", Default: 1, Doc: "step size η"},
+		newtonLR,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the Hessian noise's expected spectral norm, plus 1e-4·β_H·C²/D)"},
-		{Name: "bias_init", Default: 0, Doc: "initial bias"},
+		newtonBiasInit,
 	}, Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
 	Register(Method{Name: "newton", Params: []Param{
 		{Name: "steps", Default: 10, Doc: "Newton steps T"},
-		{Name: "lr", Default: 1, Doc: "step size η"},
+		newtonLR,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},
-		{Name: "bias_init", Default: 0, Doc: "initial bias"},
+		newtonBiasInit,
 	}, Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, false)

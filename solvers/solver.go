@@ -213,6 +213,15 @@ type Param struct {
 	Doc     string
 }
 
+// Hyperparameters several methods share, described once.
+var (
+	featureClip    = Param{Name: "clip", Default: 1, Doc: "L2 clipping norm C of features"}
+	lowBiasInit    = Param{Name: "bias_init", Default: -10, Doc: "initial bias"}
+	newtonLR       = Param{Name: "lr", Default: 1, Doc: "step size η"}
+	newtonBiasInit = Param{Name: "bias_init", Default: 0, Doc: "initial bias"}
+	lsAlpha        = Param{Name: "alpha", Derived: true, Doc: "weight α of the negative-class term (default 1/M: each class weighs its negatives like its positives in total)"}
+)
+
 // DefaultText is the default as help texts show it.
 func (p Param) DefaultText() string {
 	if p.Derived {
