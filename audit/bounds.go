@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -73,15 +74,7 @@ func bernoulliRenyi(p, q, a float64) float64 {
 	if p < 1 {
 		terms = append(terms, a*math.Log1p(-p)+(1-a)*math.Log1p(-q))
 	}
-	m := math.Inf(-1)
-	for _, t := range terms {
-		m = math.Max(m, t)
-	}
-	var sum float64
-	for _, t := range terms {
-		sum += math.Exp(t - m)
-	}
-	return (m + math.Log(sum)) / (a - 1)
+	return floats.LogSumExp(terms) / (a - 1)
 }
 
 // clopperPearsonUpper is the one-sided upper confidence bound, at level

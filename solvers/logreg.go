@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -42,15 +43,7 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		var loss float64
 		for i := 0; i < u.N; i++ {
 			row := zbuf[i*M : (i+1)*M]
-			mx := math.Inf(-1)
-			for _, v := range row {
-				mx = math.Max(mx, v)
-			}
-			var s float64
-			for _, v := range row {
-				s += math.Exp(v - mx)
-			}
-			lse := mx + math.Log(s)
+			lse := floats.LogSumExp(row)
 			loss += lse - row[u.Y[i]]
 			for j := range row {
 				row[j] = math.Exp(row[j] - lse) // softmax
