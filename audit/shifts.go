@@ -113,6 +113,18 @@ func adaptiveShift(method string, d, m int, params map[string]float64, rows *sol
 		if release == "covariance" { // DP-FC: Σ uuᵀ
 			return []shiftAt{{0, u0 * u0, 0, 0, false}, {d, u0 * ub, 0, 0, true}, {d*dd + d, ub * ub, float64(rows.N) * ub * ub, 0, false}}
 		}
+		if method == "dpnewton" && release == "class sums" {
+			// DP-Newton's first step: the canary (class 0) adds u to class
+			// 0's sum; D's class-0 rows add a known amount to the bias
+			// coordinate.
+			var base float64
+			for i := range us {
+				if rows.Y[i] == 0 {
+					base += ub
+				}
+			}
+			return []shiftAt{{0, u0, 0, 0, false}, {d, ub, base, 0, false}}
+		}
 		if len(theta) != m*dd {
 			return nil
 		}

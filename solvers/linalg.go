@@ -227,3 +227,10 @@ func solveSPD(a []float64, d int, b []float64) ([]float64, error) {
 	}
 	return s.solve(b)
 }
+
+// floatsAdd adds x to dst.
+func floatsAdd(dst, x []float64) {
+	for i, v := range x {
+		dst[i] += v
+	}
+}

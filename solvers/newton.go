@@ -38,14 +38,13 @@ func init() {
 // βH bounds the sigmoid cross-entropy's second derivative: σ(z)(1−σ(z)) ≤ ¼.
 const betaH = 0.25
 
-// gradSens is the L2 sensitivity of one class's gradient sum at step t
-// (from 0): C·σ(|b|) at the start, where every score is the initial bias b,
-// then C (|ℓ'| ≤ 1).
-func gradSens(t int, C, bias float64) float64 {
-	if t > 0 {
-		return C
-	}
-	return C * Sigmoid(math.Abs(bias))
+// firstHessianSens is the sensitivity of the first step's Hessian
+// Σ σ'(θ·uᵢ) uᵢuᵢᵀ: at the data-independent start every score is the
+// initial bias b, so each row adds exactly σ'(b)·uuᵀ, of Frobenius norm
+// ≤ σ'(b)·C² (≤ β_H C², equal at b = 0).
+func firstHessianSens(C, bias float64) float64 {
+	s := Sigmoid(bias)
+	return s * (1 - s) * C * C
 }
 
 // fitNewton is DP-Newton (Mehta et al. 2023, Alg. 1) and its non-private
@@ -62,17 +61,24 @@ func gradSens(t int, C, bias float64) float64 {
 // the regularised optimum (the paper's Line 7 leaves it out; from θ = 0, with
 // the default T = 1, both agree).
 //
-// Each gradient (sensitivity C, since |ℓ'| ≤ 1) and each Hessian (β_H C²)
-// gets noise z√M times its sensitivity: 2M releases per step of multiplier
-// z√M, so μ² = 2T/z² by exact GDP composition (the paper's T/z²-zCDP).
-// The first step's gradients are tighter: at the data-independent start
-// every score θⱼ·u is the initial bias b (u's bias coordinate is constant,
-// the weights zero), so every residual is σ(b) − y and |ℓ'| ≤ σ(|b|) —
-// ½ from the default b = 0 — and their sensitivity is C·σ(|b|), half the
-// paper's bound; the noise, z√M times that, halves with it at the same μ.
-// (The Hessian's σ'(b) ≤ β_H is tight at b = 0 and is kept at β_H.) The
-// audit (package audit) found this slack: its canary could show only √½
-// of the claimed μ at T = 1.
+// The first step is released once for all classes (issue 18): at the
+// data-independent start every θⱼ is the same (zero weights, bias b), so
+// every score is b and
+//
+//	Hⱼ = σ'(b)·Σ uᵢuᵢᵀ       the same matrix for every class,
+//	gⱼ = σ(b)·Σ uᵢ − Σ_{i∈j} uᵢ.
+//
+// Two releases suffice: the shared Hessian (sensitivity σ'(b)C²) and the
+// class sums of u (all M together: sensitivity C, one class per example),
+// each with noise z times its sensitivity. Σu is read off the noisy
+// Hessian's bias column (u's last coordinate is the constant C/√2), and
+// each gⱼ is computed from the two. The paper's Alg. 1 releases M
+// Hessians and M gradients at z√M each for the same μ: the Hessian noise
+// is now √M times smaller (32× at M = 1000) and the gradients' too.
+// Later steps (T > 1) release each class's gradient (sensitivity C, since
+// |ℓ'| ≤ 1) and Hessian (β_H C²) with noise z√M times that: μ² = 2/z² +
+// (T−1)·2M/(z²M) = 2T/z² by exact GDP composition (the paper's
+// T/z²-zCDP).
 //
 // Hyperparameters: clip C (1), steps T (1 private, 10 non-private), lr η (1:
 // the Newton step), lambda (the Hessian noise's expected spectral norm
@@ -108,15 +114,18 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}}
 	z := 0.0
 	if private {
-		first := gradSens(0, C, biasInit)
+		h0 := firstHessianSens(C, biasInit)
 		build := func(z float64) []accounting.Mechanism {
 			m := []accounting.Mechanism{
-				{Name: "noisy gradient of one class, first step (|ℓ'| ≤ σ(|b|) at the start)", Kind: accounting.KindGaussian, Sensitivity: first, NoiseStd: z * sm * first, Count: M},
+				{Name: "noisy Hessian, first step (one for all classes: every θⱼ starts equal)", Kind: accounting.KindGaussian, Sensitivity: h0, NoiseStd: z * h0, Count: 1},
+				{Name: "noisy class sums of u, first step (the gradients follow)", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * C, Count: 1},
 			}
 			if T > 1 {
-				m = append(m, accounting.Mechanism{Name: "noisy gradient of one class, later steps", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * sm * C, Count: M * (T - 1)})
+				m = append(m,
+					accounting.Mechanism{Name: "noisy gradient of one class, later steps", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * sm * C, Count: M * (T - 1)},
+					accounting.Mechanism{Name: "noisy Hessian of one class, later steps", Kind: accounting.KindGaussian, Sensitivity: betaH * C * C, NoiseStd: z * sm * betaH * C * C, Count: M * (T - 1)})
 			}
-			return append(m, accounting.Mechanism{Name: "noisy Hessian of one class", Kind: accounting.KindGaussian, Sensitivity: betaH * C * C, NoiseStd: z * sm * betaH * C * C, Count: M * T})
+			return m
 		}
 		var g accounting.Guarantee
 		if z, g, err = Calibrate(o, build); err != nil {
@@ -143,6 +152,10 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	var lambda float64
 	zbuf := make([]float64, uBlockRows*M)
 	grad := make([]float64, M*D)
+	var classSums []float64 // Σ_{i∈j} uᵢ, for the private first step
+	if private {
+		classSums = make([]float64, M*D)
+	}
 	w32 := sync.Pool{New: func() any { return new([]float32) }}
 	passes := 0
 	for t := 0; t < T; t++ {
@@ -219,6 +232,9 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						zbuf[i*M+int(y)] -= 1
 						if t == 0 {
 							counts[y]++
+							if private {
+								floatsAdd(classSums[int(y)*D:(int(y)+1)*D], u.Row(i))
+							}
 						}
 					}
 					addClippedGradient(u, zbuf, 0, grad)
@@ -239,13 +255,24 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						return nil, err
 					}
 				}
-				if lambda, err = p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*z*sm*betaH*C*C/n+1e-4*betaH*C*C/float64(D)); err != nil {
+				// The ridge covers the Hessian noise of the noisiest step.
+				hessStd := z * firstHessianSens(C, biasInit)
+				if T > 1 {
+					hessStd = z * sm * betaH * C * C
+				}
+				if lambda, err = p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*hessStd/n+1e-4*betaH*C*C/float64(D)); err != nil {
 					return nil, err
 				}
 			}
 			Hrep := make([][]float64, len(chunk))
 			backend.Parallel(len(chunk), func(a int) { Hrep[a] = acc[a].result() })
 			acc = nil
+			if private && t == 0 {
+				if len(Hrep) != 1 {
+					panic("solvers: DP-Newton's classes do not start at one θ")
+				}
+				firstNewtonStep(o, Hrep[0], classSums, grad, M, D, z, C, biasInit)
+			}
 			// Noise in class order (a seeded run reproduces whatever the
 			// parallelism), then each class's D³ projection and solve in
 			// parallel.
@@ -261,9 +288,8 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					copy(h, Hrep[a])
 				}
 				g := grad[j*D : (j+1)*D]
-				if private {
-					gsens := gradSens(t, C, biasInit)
-					o.released("gradient", j, o.Gaussian("gradient", g, z*sm*gsens, gsens), g)
+				if private && t > 0 {
+					o.released("gradient", j, o.Gaussian("gradient", g, z*sm*C, C), g)
 					o.released("hessian", j, o.Symmetric("hessian", h, D, z*sm*betaH*C*C, betaH*C*C), h)
 				}
 				return func() {
@@ -310,6 +336,23 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	}
 	p.Finish(res)
 	return res, nil
+}
+
+// firstNewtonStep makes DP-Newton's first-step releases (see fitNewton):
+// the shared Hessian h (in place) and the class sums, and writes each
+// class's gradient gⱼ = σ(b)·Σu − Σ_{i∈j} uᵢ into grad, Σu read off h's
+// bias column: h[k][D−1] = σ'(b)·(C/√2)·Σuₖ.
+func firstNewtonStep(o *Options, h, classSums, grad []float64, M, D int, z, C, bias float64) {
+	h0 := firstHessianSens(C, bias)
+	o.released("hessian", 0, o.Symmetric("hessian", h, D, z*h0, h0), h)
+	o.released("class sums", 0, o.Gaussian("class sums", classSums, z*C, C), classSums)
+	sb := Sigmoid(bias)
+	f := math.Sqrt2 / (h0 / C) // 1/(σ'(b)·C/√2)
+	for j := 0; j < M; j++ {
+		for k := 0; k < D; k++ {
+			grad[j*D+k] = sb*h[k*D+D-1]*f - classSums[j*D+k]
+		}
+	}
 }
 
 // distinctRows groups the m rows of the m×d matrix theta by exact equality:

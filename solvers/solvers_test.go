@@ -437,7 +437,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 		// how many independent draws each release gets
 		draws map[string]int
 		// the std of a release's first draws, where it differs (DP-Newton's
-		// first-step gradients: σ(|b|)·C at the start, ½C from b = 0)
+		// first-step Hessian, shared by the classes)
 		first map[string]struct {
 			n   int
 			std float64
@@ -447,15 +447,16 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 			map[string]int{"G": 1, "A": d.M, "b": 1}, nil},
 		{"dpfc", map[string]float64{"clip_cov": 0.5, "clip_grad": 0.3, "steps": 4}, map[string]float64{"covariance": z * 0.25, "gradient": z * 0.3}, math.Sqrt(5) / z,
 			map[string]int{"covariance": 1, "gradient": 4}, nil},
-		// Each class's gradient and Hessian, every step: also in the first
-		// step, where all classes share the Hessian statistic.
-		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 2}, map[string]float64{"gradient": z * sm * 0.5, "hessian": z * sm * betaH * 0.25}, math.Sqrt(4) / z,
-			map[string]int{"gradient": 2 * d.M, "hessian": 2 * d.M}, map[string]struct {
+		// The first step: one Hessian for all classes (σ'(b)·C², every θⱼ
+		// starts equal) and the class sums (C); later steps each class's
+		// gradient and Hessian at z√M.
+		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 2}, map[string]float64{"class sums": z * 0.5, "gradient": z * sm * 0.5, "hessian": z * sm * betaH * 0.25}, math.Sqrt(4) / z,
+			map[string]int{"class sums": 1, "gradient": d.M, "hessian": 1 + d.M}, map[string]struct {
 				n   int
 				std float64
-			}{"gradient": {d.M, z * sm * 0.5 * 0.5}}},
-		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 1, "bias_init": -2}, map[string]float64{"gradient": z * sm * 0.5 * Sigmoid(2), "hessian": z * sm * betaH * 0.25}, math.Sqrt(2) / z,
-			map[string]int{"gradient": d.M, "hessian": d.M}, nil},
+			}{"hessian": {1, z * 0.25 * 0.25}}},
+		{"dpnewton", map[string]float64{"clip": 0.5, "steps": 1, "bias_init": -2}, map[string]float64{"class sums": z * 0.5, "hessian": z * Sigmoid(2) * Sigmoid(-2) * 0.25}, math.Sqrt(2) / z,
+			map[string]int{"class sums": 1, "hessian": 1}, nil},
 		{"dpsgd", map[string]float64{"clip": 0.4, "steps": 6}, map[string]float64{"gradient": z * 0.4}, math.Sqrt(6) / z,
 			map[string]int{"gradient": 6}, nil},
 		// DP-RandP App. G: μ² = 1/σ₁² + T/σ₂², σ₁ = ratio·z, σ₂ = z.
