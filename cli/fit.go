@@ -78,7 +78,10 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "seed", Usage: "seed the noise (for reproduction only: the result is then not private)"},
 		&ucli.BoolFlag{Name: "no-normalize", Usage: "do not scale features to unit norm first (then --clip matters)"},
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
-		&ucli.StringFlag{Name: "public", Usage: "dpplpublic(k): public feature file to choose prototypes from (labels not needed)"},
+		&ucli.StringFlag{Name: "public", Usage: "public unlabeled features of the same kind: dpplpublic(k) choose prototypes from them, and a --transform is learned from them at no privacy cost (labels not needed)"},
+		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
+		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
+		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training rows n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
 		&ucli.Float64Flag{Name: "n-share", Value: 0.01, Usage: "with --n-public=false: n̂'s share of the budget (of μ²), in (0, 1)"},
@@ -189,7 +192,28 @@ func fitAction(c *ucli.Context) error {
 	if err := clf.Save(out); err != nil {
 		return err
 	}
-	return reportFit(c, m.Name, res, out, time.Since(start))
+	return reportFit(c, res.Result.Method, res, out, time.Since(start))
+}
+
+// transformSpec reads the --transform flags.
+func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, error) {
+	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share")}
+	if spec.Kind == "" && (c.IsSet("transform-dims") || c.IsSet("transform-share")) && m.Name != solvers.Auto {
+		return spec, userErrorf("--transform-dims and --transform-share need --transform")
+	}
+	if c.IsSet("transform-share") {
+		if err := accounting.CheckFraction("the transform's share", spec.Share); err != nil {
+			return spec, userErrorf("--transform-share: %v", err)
+		}
+	}
+	check := spec
+	if c.String("public") != "" {
+		check.Public = &solvers.Data{} // checked for its presence only
+	}
+	if err := solvers.CheckTransform(m, check); err != nil {
+		return spec, userErrorf("--transform: %v", err)
+	}
+	return spec, nil
 }
 
 // fitOptions reads fit's flags into the solvers' options.
@@ -233,6 +257,9 @@ func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
 		o.PrivateN = c.Float64("n-share")
 	}
 	if err := fitPrivacy(c, m, &o); err != nil {
+		return o, err
+	}
+	if o.Transform, err = transformSpec(c, m); err != nil {
 		return o, err
 	}
 	o.Note = func(format string, args ...any) {

@@ -155,6 +155,11 @@ func (c *Classifier) Validate() error {
 	if uint64(len(c.Weight)) != want {
 		return fmt.Errorf("classifier has %d weights; expected %d", len(c.Weight), want)
 	}
+	if t := c.Prep.Transform; t != nil {
+		if err := t.Check(c.Dim); err != nil {
+			return fmt.Errorf("classifier %w", err)
+		}
+	}
 	if d := c.Prep.PooledDim(c.Dim); c.Prep.Center != nil && len(c.Prep.Center) != d {
 		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), d)
 	}
@@ -186,6 +191,18 @@ func (c *Classifier) Save(path string) error {
 	}
 	if c.Prep.Center != nil {
 		ts = append(ts, Tensor{"center", []int64{int64(len(c.Prep.Center))}, Float32s(c.Prep.Center)})
+	}
+	if t := c.Prep.Transform; t != nil {
+		for _, v := range []struct {
+			name  string
+			shape []int64
+			data  []float64
+		}{{"transform.mean", []int64{int64(t.In)}, t.Mean}, {"transform.scale", []int64{int64(t.In)}, t.Scale},
+			{"transform.projection", []int64{int64(t.Dims), int64(t.In)}, t.Projection}} {
+			if v.data != nil {
+				ts = append(ts, Tensor{v.name, v.shape, Float32s(v.data)})
+			}
+		}
 	}
 	meta, err := c.metadata()
 	if err != nil {
@@ -264,6 +281,10 @@ func parseClassifier(b []byte) (*Classifier, error) {
 		name = "prototypes"
 	}
 	c.Weight, c.Bias, c.Prep.Center = tensors[name].Data, tensors["bias"].Data, toFloat64(tensors["center"].Data)
+	if t := c.Prep.Transform; t != nil {
+		t.Mean, t.Scale = toFloat64(tensors["transform.mean"].Data), toFloat64(tensors["transform.scale"].Data)
+		t.Projection = toFloat64(tensors["transform.projection"].Data)
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

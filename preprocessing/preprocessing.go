@@ -15,9 +15,25 @@
 // rounding can leave a clipped vector longer than the C its sensitivity is
 // stated with; prediction clips the same way as training (the classifier
 // file once clipped to C while its method trained at C·(1 − 10⁻⁶)).
+//
+// # Learned transform
+//
+// A fit may first learn a linear transform of the unit-normalised
+// features (Transform: centring, per-coordinate standardisation,
+// projection onto principal directions, whitening; learned privately or
+// from public data, see package solvers' transform.go). It is applied
+// before the steps above, which then act on the transformed vector —
+// step 1 renormalising it — so a classifier stores the transform and
+// its method's steps, and prediction applies both in that order:
+//
+//	t = P·(S ∘ (x/‖x‖ − m))    (m Mean, S Scale, P Projection; each optional)
+//	then steps 1–5 on t.
 package preprocessing
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ClipMargin shrinks every clipping norm a little: C·ClipMargin rounds to
 // at most C.
@@ -25,16 +41,22 @@ const ClipMargin = 1 - 1e-6
 
 // Preprocessing is the sequence above; zero values skip a step.
 type Preprocessing struct {
-	Normalize bool    `json:"normalize"`
-	Pool      int     `json:"pool,omitempty"`
-	Scale     float64 `json:"scale,omitempty"`
+	// Transform, when set, is applied first (see the package comment).
+	Transform *Transform `json:"transform,omitempty"`
+	Normalize bool       `json:"normalize"`
+	Pool      int        `json:"pool,omitempty"`
+	Scale     float64    `json:"scale,omitempty"`
 	// Center is stored in a classifier file as its "center" tensor.
 	Center []float64 `json:"-"`
 	Clip   float64   `json:"clip,omitempty"`
 }
 
-// PooledDim returns the dimension after pooling a d-dimensional vector.
+// PooledDim returns the dimension after the transform and pooling of a
+// d-dimensional vector: the dimension of the method's weights.
 func (p Preprocessing) PooledDim(d int) int {
+	if p.Transform != nil {
+		d = p.Transform.OutDim(d)
+	}
 	if p.Pool > 1 {
 		return (d + p.Pool - 1) / p.Pool
 	}
@@ -44,6 +66,9 @@ func (p Preprocessing) PooledDim(d int) int {
 // Apply preprocesses x (modifying it) and returns the result, which is
 // shorter than x when pooling.
 func (p Preprocessing) Apply(x []float64) []float64 {
+	if p.Transform != nil {
+		x = p.Transform.Apply(x)
+	}
 	if p.Normalize {
 		if n := Norm(x); n > 0 {
 			for i := range x {
@@ -91,4 +116,90 @@ func Norm(x []float64) float64 {
 		s += v * v
 	}
 	return math.Sqrt(s)
+}
+
+// Transform is a learned linear map of unit-normalised features: the
+// input is scaled to unit L2 norm, Mean is subtracted, each coordinate is
+// multiplied by Scale, and the result is multiplied by Projection (Dims
+// rows of In values, row-major). A nil slice skips its step. A
+// classifier file stores the slices as tensors "transform.mean",
+// "transform.scale" and "transform.projection".
+type Transform struct {
+	// Kind is what was learned: center, standardize, pca or whiten.
+	Kind string `json:"kind"`
+	// Source says where it was learned: "private" (noisy releases, in the
+	// guarantee) or "public" (a public file, free).
+	Source string `json:"source"`
+	// In is the input dimension, Dims the output's (In without Projection).
+	In   int `json:"in"`
+	Dims int `json:"dims"`
+
+	Mean       []float64 `json:"-"`
+	Scale      []float64 `json:"-"`
+	Projection []float64 `json:"-"`
+}
+
+// OutDim is the output dimension for an input of dimension d.
+func (t *Transform) OutDim(d int) int {
+	if t.Projection != nil {
+		return t.Dims
+	}
+	return d
+}
+
+// Check validates the shapes and that every value is finite for inputs of
+// dimension d.
+func (t *Transform) Check(d int) error {
+	if t.In != d {
+		return fmt.Errorf("transform for %d features applied to %d", t.In, d)
+	}
+	if t.Projection != nil && (t.Dims < 1 || t.Dims > d || len(t.Projection) != t.Dims*d) {
+		return fmt.Errorf("transform projection of %d values for %d×%d", len(t.Projection), t.Dims, d)
+	}
+	for name, v := range map[string][]float64{"mean": t.Mean, "scale": t.Scale} {
+		if v != nil && len(v) != d {
+			return fmt.Errorf("transform %s of length %d for dimension %d", name, len(v), d)
+		}
+	}
+	for name, v := range map[string][]float64{"mean": t.Mean, "scale": t.Scale, "projection": t.Projection} {
+		for i, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("transform %s value %d is %v", name, i, x)
+			}
+		}
+	}
+	return nil
+}
+
+// Apply transforms x (modifying it) and returns the result, a new slice
+// when projecting.
+func (t *Transform) Apply(x []float64) []float64 {
+	if n := Norm(x); n > 0 {
+		for i := range x {
+			x[i] /= n
+		}
+	}
+	if t.Mean != nil {
+		for i := range x {
+			x[i] -= t.Mean[i]
+		}
+	}
+	if t.Scale != nil {
+		for i := range x {
+			x[i] *= t.Scale[i]
+		}
+	}
+	if t.Projection == nil {
+		return x
+	}
+	out := make([]float64, t.Dims)
+	d := len(x)
+	for k := range out {
+		var s float64
+		for i, p := range t.Projection[k*d : (k+1)*d] {
+			s += p * x[i]
+		}
+		out[k] = s
+	}
+	return out
 }

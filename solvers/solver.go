@@ -103,6 +103,14 @@ type Options struct {
 	// method then uses n̂ wherever it used n (divisors, sampling rate,
 	// defaults) and is calibrated so that both together meet the target.
 	PrivateN float64
+	// Transform asks for a feature transform learned before the method
+	// (transform.go).
+	Transform TransformSpec
+	// auto is why auto chose the method being fitted ("" otherwise).
+	auto string
+	// prior are releases made before the method's own (the transform's),
+	// charged already; every calibration of the method includes them.
+	prior []accounting.Mechanism
 	// nHat is the released n̂ and nMech its mechanism, once released.
 	nHat  float64
 	nMech *accounting.Mechanism
@@ -130,6 +138,8 @@ type Result struct {
 	// NoiseMultiplier is z: each release's noise std is z times its
 	// sensitivity.
 	NoiseMultiplier float64
+	// Method is the method that ran: the one asked for, or auto's choice.
+	Method string
 	// Hyperparameters are all settings used; Defaulted lists those the user
 	// did not set.
 	Hyperparameters map[string]any
@@ -309,13 +319,26 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 		return nil, err
 	}
 	o.sumRows, o.method = d.N, m.Name
+	if m, err = resolveAuto(m, int64(d.N), &o); err != nil {
+		return nil, err
+	}
+	t, err := learnTransform(ctx, m, DataRows(d), &o)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		d = transformData(d, t)
+		if o.Public != nil {
+			o.Public = transformSource{o.Public, t}
+		}
+	}
 	var res *Result
 	if m.Stream != nil {
 		res, err = m.Stream(ctx, DataRows(d), d.M, &o)
 	} else {
 		res, err = m.Run(ctx, d, &o)
 	}
-	return finish(m, res, err, &o)
+	return finish(m, res, err, t, &o)
 }
 
 // FitRows runs a streaming method over rows of m classes, reading them in
@@ -335,8 +358,18 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 		return nil, err
 	}
 	o.sumRows, o.method = int(rows.Len()), m.Name
+	t, err := learnTransform(ctx, m, rows, &o)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		rows = transformRows{rows, t}
+		if o.Public != nil {
+			o.Public = transformSource{o.Public, t}
+		}
+	}
 	res, err := m.Stream(ctx, rows, classes, &o)
-	return finish(m, res, err, &o)
+	return finish(m, res, err, t, &o)
 }
 
 // Streams reports whether a method fits from a stream of rows.
@@ -399,9 +432,17 @@ func prepareOptions(m Method, o *Options) error {
 	return nil
 }
 
-func finish(m Method, res *Result, err error, o *Options) (*Result, error) {
+func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
+	}
+	res.Method = m.Name
+	recordTransform(res, t, o.Transform, m.Private)
+	if o.auto != "" {
+		if res.Hyperparameters == nil {
+			res.Hyperparameters = map[string]any{}
+		}
+		res.Hyperparameters["auto"] = o.auto
 	}
 	for _, k := range res.read {
 		if _, ok := m.Param(k); !ok {
@@ -567,7 +608,17 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 		if _, err := o.Rows(int64(o.sumRows)); err != nil {
 			return 0, accounting.Guarantee{}, err
 		}
-		build = func(z float64) []accounting.Mechanism { return append(method(z), *o.nMech) }
+	}
+	if o.nMech != nil || len(o.prior) > 0 {
+		// Releases made before (n̂, the transform's) were charged on their
+		// own; the target covers them all.
+		build = func(z float64) []accounting.Mechanism {
+			all := append(method(z), o.prior...)
+			if o.nMech != nil {
+				all = append(all, *o.nMech)
+			}
+			return all
+		}
 	}
 	z, g := o.Sigma, accounting.Guarantee{}
 	var err error
@@ -580,8 +631,9 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 		return 0, accounting.Guarantee{}, err
 	}
 	charge := g
-	if o.nMech != nil {
-		// the method's releases alone: n̂ was charged when it was released
+	if o.nMech != nil || len(o.prior) > 0 {
+		// the method's releases alone: n̂ and the transform's were charged
+		// when they were released
 		if charge, err = accounting.Account(method(z), o.Delta, o.Accountant, opt); err != nil {
 			return 0, accounting.Guarantee{}, err
 		}
@@ -604,12 +656,9 @@ func (o *Options) Rows(total int64) (float64, error) {
 	if err := accounting.CheckFraction("the share of the budget for n̂", o.PrivateN); err != nil {
 		return 0, err
 	}
-	zStar := o.Sigma
-	if zStar <= 0 {
-		var err error
-		if zStar, _, err = accounting.Calibrate(o.Epsilon, o.Delta, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("n", 1)); err != nil {
-			return 0, err
-		}
+	zStar, err := o.wholeTarget()
+	if err != nil {
+		return 0, err
 	}
 	m := accounting.Mechanism{Name: "noisy number of training rows n̂", Kind: accounting.KindGaussian, Sensitivity: 1,
 		NoiseStd: zStar / math.Sqrt(o.PrivateN), Count: 1}
@@ -629,6 +678,18 @@ func (o *Options) Rows(total int64) (float64, error) {
 	o.released("n", 0, m.NoiseStd, v)
 	o.nHat, o.nMech = math.Max(1, v[0]), &m
 	return o.nHat, nil
+}
+
+// wholeTarget is z*, the noise multiplier one Gaussian release of
+// sensitivity 1 would need for the whole target (or the user's fixed
+// Sigma): releases made before the method take a share s of the budget,
+// measured in GDP's μ², with noise multiplier z*/√s.
+func (o *Options) wholeTarget() (float64, error) {
+	if o.Sigma > 0 {
+		return o.Sigma, nil
+	}
+	z, _, err := accounting.Calibrate(o.Epsilon, o.Delta, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("one release", 1))
+	return z, err
 }
 
 // ErrDryRun is what a Calibrated hook returns to stop a fit right after

@@ -58,6 +58,9 @@ type StatsOptions struct {
 	// ClassGram lists the classes whose Σ_{i∈c} xxᵀ to accumulate (a chunk,
 	// when all M·D² do not fit in memory).
 	ClassGram []int
+	// SumSquares asks for Σ x∘x, the per-coordinate sums of squares (G's
+	// diagonal, without G).
+	SumSquares bool
 }
 
 // Stats are sufficient statistics of the (preprocessed) rows: per-class
@@ -69,6 +72,8 @@ type Stats struct {
 	Sums      []float64
 	Gram      []float64
 	ClassGram map[int][]float64
+	// SumSquares is Σ x∘x over all rows (StatsOptions.SumSquares).
+	SumSquares []float64
 }
 
 // classBufRows is how many rows of one class are gathered before they go
@@ -185,6 +190,9 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		d = (d0 + opt.Pool - 1) / opt.Pool
 	}
 	st := &Stats{D: d, Counts: make([]int64, m), Sums: make([]float64, m*d), ClassGram: map[int][]float64{}}
+	if opt.SumSquares {
+		st.SumSquares = make([]float64, d)
+	}
 	classAcc := make([]*gramAcc, m)
 	var withAcc []int
 	for _, c := range opt.ClassGram {
@@ -232,6 +240,9 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 			sum := st.Sums[int(c)*d : (int(c)+1)*d]
 			for k, v := range row {
 				sum[k] += float64(v)
+			}
+			for k, v := range row[:len(st.SumSquares)] {
+				st.SumSquares[k] += float64(v) * float64(v)
 			}
 			if classAcc[c] != nil {
 				rowsOf[c] = append(rowsOf[c], int32(i))

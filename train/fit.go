@@ -22,7 +22,8 @@ import (
 type Request struct {
 	Method string
 	// Train is the training feature file; Public optional unlabeled public
-	// features (the prototype methods choose from them).
+	// features (the prototype methods choose from them; a transform,
+	// Options.Transform, is learned from them instead of privately).
 	Train, Public string
 	// Options are the privacy target, noise, hyperparameters and hooks
 	// (Calibrated: where a budget ledger records the release).
@@ -127,6 +128,10 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		defer pf.Close()
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
+		if o.Transform.Enabled() {
+			// The transform comes from the public rows, free.
+			o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public
+		}
 	}
 	var res *solvers.Result
 	if data == nil {
@@ -149,7 +154,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	case m.Private:
 		solvers.ListPublicN(&res.Guarantee, n, "stored in the classifier (train_rows)")
 	}
-	clf := Classifier(m.Name, res, classes, dim)
+	clf := Classifier(res.Method, res, classes, dim) // auto: the method it chose
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = int64(stored), counts
 	return &Outcome{Classifier: clf, Result: res, Rows: stored}, nil

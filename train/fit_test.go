@@ -10,6 +10,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
+	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
 )
@@ -61,6 +62,65 @@ func TestExcludeIsTheFileWithoutThoseRows(t *testing.T) {
 				t.Errorf("%s: rows %d and %d (want %d); weights equal: %v", method, a.Rows, b.Rows, len(others),
 					slices.Equal(a.Classifier.Weight, b.Classifier.Weight))
 			}
+		}
+	}
+}
+
+// TestTransformRoundTrip: a classifier fitted with a feature transform
+// stores it exactly and applies at prediction what the method trained
+// with: the loaded file scores every row as the fitted classifier does,
+// and its transform maps a row to the method's view of it.
+func TestTransformRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.arrow")
+	meta := features.Metadata{Classes: []string{"a", "b", "c"}, EncoderName: "demo"}
+	if err := synth.WriteClusters(path, 600, 8, meta, 0.6, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := features.ReadAll(path, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, kind, public string
+	}{{"dpfc", solvers.TransformWhiten, ""}, {"dpls", solvers.TransformStandardize, ""}, {"dpsgd", solvers.TransformCenter, ""},
+		{"dpfc", solvers.TransformPCA, path}, {"auto", "", ""}} {
+		o := solvers.Options{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: solvers.TransformSpec{Kind: c.kind}}
+		out, err := train.Fit(context.Background(), train.Request{Method: c.method, Train: path, Public: c.public, Options: o})
+		if err != nil {
+			t.Fatalf("%s+%s: %v", c.method, c.kind, err)
+		}
+		clf := out.Classifier
+		tf := clf.Prep.Transform
+		if tf == nil || !slices.Equal(tf.Mean, out.Result.Prep.Transform.Mean) {
+			t.Fatalf("%s+%s: classifier transform %+v", c.method, c.kind, tf)
+		}
+		file := filepath.Join(dir, c.method+c.kind+".safetensors")
+		if err := clf.Save(file); err != nil {
+			t.Fatal(err)
+		}
+		back, err := models.LoadClassifier(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt := back.Prep.Transform
+		if bt == nil || bt.Kind != tf.Kind || bt.Dims != tf.Dims || !slices.Equal(bt.Mean, tf.Mean) || !slices.Equal(bt.Scale, tf.Scale) || !slices.Equal(bt.Projection, tf.Projection) {
+			t.Fatalf("%s+%s: transform after the round trip %+v, want %+v", c.method, c.kind, bt, tf)
+		}
+		a, b := make([]float64, 3), make([]float64, 3)
+		for i := 0; i < m.Rows; i++ {
+			x := make([]float64, m.Dim)
+			for k, v := range m.Row(i) {
+				x[k] = float64(v)
+			}
+			clf.Scores(slices.Clone(x), a)
+			back.Scores(x, b)
+			if !slices.Equal(a, b) {
+				t.Fatalf("%s+%s: row %d scores %v after the round trip, %v before", c.method, c.kind, i, b, a)
+			}
+		}
+		if c.method == "auto" && (clf.Method != "dpsgd" || clf.Hyperparameters["auto"] == nil) {
+			t.Errorf("auto at n·μ ≈ 600/(z* ≈ 0.9): chose %s (%v), want dpsgd", clf.Method, clf.Hyperparameters["auto"])
 		}
 	}
 }

@@ -1,0 +1,533 @@
+package solvers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/bigmem"
+	"github.com/dpfeat/dpfeat/preprocessing"
+)
+
+// Transform kinds (TransformSpec.Kind).
+const (
+	TransformNone        = "none"
+	TransformCenter      = "center"
+	TransformStandardize = "standardize"
+	TransformPCA         = "pca"
+	TransformWhiten      = "whiten"
+)
+
+// TransformKinds lists the kinds, for help texts.
+var TransformKinds = []string{TransformNone, TransformCenter, TransformStandardize, TransformPCA, TransformWhiten}
+
+// TransformSpec asks a fit to learn a linear feature transform before its
+// method runs (preprocessing.Transform): the method then trains on the
+// transformed, renormalised rows, and the classifier stores the transform
+// and applies it to every row it scores.
+//
+// Why: features of images unlike an encoder's training data are nearly
+// parallel after unit normalisation — their mean has norm ≈ 0.95 and one
+// direction holds most of the energy — so the class signal is a small part
+// of each row's norm budget C while every release's noise is calibrated
+// to C. Centring and renormalising spends the budget on what differs
+// between rows; whitening spreads it over the directions the data use.
+//
+// Kinds, each on x̂ = x/‖x‖:
+//
+//   - center: t = x̂ − m, m the mean (Tramèr & Boneh 2021, "Differentially
+//     Private Learning Needs Better Features", normalise privately with a
+//     noisy mean; Tang et al. 2024, DP-RandP App. G, centre by the
+//     Gaussian mechanism);
+//   - standardize: t = (x̂ − m)/√(v + τ), v the per-coordinate variance
+//     from Gaussian releases of Σx̂ and Σx̂∘x̂;
+//   - pca: t = Vₖᵀ(x̂ − m), Vₖ the top k eigenvectors of the covariance
+//     Σ̃/n − mmᵀ from a noisy second-moment matrix (the Gaussian
+//     mechanism on Σx̂x̂ᵀ, "Analyze Gauss", Dwork, Talwar, Thakurta &
+//     Zhang 2014; the same release DP-LS's G and DP-FC's covariance are);
+//   - whiten: t = Λₖ^(−½)Vₖᵀ(x̂ − m), Λₖ the eigenvalues plus τ.
+//
+// k is the number of eigenvalues above the release's expected spectral
+// noise ν = 2√D·σ_S/n (Dims caps it), as in AdaSSP's choice of the ridge
+// from the noise level (Wang 2018, "Revisiting differentially private
+// linear regression"); τ = ν regularises the whitening the same way.
+// With Public set, every statistic comes from public rows at no privacy
+// cost (PCA from public data, as in Tramèr & Boneh §4 and DPPL's public
+// set); for a non-private reference, from the training rows exactly.
+//
+// Privacy: x̂ has norm ≤ 1, so Σx̂ (L2), Σx̂∘x̂ (L2: ‖x̂∘x̂‖ ≤ ‖x̂‖²) and
+// Σx̂x̂ᵀ (Frobenius) each have sensitivity 1 under add/remove. The
+// releases take Share of the budget in GDP's μ² — noise multiplier
+// z*/√(Share·wᵢ/Σw) for release i, z* the multiplier one release would
+// need for the whole target, weights 1 for the mean and the squares, 3
+// for the matrix — and are charged before their noise is drawn; the
+// method is then calibrated so that its releases and these together meet
+// the target in one composition (exact in GDP for the full-batch
+// methods). The rows the method sees are a per-example function of x and
+// the released statistics, so its sensitivities are unchanged.
+type TransformSpec struct {
+	// Kind is one of TransformKinds; "" is none.
+	Kind string
+	// Dims caps the number of principal directions kept (pca, whiten); 0
+	// keeps every direction above the noise.
+	Dims int
+	// Share is the share of the budget (of μ²) the private releases take;
+	// 0 is DefaultTransformShare(Kind).
+	Share float64
+	// Public, when set, is where the transform is learned: public rows
+	// (prepared like the training rows), free of privacy cost; PublicName
+	// names them in the guarantee.
+	Public     PublicSource
+	PublicName string
+}
+
+// Enabled reports whether a transform is asked for.
+func (s TransformSpec) Enabled() bool { return s.Kind != "" && s.Kind != TransformNone }
+
+// DefaultTransformShare is the share of the budget a private transform of
+// the kind takes by default.
+func DefaultTransformShare(kind string) float64 {
+	switch kind {
+	case TransformCenter:
+		return 0.05
+	case TransformStandardize:
+		return 0.1
+	}
+	return 0.2
+}
+
+// CheckTransform validates a transform request for a method.
+func CheckTransform(m Method, s TransformSpec) error {
+	if !s.Enabled() {
+		return nil
+	}
+	if !slices.Contains(TransformKinds, s.Kind) {
+		return fmt.Errorf("unknown transform %q (known: %v)", s.Kind, TransformKinds)
+	}
+	if s.Dims < 0 {
+		return fmt.Errorf("transform dimensions must be ≥ 0, got %d", s.Dims)
+	}
+	if s.Share != 0 {
+		if err := accounting.CheckFraction("the transform's share of the budget", s.Share); err != nil {
+			return err
+		}
+	}
+	if m.Private && m.Pure && s.Public == nil {
+		return fmt.Errorf("%s is pure ε-DP and a private transform uses the Gaussian mechanism: learn it from public features (--public) or use --transform none", m.Name)
+	}
+	return nil
+}
+
+// The releases' weights in the transform's share: the mean's, and the
+// second stage's (the sums of squares, or the second-moment matrix).
+const (
+	weightMean    = 1.0
+	weightSquares = 1.0
+	weightMatrix  = 3.0
+)
+
+// visitRows calls fn with each row of a source, unit-normalised and
+// clipped to norm 1·ClipMargin (so that ‖x̂‖ ≤ 1 however it is rounded),
+// or, when t is not nil, mapped by t and renormalised: training rows
+// (Rows) or public rows (PublicSource). It returns the number of rows.
+type visitRows func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (n int64, err error)
+
+func visitTraining(rows Rows) visitRows {
+	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (int64, error) {
+		D := rows.Dim()
+		var n int64
+		row := make([]float64, D)
+		err := rows.Each(func(x []float32, y []int32) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for i := range y {
+				for k, v := range x[i*D : (i+1)*D] {
+					row[k] = float64(v)
+				}
+				fn(unitRow(t, row))
+			}
+			n += int64(len(y))
+			return nil
+		})
+		return n, err
+	}
+}
+
+func visitPublic(src PublicSource) visitRows {
+	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (int64, error) {
+		D := src.Dim()
+		var n int64
+		row := make([]float64, D)
+		err := src.Each(func(block []float64, rows int) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for i := 0; i < rows; i++ {
+				copy(row, block[i*D:(i+1)*D])
+				fn(unitRow(t, row))
+			}
+			n += int64(rows)
+			return nil
+		})
+		return n, err
+	}
+}
+
+// unitRow is x̂ (t nil) or t's renormalised output, of norm ≤ 1.
+func unitRow(t *preprocessing.Transform, row []float64) []float64 {
+	return Preprocessing{Transform: t, Normalize: true, Clip: 1}.Apply(row)
+}
+
+// learnTransform learns o.Transform on the training rows (or its public
+// rows) for method m, making and charging the private releases; nil when
+// no transform is asked for.
+//
+// Two stages, each a pass: the mean m of x̂; then, for standardize, pca
+// and whiten, the statistics of y = (x̂ − m)/‖x̂ − m‖, the centred rows
+// renormalised — the rows the method will see, up to the linear map being
+// learned — of norm 1 again, so the second stage's sensitivity is 1 and
+// its signal is not the small residual x̂ − m (centred shifted features
+// keep ≈ 10% of their energy: a release of Σx̂x̂ᵀ buries it in noise; on
+// the inverted-pixel proxy PCA from it lost 25 points to centring alone).
+func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*preprocessing.Transform, error) {
+	spec := o.Transform
+	if !spec.Enabled() {
+		return nil, nil
+	}
+	if err := CheckTransform(m, spec); err != nil {
+		return nil, err
+	}
+	if o.NoNormalize {
+		return nil, fmt.Errorf("a transform works on unit-normalised features: drop --no-normalize or use --transform none")
+	}
+	D := rows.Dim()
+	matrix := spec.Kind == TransformPCA || spec.Kind == TransformWhiten
+	if matrix {
+		if err := o.squares(D, D, 3); err != nil {
+			return nil, err
+		}
+	}
+	visit, private := visitTraining(rows), m.Private
+	if spec.Public != nil {
+		visit, private = visitPublic(spec.Public), false
+	}
+	// The releases' noise std, the mean's first. A public transform of a
+	// private method is regularised as the private one would be (τ, ν
+	// below): how much of the spectrum to trust depends on the noise the
+	// method faces, not only on the transform's.
+	var stds []float64
+	if m.Private {
+		var mechs []accounting.Mechanism
+		var err error
+		if stds, mechs, err = transformReleases(o, spec, matrix); err != nil {
+			return nil, err
+		}
+		if private {
+			if err := chargeTransform(o, mechs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Stage 1: the mean.
+	sum := make([]float64, D)
+	total, err := visit(ctx, nil, func(x []float64) { floatsAdd(sum, x) })
+	if err != nil {
+		return nil, err
+	}
+	if spec.Public != nil && total < 2 {
+		return nil, fmt.Errorf("the public features have %d rows; a transform needs at least 2", total)
+	}
+	n := float64(total)
+	if private {
+		o.released("transform mean", 0, o.Gaussian("transform mean", sum, stds[0], 1), sum)
+		if n, err = o.Rows(total); err != nil {
+			return nil, err
+		}
+	}
+	n = math.Max(n, 1)
+	t := &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}
+	if spec.Public != nil {
+		t.Source = "public"
+	}
+	for j, v := range sum {
+		t.Mean[j] = float64(float32(v / n))
+	}
+	if spec.Kind == TransformCenter {
+		return t, t.Check(D)
+	}
+	// Stage 2: the centred, renormalised rows' sums of squares or
+	// second-moment matrix.
+	center := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: t.Mean}
+	var sq []float64
+	var acc *gramAcc
+	row32 := make([]float32, D)
+	if matrix {
+		acc = newGramAcc(D, 1)
+	} else {
+		sq = make([]float64, D)
+	}
+	_, err = visit(ctx, center, func(y []float64) {
+		if acc == nil {
+			for j, v := range y {
+				sq[j] += v * v
+			}
+			return
+		}
+		for j, v := range y {
+			row32[j] = float32(v)
+		}
+		acc.push(row32)
+	})
+	if err != nil {
+		return nil, err
+	}
+	std := 0.0
+	if stds != nil {
+		std = stds[1]
+	}
+	if matrix {
+		gram := acc.result()
+		if private {
+			std = o.Symmetric("transform matrix", gram, D, stds[1], 1)
+			o.released("transform matrix", 0, std, gram)
+		}
+		err = principal(t, spec, gram, n, std)
+	} else {
+		if private {
+			std = o.Gaussian("transform squares", sq, stds[1], 1)
+			o.released("transform squares", 0, std, sq)
+		}
+		standardize(t, sq, n, std)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range [][]float64{t.Scale, t.Projection} {
+		for i, v := range s {
+			s[i] = float64(float32(v))
+		}
+	}
+	return t, t.Check(D)
+}
+
+// transformReleases returns the private releases — the mean's, and the
+// second stage's unless centring only — with their noise std, from the
+// transform's share of the budget.
+func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, []accounting.Mechanism, error) {
+	zStar, err := o.wholeTarget()
+	if err != nil {
+		return nil, nil, err
+	}
+	share := spec.Share
+	if share == 0 {
+		share = DefaultTransformShare(spec.Kind)
+	}
+	weights := []float64{weightMean}
+	names := []string{"transform: noisy feature sum"}
+	switch {
+	case matrix:
+		weights, names = append(weights, weightMatrix), append(names, "transform: noisy second-moment matrix of the centred rows")
+	case spec.Kind == TransformStandardize:
+		weights, names = append(weights, weightSquares), append(names, "transform: noisy sums of squares of the centred rows")
+	}
+	var all float64
+	for _, w := range weights {
+		all += w
+	}
+	stds := make([]float64, len(weights))
+	var mechs []accounting.Mechanism
+	for i, w := range weights {
+		stds[i] = zStar / math.Sqrt(share*w/all)
+		mechs = append(mechs, accounting.Mechanism{Name: names[i], Kind: accounting.KindGaussian, Sensitivity: 1, NoiseStd: stds[i], Count: 1})
+	}
+	return stds, mechs, nil
+}
+
+// chargeTransform charges the transform's releases through the Calibrated
+// hook before any noise is drawn and adds them to the method's prior
+// releases.
+func chargeTransform(o *Options, mechs []accounting.Mechanism) error {
+	g, err := accounting.Account(mechs, o.Delta, o.Accountant, accounting.Options{Conversion: o.Conversion})
+	if err != nil {
+		return err
+	}
+	if err := o.Calibrate(g); err != nil {
+		return err
+	}
+	o.prior = append(o.prior, mechs...)
+	return nil
+}
+
+// standardize sets t's per-coordinate scale 1/√(v + τ) from the centred
+// rows' (noisy) sums of squares, v their mean; τ is twice the noise of a
+// v (0 when exact) plus 10⁻³ of the mean v, so that a coordinate that
+// never varies is not blown up.
+func standardize(t *preprocessing.Transform, sq []float64, n, std float64) {
+	D := len(sq)
+	v := make([]float64, D)
+	var mean float64
+	for j := range v {
+		v[j] = math.Max(sq[j]/n, 0)
+		mean += v[j] / float64(D)
+	}
+	tau := 2*std/n + 1e-3*mean + 1e-12
+	t.Kind, t.Scale = TransformStandardize, make([]float64, D)
+	for j := range v {
+		t.Scale[j] = 1 / math.Sqrt(v[j]+tau)
+	}
+}
+
+// principal sets t's projection onto the top eigenvectors of the centred
+// rows' second-moment matrix gram/n (noisy with std per entry std): the
+// eigenvalues above ν = 2√D·std/n, the noise's expected spectral norm
+// (all but the numerically zero ones when exact), at most spec.Dims;
+// whiten scales direction i by 1/√(λᵢ + ν). None above the noise leaves
+// centring alone.
+func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n, std float64) error {
+	D := t.In
+	for i := range gram {
+		gram[i] /= n
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(D, gram), true) {
+		return fmt.Errorf("transform: the eigendecomposition of the second-moment matrix did not converge")
+	}
+	vals := eig.Values(nil) // ascending
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	top := math.Max(vals[D-1], 0)
+	nu := 2*math.Sqrt(float64(D))*std/n + 1e-6*top
+	k := 0
+	for i := D - 1; i >= 0 && vals[i] > nu; i-- {
+		k++
+	}
+	if spec.Kind == TransformWhiten {
+		k = D
+	}
+	if spec.Dims > 0 {
+		k = min(k, spec.Dims)
+	}
+	if k == 0 {
+		return nil
+	}
+	t.Kind, t.Dims = spec.Kind, k
+	t.Projection = make([]float64, k*D)
+	for r := 0; r < k; r++ {
+		col := D - 1 - r
+		s := 1.0
+		if spec.Kind == TransformWhiten {
+			s = 1 / math.Sqrt(math.Max(vals[col], 0)+nu)
+		}
+		for j := 0; j < D; j++ {
+			t.Projection[r*D+j] = s * vecs.At(j, col)
+		}
+	}
+	return nil
+}
+
+// transformRows streams rows through a transform, renormalised.
+type transformRows struct {
+	rows Rows
+	t    *preprocessing.Transform
+}
+
+func (r transformRows) Dim() int   { return r.t.OutDim(r.rows.Dim()) }
+func (r transformRows) Len() int64 { return r.rows.Len() }
+func (r transformRows) Each(fn func(x []float32, y []int32) error) error {
+	d0, d := r.rows.Dim(), r.Dim()
+	var out []float32
+	return r.rows.Each(func(x []float32, y []int32) error {
+		n := len(y)
+		if cap(out) < n*d {
+			out = make([]float32, n*d)
+		}
+		out = out[:n*d]
+		parallelRows(n, d0, func(i int) {
+			row := make([]float64, d0)
+			for k, v := range x[i*d0 : (i+1)*d0] {
+				row[k] = float64(v)
+			}
+			t := transformRow(r.t, row)
+			for k, v := range t {
+				out[i*d+k] = float32(v)
+			}
+		})
+		return fn(out, y)
+	})
+}
+
+// transformRow applies t to one row and renormalises it: the rows a
+// method sees after a transform.
+func transformRow(t *preprocessing.Transform, row []float64) []float64 {
+	return Preprocessing{Transform: t, Normalize: true}.Apply(row)
+}
+
+// transformData returns d's rows through t, renormalised.
+func transformData(d *Data, t *preprocessing.Transform) *Data {
+	k := t.OutDim(d.D)
+	out := &Data{X: bigmem.Float64s(d.N * k), Y: d.Y, N: d.N, D: k, M: d.M}
+	parallelRows(d.N, d.D, func(i int) {
+		row := append([]float64(nil), d.Row(i)...)
+		copy(out.Row(i), transformRow(t, row))
+	})
+	return out
+}
+
+// transformSource streams public rows through a transform, renormalised.
+type transformSource struct {
+	src PublicSource
+	t   *preprocessing.Transform
+}
+
+func (s transformSource) Dim() int  { return s.t.OutDim(s.src.Dim()) }
+func (s transformSource) Rows() int { return s.src.Rows() }
+func (s transformSource) Each(fn func(block []float64, rows int) error) error {
+	d0, d := s.src.Dim(), s.Dim()
+	var out []float64
+	return s.src.Each(func(block []float64, n int) error {
+		if cap(out) < n*d {
+			out = make([]float64, n*d)
+		}
+		out = out[:n*d]
+		for i := 0; i < n; i++ {
+			row := append([]float64(nil), block[i*d0:(i+1)*d0]...)
+			copy(out[i*d:(i+1)*d], transformRow(s.t, row))
+		}
+		return fn(out, n)
+	})
+}
+
+// recordTransform notes the transform in a result: its preprocessing, its
+// hyperparameters, and, for a public one, the guarantee's public list.
+func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec, private bool) {
+	if t == nil {
+		return
+	}
+	res.Prep.Transform = t
+	if res.Hyperparameters == nil {
+		res.Hyperparameters = map[string]any{}
+	}
+	res.Hyperparameters["transform"] = t.Kind
+	res.Hyperparameters["transform_dims"] = t.OutDim(t.In)
+	if t.Source == "public" {
+		res.Hyperparameters["transform_source"] = "public"
+		if private {
+			name := spec.PublicName
+			if name == "" {
+				name = "the public rows"
+			}
+			res.Guarantee.Public = append(res.Guarantee.Public, fmt.Sprintf("the feature transform (%s), learned from %s", t.Kind, name))
+		}
+	} else if private {
+		share := spec.Share
+		if share == 0 {
+			share = DefaultTransformShare(spec.Kind)
+		}
+		res.Hyperparameters["transform_share"] = share
+	}
+}

@@ -1,0 +1,287 @@
+package solvers
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/preprocessing"
+)
+
+// shifted returns blobs moved far along one direction and renormalised,
+// as features of images unlike the encoder's training data are: after
+// unit normalisation the mean has norm ≈ 0.95 (shiftedBy: the blobs
+// scaled by scale before the shift of 3).
+func shifted(n, d, m int, seed uint64) *Data { return shiftedBy(n, d, m, seed, 0.3) }
+
+func shiftedBy(n, d, m int, seed uint64, scale float64) *Data {
+	x := blobs(n, d, m, seed)
+	for i := 0; i < x.N; i++ {
+		row := x.Row(i)
+		Preprocessing{Normalize: true}.Apply(row)
+		for k := range row {
+			row[k] *= scale
+		}
+		row[d-1] += 3
+		Preprocessing{Normalize: true}.Apply(row)
+	}
+	return x
+}
+
+// TestTransformNoiseHasTheCalibratedScale fixes the noise multiplier z
+// and checks each transform release: its std is z*/√(share·w/Σw) (z* = z
+// with a fixed multiplier), the noise added has that spread (χ² at
+// false-alarm rate 1e-6), and μ² composes with the method's exactly.
+func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
+	d := blobs(300, 12, 3, 4)
+	const z = 1.3
+	cases := []struct {
+		kind  string
+		share float64
+		std   map[string]float64
+		mu    float64 // dpls: three releases at z, plus the transform's share
+	}{
+		{TransformCenter, 0.05, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z},
+		{TransformStandardize, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform squares": z / math.Sqrt(0.05)}, math.Sqrt(3+0.1) / z},
+		{TransformWhiten, 0.2, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z},
+		{TransformPCA, 0.4, map[string]float64{"transform mean": z / math.Sqrt(0.1), "transform matrix": z / math.Sqrt(0.3)}, math.Sqrt(3+0.4) / z},
+	}
+	for _, c := range cases {
+		seen := map[string][]float64{}
+		var charged []accounting.Guarantee
+		o := Options{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Transform: TransformSpec{Kind: c.kind, Share: c.share},
+			Calibrated: func(g accounting.Guarantee) error { charged = append(charged, g); return nil },
+			Observe: func(release string, std float64, noise []float64) {
+				if !strings.HasPrefix(release, "transform") {
+					return
+				}
+				want, ok := c.std[release]
+				if !ok {
+					t.Errorf("%s: unexpected release %q", c.kind, release)
+					return
+				}
+				if !accounting.StdCovers(std, want) {
+					t.Errorf("%s: release %q has std %v, want %v", c.kind, release, std, want)
+				}
+				if release == "transform matrix" {
+					dd := int(math.Round(math.Sqrt(float64(len(noise)))))
+					for i := 0; i < dd; i++ {
+						seen[release] = append(seen[release], noise[i*dd+i]/std)
+						for j := i + 1; j < dd; j++ {
+							seen[release] = append(seen[release], noise[i*dd+j]/(std/math.Sqrt2))
+						}
+					}
+					return
+				}
+				for _, v := range noise {
+					seen[release] = append(seen[release], v/std)
+				}
+			}}
+		res, err := Fit(context.Background(), "dpls", d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for release := range c.std {
+			xs := seen[release]
+			if len(xs) < 12 {
+				t.Errorf("%s: release %q observed %d values", c.kind, release, len(xs))
+				continue
+			}
+			var ss float64
+			for _, v := range xs {
+				ss += v * v
+			}
+			n := float64(len(xs))
+			if zs := (ss - n) / math.Sqrt(2*n); math.Abs(zs) > 4.89 {
+				t.Errorf("%s: release %q: empirical variance off by z = %.2f", c.kind, release, zs)
+			}
+		}
+		if res.Guarantee.Mu == nil || math.Abs(float64(*res.Guarantee.Mu)-c.mu) > 1e-12 {
+			t.Errorf("%s: μ = %v, want %v", c.kind, res.Guarantee.Mu, c.mu)
+		}
+		// Charged twice, transform first: together they are the whole.
+		if len(charged) != 2 || charged[0].Mu == nil || charged[1].Mu == nil {
+			t.Fatalf("%s: charged %d times", c.kind, len(charged))
+		}
+		if sum := math.Hypot(float64(*charged[0].Mu), float64(*charged[1].Mu)); math.Abs(sum-c.mu) > 1e-9 {
+			t.Errorf("%s: charges compose to μ = %v, want %v", c.kind, sum, c.mu)
+		}
+		if res.Prep.Transform == nil || res.Prep.Transform.Source != "private" {
+			t.Errorf("%s: the result does not carry its transform: %+v", c.kind, res.Prep.Transform)
+		}
+	}
+}
+
+// TestTransformCalibratesToTheTarget: with a private transform every
+// method still meets its (ε, δ) target, tightly.
+func TestTransformCalibratesToTheTarget(t *testing.T) {
+	d := shifted(400, 10, 3, 2)
+	for _, method := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp"} {
+		for _, kind := range []string{TransformCenter, TransformWhiten} {
+			o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: kind}}
+			res, err := Fit(context.Background(), method, d, o)
+			if err != nil {
+				t.Fatalf("%s+%s: %v", method, kind, err)
+			}
+			eps := float64(res.Guarantee.Epsilon)
+			if eps > 1 || eps < 0.99 {
+				t.Errorf("%s+%s: ε = %v, want within [0.99, 1]", method, kind, eps)
+			}
+			names := ""
+			for _, m := range res.Guarantee.Mechanisms {
+				names += m.Name + "; "
+			}
+			if !strings.Contains(names, "transform: noisy feature sum") {
+				t.Errorf("%s+%s: the guarantee does not list the transform's releases: %s", method, kind, names)
+			}
+		}
+	}
+}
+
+// TestTransformHelpsShiftedFeatures: on features whose mean dominates
+// every row, centring and whitening recover what clipping to the norm
+// budget loses, at the same ε.
+func TestTransformHelpsShiftedFeatures(t *testing.T) {
+	all := shiftedBy(5000, 16, 4, 5, 0.1) // the same classes: rows split by parity
+	tr, te := everyOther(all, 0), everyOther(all, 1)
+	acc := func(kind string) float64 {
+		o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2), Transform: TransformSpec{Kind: kind}}
+		res, err := Fit(context.Background(), "dpfc", tr, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return accuracyOf(res, te)
+	}
+	// Seeded: none 0.735, center 0.999, whiten 0.996.
+	none, center, whiten := acc(""), acc(TransformCenter), acc(TransformWhiten)
+	t.Logf("dpfc at ε = 1: none %.3f, center %.3f, whiten %.3f", none, center, whiten)
+	if !(center > none+0.2 && whiten > none+0.2) {
+		t.Errorf("no gain from the transform: none %.3f, center %.3f, whiten %.3f", none, center, whiten)
+	}
+}
+
+func everyOther(d *Data, r int) *Data {
+	out := &Data{D: d.D, M: d.M}
+	for i := r; i < d.N; i += 2 {
+		out.X = append(out.X, d.Row(i)...)
+		out.Y = append(out.Y, d.Y[i])
+		out.N++
+	}
+	return out
+}
+
+func accuracyOf(res *Result, d *Data) float64 {
+	ok := 0
+	for i := 0; i < d.N; i++ {
+		x := res.Prep.Apply(append([]float64(nil), d.Row(i)...))
+		best, bestS := 0, math.Inf(-1)
+		for j := 0; j < d.M; j++ {
+			s := res.B[j]
+			for k, v := range x {
+				s += res.W[j*len(x)+k] * v
+			}
+			if s > bestS {
+				best, bestS = j, s
+			}
+		}
+		if int32(best) == d.Y[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(d.N)
+}
+
+// TestPublicTransformIsFree: learned from public rows, the transform
+// adds no release and is listed as public.
+func TestPublicTransformIsFree(t *testing.T) {
+	d, pub := shifted(300, 8, 3, 1), shifted(500, 8, 3, 9)
+	for i := range pub.Y {
+		pub.Y[i] = -1
+	}
+	o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1),
+		Transform: TransformSpec{Kind: TransformWhiten, Public: pub, PublicName: "pub.arrow"},
+		Observe: func(release string, _ float64, _ []float64) {
+			if strings.HasPrefix(release, "transform") {
+				t.Errorf("public transform released %q", release)
+			}
+		}}
+	res, err := Fit(context.Background(), "dpls", d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Prep.Transform.Source != "public" || !strings.Contains(strings.Join(res.Guarantee.Public, ";"), "learned from pub.arrow") {
+		t.Errorf("public transform not recorded: %+v %v", res.Prep.Transform, res.Guarantee.Public)
+	}
+	if len(res.Guarantee.Mechanisms) != 3 {
+		t.Errorf("%d mechanisms, want dpls's 3", len(res.Guarantee.Mechanisms))
+	}
+}
+
+// TestTransformRefusals: bad requests fail before anything is released.
+func TestTransformRefusals(t *testing.T) {
+	d := blobs(50, 4, 2, 1)
+	for _, c := range []struct {
+		method string
+		o      Options
+		want   string
+	}{
+		{"dpls", Options{Transform: TransformSpec{Kind: "rotate"}}, "unknown transform"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Share: 1.5}}, "share"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter}, NoNormalize: true}, "unit-normalised"},
+	} {
+		c.o.Epsilon, c.o.Delta = 1, 1e-5
+		called := false
+		c.o.Calibrated = func(accounting.Guarantee) error { called = true; return nil }
+		_, err := Fit(context.Background(), c.method, d, c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %+v: err %v, want %q", c.method, c.o.Transform, err, c.want)
+		}
+		if called {
+			t.Errorf("%s %+v: charged before refusing", c.method, c.o.Transform)
+		}
+	}
+}
+
+// TestPureMethodsNeedAPublicTransform: a Gaussian release would void a
+// pure ε-DP guarantee.
+func TestPureMethodsNeedAPublicTransform(t *testing.T) {
+	pure := Method{Name: "pure", Private: true, Pure: true}
+	if err := CheckTransform(pure, TransformSpec{Kind: TransformCenter}); err == nil || !strings.Contains(err.Error(), "pure ε-DP") {
+		t.Errorf("private transform for a pure method: %v", err)
+	}
+	if err := CheckTransform(pure, TransformSpec{Kind: TransformCenter, Public: blobs(10, 2, 2, 1)}); err != nil {
+		t.Errorf("public transform for a pure method: %v", err)
+	}
+}
+
+// TestTransformIsStoredExactly: the transform the method trained with is
+// float32-exact (what a classifier file stores) and maps a row as the
+// method saw it.
+func TestTransformIsStoredExactly(t *testing.T) {
+	d := shifted(200, 6, 2, 3)
+	o := Options{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(5), Transform: TransformSpec{Kind: TransformWhiten}}
+	res, err := Fit(context.Background(), "dpls", d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := res.Prep.Transform
+	for _, s := range [][]float64{tf.Mean, tf.Projection} {
+		for _, v := range s {
+			if float64(float32(v)) != v {
+				t.Fatalf("transform value %v is not float32-exact", v)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 6)
+	for k := range x {
+		x[k] = r.NormFloat64()
+	}
+	y := preprocessing.Preprocessing{Transform: tf, Normalize: true}.Apply(append([]float64(nil), x...))
+	if n := preprocessing.Norm(y); math.Abs(n-1) > 1e-12 || len(y) != tf.Dims {
+		t.Errorf("transformed row: norm %v, dimension %d (want 1, %d)", n, len(y), tf.Dims)
+	}
+}
