@@ -1,0 +1,53 @@
+package solvers
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/accounting"
+)
+
+func TestChooseAuto(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar float64
+		public   bool
+		method   string
+	}{
+		{600, 3.73, false, "dpsgd"},       // ε = 1: n·μ = 161
+		{6000, 3.73, true, "dpsgd"},       // n·μ = 1608
+		{30000, 3.73, false, "dpfc"},      // n·μ = 8042
+		{6000, 0.6, false, "dpfc"},        // ε = 8: n·μ = 9996
+		{30000, 243.8, false, "dpsgd"},    // ε = 0.01: n·μ = 123
+		{AutoThreshold, 1, false, "dpfc"}, // the threshold itself
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public)
+		if got.Method != c.method || got.Transform != TransformWhiten || got.Public != c.public || !strings.Contains(got.Why, "n·μ") {
+			t.Errorf("n = %v, z* = %v: %+v, want %s", c.n, c.zStar, got, c.method)
+		}
+	}
+}
+
+// TestAutoRunsItsChoice: auto fits the method it chose with its
+// transform, records why, keeps a transform the caller asked for, and
+// refuses hyperparameters (they belong to the method it will choose).
+func TestAutoRunsItsChoice(t *testing.T) {
+	d := shifted(400, 8, 3, 1)
+	res, err := Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Method != "dpsgd" || res.Prep.Transform == nil || res.Prep.Transform.Kind != TransformWhiten || res.Hyperparameters["auto"] == nil {
+		t.Errorf("auto: method %s, transform %+v, why %v", res.Method, res.Prep.Transform, res.Hyperparameters["auto"])
+	}
+	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
+		t.Errorf("auto: ε = %v", eps)
+	}
+	res, err = Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: TransformCenter}})
+	if err != nil || res.Prep.Transform.Kind != TransformCenter {
+		t.Errorf("auto with --transform center: %v %+v", err, res)
+	}
+	if _, err := Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1}}); err == nil || !strings.Contains(err.Error(), "auto has no hyperparameter lr") {
+		t.Errorf("auto with a hyperparameter: %v", err)
+	}
+}
