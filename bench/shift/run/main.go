@@ -1,0 +1,239 @@
+// Command run is the shifted-feature benchmark of bench/shift.sh (issue
+// 18): for each feature set (bench/out/shift-VARIANT-ENCODER-*.arrow, and
+// the in-distribution Fashion-MNIST files), training size n (a per-row
+// subsample of the private rows) and ε, the median test accuracy over
+// seeds of each configuration, next to non-private ls and logreg on the
+// same rows. A configuration is METHOD[+TRANSFORM[:DIMS][~SHARE]][@public]: the
+// method with defaults, a feature transform learned privately or from the
+// variant's public file. It prints Markdown tables.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/bench/internal/benchutil"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/train"
+)
+
+func main() {
+	sets := flag.String("sets", "invert-fmnist-resnet", "feature sets: VARIANT-ENCODER (bench/out/shift-…) or fmnist-ENCODER (in distribution)")
+	ns := flag.String("n", "6000", "training sizes (0: all rows)")
+	epss := flag.String("eps", "1,8", "ε values (δ = 1e-5)")
+	configs := flag.String("configs", "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public", "configurations")
+	seeds := flag.Int("seeds", 3, "seeds per cell")
+	refs := flag.String("refs", "ls,logreg", "non-private references")
+	flag.Parse()
+	if err := run(split(*sets), split(*ns), split(*epss), split(*configs), split(*refs), *seeds); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/shift/run:", err)
+		os.Exit(1)
+	}
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// paths returns the training, test and public files of a set.
+func paths(set string) (tr, te, pub string) {
+	p := "bench/out/shift-" + set
+	if strings.HasPrefix(set, "fmnist-") {
+		p = "bench/out/" + set
+	}
+	pub = p + "-public.arrow"
+	if _, err := os.Stat(pub); err != nil {
+		pub = ""
+	}
+	return p + "-private.arrow", p + "-test.arrow", pub
+}
+
+type config struct {
+	name, method string
+	spec         solvers.TransformSpec
+	public       bool
+}
+
+func parseConfig(s string) (config, error) {
+	c := config{name: s}
+	if i := strings.Index(s, "@"); i >= 0 {
+		if s[i+1:] != "public" {
+			return c, fmt.Errorf("config %q: @%s (expected @public)", s, s[i+1:])
+		}
+		c.public, s = true, s[:i]
+	}
+	c.method = s
+	if i := strings.Index(s, "+"); i >= 0 {
+		c.method, s = s[:i], s[i+1:]
+		if j := strings.Index(s, "~"); j >= 0 {
+			v, err := strconv.ParseFloat(s[j+1:], 64)
+			if err != nil {
+				return c, fmt.Errorf("config %q: %v", c.name, err)
+			}
+			c.spec.Share, s = v, s[:j]
+		}
+		c.spec.Kind = s
+		if j := strings.Index(s, ":"); j >= 0 {
+			d, err := strconv.Atoi(s[j+1:])
+			if err != nil {
+				return c, fmt.Errorf("config %q: %v", c.name, err)
+			}
+			c.spec.Kind, c.spec.Dims = s[:j], d
+		}
+	}
+	return c, nil
+}
+
+func accuracy(out *train.Outcome, m *features.Matrix) float64 {
+	pred := benchutil.Predict(out.Classifier, m.Rows, m.Row)
+	ok := 0
+	for i, p := range pred {
+		if p == m.Labels[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(m.Rows)
+}
+
+// cell is one (set, n) table's results: median accuracy per
+// configuration and ε, and the references'.
+type cell struct {
+	set    string
+	n      int64
+	median map[string]map[string]float64
+	ref    map[string]float64
+}
+
+func run(sets, ns, epss, configs, refs []string, seeds int) error {
+	var cfgs []config
+	for _, s := range configs {
+		c, err := parseConfig(s)
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, c)
+	}
+	ctx := context.Background()
+	var cells []cell
+	for _, set := range sets {
+		trPath, tePath, pubPath := paths(set)
+		te, err := features.ReadAll(tePath, features.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		f, err := features.Open(trPath, features.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		total := f.Rows()
+		f.Close()
+		cache := &train.Cache{}
+		for _, nStr := range ns {
+			n, err := strconv.Atoi(nStr)
+			if err != nil {
+				return err
+			}
+			if n > 0 && int64(n) >= total {
+				continue // the whole file: n = 0's table
+			}
+			var rule *features.RowRule
+			if n > 0 {
+				if rule, err = features.NewRowSplit(1-float64(n)/float64(total), 7); err != nil {
+					return err
+				}
+			}
+			fit := func(method string, pub bool, o solvers.Options) (*train.Outcome, error) {
+				req := train.Request{Method: method, Train: trPath, Options: o, Cache: cache, Exclude: rule}
+				if pub {
+					req.Public = pubPath
+				}
+				return train.Fit(ctx, req)
+			}
+			cl := cell{set: set, median: map[string]map[string]float64{}, ref: map[string]float64{}}
+			for _, m := range refs {
+				r, err := fit(m, false, solvers.Options{Epsilon: math.Inf(1)})
+				if err != nil {
+					return err
+				}
+				cl.ref[m], cl.n = accuracy(r, te), int64(r.Rows)
+			}
+			fmt.Printf("\n### %s, n = %d (test %d rows)\n\n| configuration |", set, cl.n, te.Rows)
+			for _, e := range epss {
+				fmt.Printf(" ε = %s |", e)
+			}
+			fmt.Printf("\n|---|%s\n", strings.Repeat("---|", len(epss)))
+			for _, c := range cfgs {
+				if c.public && pubPath == "" {
+					continue
+				}
+				cl.median[c.name] = map[string]float64{}
+				fmt.Printf("| %s |", c.name)
+				for _, es := range epss {
+					eps, _ := strconv.ParseFloat(es, 64)
+					var accs []float64
+					for s := 0; s < seeds; s++ {
+						o := solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s)), Transform: c.spec}
+						r, err := fit(c.method, c.public, o)
+						if err != nil {
+							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
+						}
+						accs = append(accs, accuracy(r, te))
+					}
+					med := benchutil.Median(accs)
+					cl.median[c.name][es] = med
+					fmt.Printf(" %.4f |", med)
+					fmt.Fprintf(os.Stderr, "%s n=%d %s ε=%s: %.4f\n", set, cl.n, c.name, es, med)
+				}
+				fmt.Println()
+			}
+			for _, m := range refs {
+				fmt.Printf("| %s (non-private) |%s\n", m, strings.Repeat(fmt.Sprintf(" %.4f |", cl.ref[m]), len(epss)))
+			}
+			cells = append(cells, cl)
+		}
+	}
+	summary(cells, epss, cfgs)
+	return nil
+}
+
+// summary prints, per table and ε, the best configuration without auto
+// (today's best default method), auto's accuracy, non-private ls, and
+// the share of the gap between the two that auto recovers.
+func summary(cells []cell, epss []string, cfgs []config) {
+	fmt.Printf("\n### auto against the best default method\n\n")
+	fmt.Printf("Gap recovered: (auto − best default) / (ls − best default), when ls is above the best default.\n\n")
+	fmt.Printf("| features | n | ε | best default | auto | auto@public | ls | gap recovered |\n|---|---|---|---|---|---|---|---|\n")
+	for _, cl := range cells {
+		for _, e := range epss {
+			best, bestName := -1.0, ""
+			for _, c := range cfgs {
+				if strings.HasPrefix(c.name, "auto") || c.spec.Enabled() || c.public {
+					continue
+				}
+				if v, ok := cl.median[c.name][e]; ok && v > best {
+					best, bestName = v, c.name
+				}
+			}
+			auto, pub, ls := cl.median["auto"][e], cl.median["auto@public"][e], cl.ref["ls"]
+			gap := "—"
+			if ls > best+0.005 {
+				gap = fmt.Sprintf("%.0f%%", 100*(auto-best)/(ls-best))
+			}
+			ps := "—"
+			if _, ok := cl.median["auto@public"]; ok {
+				ps = fmt.Sprintf("%.4f", pub)
+			}
+			fmt.Printf("| %s | %d | %s | %.4f (%s) | %.4f | %s | %.4f | %s |\n", cl.set, cl.n, e, best, bestName, auto, ps, ls, gap)
+		}
+	}
+}
