@@ -81,6 +81,11 @@ type Config struct {
 	Noise func() accounting.Noise
 	// Progress sees the number of runs done.
 	Progress func(done, total int)
+	// Transform, when set, audits the feature transform of that kind
+	// (solvers.TransformSpec) learned before Method: the statistic reads
+	// the transform's releases alone and is held to their own claim
+	// (transformShift, transformClaim).
+	Transform string
 	// CanaryNorm, when above 1, scales the canary row of D′ to this norm:
 	// the neighbour a method sees when rows reach it unnormalised
 	// (--no-normalize). Exponential-mechanism methods only, whose
@@ -168,6 +173,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	sigma := 0.0 // after the first run: its calibrated multiplier, reused
 	adaptive := adaptiveShift(c.Method, c.Dim, c.Classes, c.Params, D, q)
+	if c.Transform != "" {
+		if m.Pure {
+			return Result{}, fmt.Errorf("%s is pure ε-DP: its transform can only come from public data, which the audit has nothing to test in", c.Method)
+		}
+		adaptive, stats = transformShift(D), nil
+	}
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
 	}
@@ -182,6 +193,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			params[k] = v
 		}
 		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
+			Transform: solvers.TransformSpec{Kind: c.Transform},
 			Released: func(name string, index int, std float64, values []float64) {
 				if adaptive != nil {
 					if name == "theta" {
@@ -222,7 +234,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return 0, 0, accounting.Guarantee{}, err
 		}
-		if !m.Pure && sigma == 0 {
+		if !m.Pure && sigma == 0 && c.Transform == "" {
+			// (a transform's noise is set from the target, not from σ)
 			sigma = r.NoiseMultiplier
 		}
 		switch {
@@ -261,6 +274,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		signal += sig
 		if c.Progress != nil {
 			c.Progress(i+1, c.Runs)
+		}
+	}
+	if c.Transform != "" {
+		res.Statistic = "likelihood ratio of the " + c.Transform + " transform's releases at the canary's coordinates"
+		var err error
+		if g, err = transformClaim(g); err != nil {
+			return Result{}, err
 		}
 	}
 	h := c.Runs / 2

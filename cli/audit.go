@@ -29,6 +29,7 @@ func auditCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "runs", Value: 1000, Usage: "runs per side (half choose the threshold, half count errors)"},
 			&ucli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "probability that a correct mechanism fails the audit"},
 			&ucli.StringSliceFlag{Name: "param", Usage: "a hyperparameter as name=value (repeatable)"},
+			&ucli.StringFlag{Name: "transform", Usage: "audit the private feature transform of this kind (center, standardize, pca, whiten) learned before --method, against its own share of the claim"},
 			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
 			jsonFlag(),
 		},
@@ -57,7 +58,8 @@ func auditAction(c *ucli.Context) error {
 		params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
 	}
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
-		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm")})
+		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
+		Transform: c.String("transform")})
 	if err != nil {
 		return userErrorf("audit %s: %v", method, err)
 	}
