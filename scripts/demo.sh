@@ -23,15 +23,15 @@ run extract --model "$model" --data "$data" --split train --offset 30000 --limit
 run extract --model "$model" --data "$data" --split test --out "$out/test.arrow" --quiet
 run inspect "$out/private.arrow"
 
-echo "== 2. A classifier with (1, 1e-5)-differential privacy (DP-FC), and the non-private reference"
-run fit --method dpfc --train "$out/private.arrow" --epsilon 1 --delta 1e-5 --out "$out/dpfc.safetensors"
+echo "== 2. A classifier with (1, 1e-5)-differential privacy (auto: the method and feature transform for this n and ε), and the non-private reference"
+run fit --method auto --train "$out/private.arrow" --epsilon 1 --delta 1e-5 --out "$out/auto.safetensors"
 run fit --method newton --train "$out/private.arrow" --epsilon inf --out "$out/newton.safetensors"
 
 echo "== 3. Test accuracy"
-"$dpfeat" eval --classifier "$out/dpfc.safetensors" --test "$out/test.arrow" --json >"$out/dpfc-eval.json"
+"$dpfeat" eval --classifier "$out/auto.safetensors" --test "$out/test.arrow" --json >"$out/auto-eval.json"
 "$dpfeat" eval --classifier "$out/newton.safetensors" --test "$out/test.arrow" --json >"$out/newton-eval.json"
 acc() { grep -m1 '"accuracy"' "$1" | tr -dc '0-9.'; }
-printf '  DP-FC at (ε = 1, δ = 1e-5): accuracy %s\n' "$(acc "$out/dpfc-eval.json")"
+printf '  auto at (ε = 1, δ = 1e-5): accuracy %s\n' "$(acc "$out/auto-eval.json")"
 printf '  non-private Newton (ε = ∞): accuracy %s\n' "$(acc "$out/newton-eval.json")"
 echo
 echo "== 4. The accountant as a calculator"

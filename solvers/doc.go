@@ -20,6 +20,17 @@
 // audit's canaries (Setting, FeatureMap.Clips, BiasFeatures, Sigmoid), so
 // a changed default or feature map cannot silently weaken the audit.
 //
+// # Feature transforms and auto
+//
+// Any method may first learn a linear feature transform (TransformSpec,
+// transform.go: centring, standardisation, principal directions,
+// whitening), privately from a share of the budget or from public rows
+// for free; Fit composes its releases with the method's in one
+// calibration (Options.prior), trains the method on the transformed,
+// renormalised rows and stores the transform in Result.Prep, which every
+// classifier applies before scoring. Method auto (auto.go) chooses the
+// method and the transform from public quantities only (ChooseAuto).
+//
 // # Rows
 //
 // The solvers see training rows through their own interfaces — Rows (a
