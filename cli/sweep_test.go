@@ -120,7 +120,7 @@ func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
 			if r.Private {
 				args = append(args, "--delta", "1e-5")
 			}
-			if strings.HasPrefix(r.Method, "dpplpublic") {
+			if strings.HasPrefix(r.Method, "dpplpublic") || r.Method == "auto" {
 				args = append(args, "--public", filepath.Join(dir, "public.arrow"))
 			}
 			if code, _, errs := run(t, args...); code != 0 {

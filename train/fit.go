@@ -128,10 +128,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		defer pf.Close()
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
-		if o.Transform.Enabled() {
-			// The transform comes from the public rows, free.
-			o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public
-		}
+		// A transform (asked for, or auto's) comes from the public rows,
+		// free.
+		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public
 	}
 	var res *solvers.Result
 	if data == nil {
