@@ -37,27 +37,32 @@ var TransformKinds = []string{TransformNone, TransformCenter, TransformStandardi
 // to C. Centring and renormalising spends the budget on what differs
 // between rows; whitening spreads it over the directions the data use.
 //
-// Kinds, each on x̂ = x/‖x‖:
+// Kinds, each on x̂ = x/‖x‖, with m the mean of x̂ and y = (x̂ − m)/‖x̂ − m‖
+// the centred rows renormalised:
 //
-//   - center: t = x̂ − m, m the mean (Tramèr & Boneh 2021, "Differentially
-//     Private Learning Needs Better Features", normalise privately with a
-//     noisy mean; Tang et al. 2024, DP-RandP App. G, centre by the
-//     Gaussian mechanism);
-//   - standardize: t = (x̂ − m)/√(v + τ), v the per-coordinate variance
-//     from Gaussian releases of Σx̂ and Σx̂∘x̂;
-//   - pca: t = Vₖᵀ(x̂ − m), Vₖ the top k eigenvectors of the covariance
-//     Σ̃/n − mmᵀ from a noisy second-moment matrix (the Gaussian
-//     mechanism on Σx̂x̂ᵀ, "Analyze Gauss", Dwork, Talwar, Thakurta &
-//     Zhang 2014; the same release DP-LS's G and DP-FC's covariance are);
-//   - whiten: t = Λₖ^(−½)Vₖᵀ(x̂ − m), Λₖ the eigenvalues plus τ.
+//   - center: t = x̂ − m (Tramèr & Boneh 2021, "Differentially Private
+//     Learning Needs Better Features", normalise with private statistics;
+//     Tang et al. 2024, DP-RandP App. G, centre on a Gaussian-mechanism
+//     mean);
+//   - standardize: t = (x̂ − m)/√(v + τ), v the per-coordinate second
+//     moment of y;
+//   - pca: t = Vₖᵀ(x̂ − m), Vₖ the eigenvectors of the second-moment matrix
+//     S = Σyyᵀ/n whose eigenvalues exceed the release's expected spectral
+//     noise ν = 2√D·σ_S/n (at most Dims), as AdaSSP sets its ridge from
+//     the noise level (Wang 2018, "Revisiting differentially private
+//     linear regression");
+//   - whiten: t = (Λ + ν)^(−½)Vᵀ(x̂ − m) over all D directions (or the top
+//     Dims): directions well above the noise are equalised, those below it
+//     damped rather than amplified.
 //
-// k is the number of eigenvalues above the release's expected spectral
-// noise ν = 2√D·σ_S/n (Dims caps it), as in AdaSSP's choice of the ridge
-// from the noise level (Wang 2018, "Revisiting differentially private
-// linear regression"); τ = ν regularises the whitening the same way.
-// With Public set, every statistic comes from public rows at no privacy
-// cost (PCA from public data, as in Tramèr & Boneh §4 and DPPL's public
-// set); for a non-private reference, from the training rows exactly.
+// S is the Gaussian mechanism on Σyyᵀ ("Analyze Gauss", Dwork, Talwar,
+// Thakurta & Zhang 2014; the release DP-LS's G and DP-FC's covariance
+// are). The method renormalises t. With Public set, every statistic comes
+// from public rows at no privacy cost (PCA from public data, as in Tramèr
+// & Boneh and DPPL's public set), with τ and ν still those the private
+// releases would have: how much of the spectrum to trust depends on the
+// noise the method faces. For a non-private reference the statistics are
+// the training rows' exactly.
 //
 // Privacy: x̂ has norm ≤ 1, so Σx̂ (L2), Σx̂∘x̂ (L2: ‖x̂∘x̂‖ ≤ ‖x̂‖²) and
 // Σx̂x̂ᵀ (Frobenius) each have sensitivity 1 under add/remove. The
@@ -208,7 +213,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	D := rows.Dim()
 	matrix := spec.Kind == TransformPCA || spec.Kind == TransformWhiten
 	if matrix {
-		if err := o.squares(D, D, 3); err != nil {
+		if err := o.squares(D, D, 4); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +272,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	var acc *gramAcc
 	row32 := make([]float32, D)
 	if matrix {
-		acc = newGramAcc(D, 1)
+		acc = newGramAcc(D, 2) // pushed blocks are split in two SYRKs
 	} else {
 		sq = make([]float64, D)
 	}
