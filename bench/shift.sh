@@ -7,6 +7,7 @@
 # bench/results/shift.md. Needs: make setup; Debian's python3-numpy and
 # python3-sklearn.
 #   bench/shift.sh extract   only make the feature files (bench/out/shift-*)
+#   bench/shift.sh rule      auto's rule table (bench/results/shift-rule.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -31,6 +32,21 @@ sets=fmnist-resnet,fmnist-vit
 for e in fmnist-resnet fmnist-vit; do
 	for v in invert rot90 blur edge digits; do sets="$sets,$v-$e"; done
 done
+if [ "${1:-}" = rule ]; then
+	# auto's rule: the candidate configurations over every table, by n·μ.
+	{
+		echo "## auto's rule (issue 18)"
+		echo
+		echo "\`bench/shift.sh rule\`, $(date -u +%Y-%m-%d), $(nproc) cores: the feature sets, sizes and ε of the shifted-feature"
+		echo "benchmark, one seeded run per cell, the candidate configurations of \`--method auto\` by n·μ (μ: the target's GDP"
+		echo "parameter at δ = 1e-5). solvers.ChooseAuto: dpsgd+whiten below n·μ = 4000, dpfc+whiten from there."
+		go run ./bench/shift/run -rule -sets "$sets" -n 600,6000,0 -eps 0.1,1,8 -seeds 1 -refs "" \
+			-configs dpsgd+center,dpsgd+whiten,dpfc+center,dpfc+whiten,dpls+whiten
+	} | tee bench/results/shift-rule.md.tmp
+	mv bench/results/shift-rule.md.tmp bench/results/shift-rule.md
+	assemble
+	exit 0
+fi
 {
 	echo "## Shifted features (issue 18)"
 	echo

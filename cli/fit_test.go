@@ -533,3 +533,53 @@ func TestNoNormalizeClassifierAppliesWhatWasTrained(t *testing.T) {
 		t.Logf("%s: %.3f", method, rep.Accuracy)
 	}
 }
+
+// TestFitTransformFlags: --transform and --method auto from the command
+// line — what they print and store, and the refusals, each one line
+// naming the flag, before anything is written.
+func TestFitTransformFlags(t *testing.T) {
+	dir := t.TempDir()
+	train, pub, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "pub.arrow"), filepath.Join(dir, "test.arrow")
+	classes := []string{"a", "b", "c"}
+	blobFile(t, train, 300, 6, classes, "sha-1", 1)
+	blobFile(t, pub, 200, 6, classes, "sha-1", 2)
+	blobFile(t, test, 100, 6, classes, "sha-1", 3)
+	out := filepath.Join(dir, "clf.safetensors")
+	code, stdout, errs := run(t, "fit", "--method", "auto", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "dpsgd on") || !strings.Contains(errs, "auto: n·μ") || !strings.Contains(stdout, "transform=whiten") {
+		t.Fatalf("auto: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	clf, err := models.LoadClassifier(out)
+	if err != nil || clf.Method != "dpsgd" || clf.Prep.Transform == nil {
+		t.Fatalf("auto's classifier: %v %+v", err, clf)
+	}
+	out2 := filepath.Join(dir, "pub.safetensors")
+	code, stdout, errs = run(t, "fit", "--method", "dpls", "--transform", "pca", "--public", pub, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out2)
+	if code != 0 || !strings.Contains(stdout, "learned from the public features") {
+		t.Fatalf("public pca: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if code, _, errs := run(t, "eval", "--classifier", out2, "--test", test); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "dpls", "--transform", "rotate"}, "--transform: unknown transform"},
+		{[]string{"--method", "dpls", "--transform-dims", "4"}, "--transform-dims and --transform-share need --transform"},
+		{[]string{"--method", "dpls", "--transform", "center", "--transform-share", "1"}, "--transform-share"},
+		{[]string{"--method", "dpplpublic", "--transform", "center"}, "pure ε-DP"},
+		{[]string{"--method", "dpls", "--transform", "center", "--no-normalize"}, "unit-normalised"},
+		{[]string{"--method", "auto", "--lr", "1"}, "auto has no hyperparameter lr"},
+	} {
+		bad := filepath.Join(dir, "bad.safetensors")
+		args := append([]string{"fit", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", bad}, c.args...)
+		code, _, errs := run(t, args...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q (want one line with %q)", c.args, code, errs, c.want)
+		}
+		if _, err := os.Stat(bad); err == nil {
+			t.Errorf("%v: wrote %s", c.args, bad)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 		fmt.Fprintf(&b, "---|")
 	}
 	fmt.Fprintf(&b, "---|\n")
-	for _, method := range []string{"dpls", "dpfc", "dpnewton", "dpsgd"} {
+	for _, method := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "auto"} {
 		fmt.Fprintf(&b, "| %s |", method)
 		var times []float64
 		for _, eps := range epsilons {

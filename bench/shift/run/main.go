@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -31,8 +32,9 @@ func main() {
 	configs := flag.String("configs", "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public", "configurations")
 	seeds := flag.Int("seeds", 3, "seeds per cell")
 	refs := flag.String("refs", "ls,logreg", "non-private references")
+	rule := flag.Bool("rule", false, "print auto's rule table (the configurations' accuracy by n·μ) instead of the auto summary")
 	flag.Parse()
-	if err := run(split(*sets), split(*ns), split(*epss), split(*configs), split(*refs), *seeds); err != nil {
+	if err := run(split(*sets), split(*ns), split(*epss), split(*configs), split(*refs), *seeds, *rule); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/shift/run:", err)
 		os.Exit(1)
 	}
@@ -114,7 +116,7 @@ type cell struct {
 	ref    map[string]float64
 }
 
-func run(sets, ns, epss, configs, refs []string, seeds int) error {
+func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 	var cfgs []config
 	for _, s := range configs {
 		c, err := parseConfig(s)
@@ -188,6 +190,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int) error {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
 						}
 						accs = append(accs, accuracy(r, te))
+						cl.n = int64(r.Rows)
 					}
 					med := benchutil.Median(accs)
 					cl.median[c.name][es] = med
@@ -202,7 +205,90 @@ func run(sets, ns, epss, configs, refs []string, seeds int) error {
 			cells = append(cells, cl)
 		}
 	}
+	if rule {
+		return ruleTable(cells, epss, cfgs)
+	}
 	summary(cells, epss, cfgs)
+	return nil
+}
+
+// ruleTable prints every cell by its n·μ (μ the GDP parameter of the
+// target, δ = 1e-5: what auto's rule reads), the configurations'
+// accuracies and the best.
+func ruleTable(cells []cell, epss []string, cfgs []config) error {
+	type line struct {
+		snr  float64
+		text string
+	}
+	var lines []line
+	for _, cl := range cells {
+		for _, e := range epss {
+			eps, _ := strconv.ParseFloat(e, 64)
+			z, _, err := accounting.Calibrate(eps, 1e-5, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("one", 1))
+			if err != nil {
+				return err
+			}
+			snr := float64(cl.n) / z
+			var b strings.Builder
+			fmt.Fprintf(&b, "| %.0f | %s | %d | %s |", snr, cl.set, cl.n, e)
+			best, bestName := -1.0, ""
+			for _, c := range cfgs {
+				v := cl.median[c.name][e]
+				fmt.Fprintf(&b, " %.4f |", v)
+				if v > best {
+					best, bestName = v, c.name
+				}
+			}
+			fmt.Fprintf(&b, " %s |", bestName)
+			lines = append(lines, line{snr, b.String()})
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].snr < lines[j].snr })
+	// By bands of n·μ: each configuration's mean accuracy over the cells,
+	// and how often it was best.
+	bands := []float64{0, 100, 400, 1200, 4000, 12000, math.Inf(1)}
+	fmt.Printf("\n### auto's rule: mean accuracy by band of n·μ (δ = 1e-5)\n\n| n·μ | cells |")
+	for _, c := range cfgs {
+		fmt.Printf(" %s |", c.name)
+	}
+	fmt.Printf("\n|---|---|%s\n", strings.Repeat("---|", len(cfgs)))
+	for b := 0; b+1 < len(bands); b++ {
+		sum, wins, k := make([]float64, len(cfgs)), make([]int, len(cfgs)), 0
+		for _, cl := range cells {
+			for _, e := range epss {
+				eps, _ := strconv.ParseFloat(e, 64)
+				z, _, _ := accounting.Calibrate(eps, 1e-5, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("one", 1))
+				if snr := float64(cl.n) / z; snr < bands[b] || snr >= bands[b+1] {
+					continue
+				}
+				k++
+				best := 0
+				for i, c := range cfgs {
+					sum[i] += cl.median[c.name][e]
+					if cl.median[c.name][e] > cl.median[cfgs[best].name][e] {
+						best = i
+					}
+				}
+				wins[best]++
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		fmt.Printf("| %g–%g | %d |", bands[b], bands[b+1], k)
+		for i := range cfgs {
+			fmt.Printf(" %.4f (best %d) |", sum[i]/float64(k), wins[i])
+		}
+		fmt.Println()
+	}
+	fmt.Printf("\n### auto's rule: the configurations by n·μ\n\n| n·μ | features | n | ε |")
+	for _, c := range cfgs {
+		fmt.Printf(" %s |", c.name)
+	}
+	fmt.Printf(" best |\n|---|---|---|---|%s---|\n", strings.Repeat("---|", len(cfgs)))
+	for _, l := range lines {
+		fmt.Println(l.text)
+	}
 	return nil
 }
 
