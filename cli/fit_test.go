@@ -545,7 +545,7 @@ func TestFitTransformFlags(t *testing.T) {
 	blobFile(t, pub, 200, 6, classes, "sha-1", 2)
 	blobFile(t, test, 100, 6, classes, "sha-1", 3)
 	out := filepath.Join(dir, "clf.safetensors")
-	code, stdout, errs := run(t, "fit", "--method", "auto", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out)
+	code, stdout, errs := run(t, "fit", "--method", "auto", "--train", train, "--epsilon", "2", "--delta", "1e-5", "--out", out) // n·μ ≈ 150
 	if code != 0 || !strings.Contains(stdout, "dpsgd on") || !strings.Contains(errs, "auto: n·μ") || !strings.Contains(stdout, "transform=whiten") {
 		t.Fatalf("auto: exit %d\n%s\n%s", code, stdout, errs)
 	}

@@ -18,8 +18,11 @@ const Auto = "auto"
 
 // AutoThreshold is the signal-to-noise n·μ (n rows, μ the GDP parameter
 // of the whole target: 1/z* for one Gaussian release) from which auto
-// chooses DP-FC over DP-SGD.
-const AutoThreshold = 4000
+// chooses DP-FC over DP-SGD; below AutoFloor it chooses DPPL-Mean.
+const (
+	AutoThreshold = 4000
+	AutoFloor     = 100
+)
 
 // AutoChoice is what auto chose, and why.
 type AutoChoice struct {
@@ -39,7 +42,11 @@ type AutoChoice struct {
 // of Fashion-MNIST and an in-distribution reference through two encoders
 // (D = 128 and 256, M = 10), n ∈ {600, 6000, 30000}, ε ∈ {0.01, 0.1, 1, 8}:
 //
-//   - always a whitening transform (TransformWhiten): centring and
+//   - below n·μ = AutoFloor (n = 600 at ε = 0.1) no trained model beat
+//     chance on shifted features and a transform's share only added
+//     noise: DPPL-Mean (one release of the class sums, no transform),
+//     0.10–0.49 where auto's DP-SGD stayed at 0.10;
+//   - else a whitening transform (TransformWhiten): centring and
 //     regularised whitening of the renormalised features gained up to 18
 //     points on shifted features and lost at most 0.3 in distribution
 //     at n·μ ≥ 100; from public features when given (free), else from
@@ -54,6 +61,11 @@ func ChooseAuto(n, zStar float64, public bool) AutoChoice {
 	from := "20% of the budget"
 	if public {
 		from = "the public features (free)"
+	}
+	if snr < AutoFloor {
+		c.Method, c.Transform = "dpplmean", TransformNone
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model or a transform; dpplmean's noisy class means", snr, AutoFloor)
+		return c
 	}
 	if snr < AutoThreshold {
 		c.Method = "dpsgd"
