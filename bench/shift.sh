@@ -39,7 +39,8 @@ if [ "${1:-}" = rule ]; then
 		echo
 		echo "\`bench/shift.sh rule\`, $(date -u +%Y-%m-%d), $(nproc) cores: the feature sets, sizes and ε of the shifted-feature"
 		echo "benchmark, one seeded run per cell, the candidate configurations of \`--method auto\` by n·μ (μ: the target's GDP"
-		echo "parameter at δ = 1e-5). solvers.ChooseAuto: dpsgd+whiten below n·μ = 4000, dpfc+whiten from there."
+		echo "parameter at δ = 1e-5). solvers.ChooseAuto: dpplmean (no transform) below n·μ = 100, where nothing here beats chance,"
+		echo "dpsgd+whiten below n·μ = 4000, dpfc+whiten from there."
 		go run ./bench/shift/run -rule -sets "$sets" -n 600,6000,0 -eps 0.1,1,8 -seeds 1 -refs "" \
 			-configs dpsgd+center,dpsgd+whiten,dpfc+center,dpfc+whiten,dpls+whiten
 	} | tee bench/results/shift-rule.md.tmp

@@ -137,8 +137,8 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 		if err != nil {
 			return err
 		}
+		defer f.Close()
 		total := f.Rows()
-		f.Close()
 		cache := &train.Cache{}
 		for _, nStr := range ns {
 			n, err := strconv.Atoi(nStr)
@@ -149,10 +149,16 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				continue // the whole file: n = 0's table
 			}
 			var rule *features.RowRule
+			cl := cell{set: set, n: total, median: map[string]map[string]float64{}, ref: map[string]float64{}}
 			if n > 0 {
 				if rule, err = features.NewRowSplit(1-float64(n)/float64(total), 7); err != nil {
 					return err
 				}
+				_, kept, err := rule.SelectFile(f)
+				if err != nil {
+					return err
+				}
+				cl.n = int64(len(kept))
 			}
 			fit := func(method string, pub bool, o solvers.Options) (*train.Outcome, error) {
 				req := train.Request{Method: method, Train: trPath, Options: o, Cache: cache, Exclude: rule}
@@ -161,13 +167,12 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				}
 				return train.Fit(ctx, req)
 			}
-			cl := cell{set: set, median: map[string]map[string]float64{}, ref: map[string]float64{}}
 			for _, m := range refs {
 				r, err := fit(m, false, solvers.Options{Epsilon: math.Inf(1)})
 				if err != nil {
 					return err
 				}
-				cl.ref[m], cl.n = accuracy(r, te), int64(r.Rows)
+				cl.ref[m] = accuracy(r, te)
 			}
 			fmt.Printf("\n### %s, n = %d (test %d rows)\n\n| configuration |", set, cl.n, te.Rows)
 			for _, e := range epss {
@@ -190,7 +195,6 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
 						}
 						accs = append(accs, accuracy(r, te))
-						cl.n = int64(r.Rows)
 					}
 					med := benchutil.Median(accs)
 					cl.median[c.name][es] = med
