@@ -267,6 +267,23 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	}
 	// Stage 2: the centred, renormalised rows' sums of squares or
 	// second-moment matrix.
+	std := 0.0 // the second release's noise std (a public transform: what it would be)
+	if stds != nil {
+		std = stds[1]
+	}
+	if err := secondStage(ctx, visit, t, spec, n, std, private, o); err != nil {
+		return nil, err
+	}
+	return t, t.Check(D)
+}
+
+// secondStage makes the second statistic over the rows centred on t.Mean
+// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten) — releases
+// it with noise std when private, and sets t's scale or projection from
+// it, rounded to float32 as a classifier file stores them.
+func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
+	D := t.In
+	matrix := spec.Kind != TransformStandardize
 	center := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: t.Mean}
 	var sq []float64
 	var acc *gramAcc
@@ -276,7 +293,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	} else {
 		sq = make([]float64, D)
 	}
-	_, err = visit(ctx, center, func(y []float64) {
+	_, err := visit(ctx, center, func(y []float64) {
 		if acc == nil {
 			for j, v := range y {
 				sq[j] += v * v
@@ -289,35 +306,30 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		acc.push(row32)
 	})
 	if err != nil {
-		return nil, err
-	}
-	std := 0.0
-	if stds != nil {
-		std = stds[1]
+		return err
 	}
 	if matrix {
 		gram := acc.result()
 		if private {
-			std = o.Symmetric("transform matrix", gram, D, stds[1], 1)
-			o.released("transform matrix", 0, std, gram)
+			used := o.Symmetric("transform matrix", gram, D, std, 1)
+			o.released("transform matrix", 0, used, gram)
+			std = used
 		}
 		err = principal(t, spec, gram, n, std)
 	} else {
 		if private {
-			std = o.Gaussian("transform squares", sq, stds[1], 1)
-			o.released("transform squares", 0, std, sq)
+			used := o.Gaussian("transform squares", sq, std, 1)
+			o.released("transform squares", 0, used, sq)
+			std = used
 		}
 		standardize(t, sq, n, std)
-	}
-	if err != nil {
-		return nil, err
 	}
 	for _, s := range [][]float64{t.Scale, t.Projection} {
 		for i, v := range s {
 			s[i] = float64(float32(v))
 		}
 	}
-	return t, t.Check(D)
+	return err
 }
 
 // transformReleases returns the private releases — the mean's, and the
