@@ -480,22 +480,8 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				if !accounting.StdCovers(std, want) {
 					t.Errorf("%s: release %q has std %v, want %v", c.method, release, std, want)
 				}
-				if strings.HasPrefix(release, "G") || release == "A" || release == "covariance" || release == "hessian" {
-					// symmetric: the upper triangle is the independent part,
-					// std on the diagonal and std/√2 off it (the papers'
-					// i.i.d. matrix, symmetrised)
-					dd := int(math.Round(math.Sqrt(float64(len(noise)))))
-					for i := 0; i < dd; i++ {
-						seen[release] = append(seen[release], noise[i*dd+i]/std)
-						for j := i + 1; j < dd; j++ {
-							seen[release] = append(seen[release], noise[i*dd+j]/(std/math.Sqrt2))
-						}
-					}
-					return
-				}
-				for _, v := range noise {
-					seen[release] = append(seen[release], v/std)
-				}
+				symmetric := strings.HasPrefix(release, "G") || release == "A" || release == "covariance" || release == "hessian"
+				seen[release] = append(seen[release], unitNoise(noise, std, symmetric)...)
 			}}
 		res, err := Fit(context.Background(), c.method, d, o)
 		if err != nil {
@@ -507,12 +493,7 @@ func TestNoiseHasTheCalibratedScale(t *testing.T) {
 				t.Errorf("%s: release %q observed %d values", c.method, release, len(xs))
 				continue
 			}
-			var ss float64
-			for _, v := range xs {
-				ss += v * v
-			}
-			n := float64(len(xs))
-			if zscore := (ss - n) / math.Sqrt(2*n); math.Abs(zscore) > 4.89 {
+			if zscore := varianceZ(xs); math.Abs(zscore) > 4.89 {
 				t.Errorf("%s: release %q: empirical variance off by z = %.2f", c.method, release, zscore)
 			}
 		}
@@ -563,17 +544,52 @@ func TestCalibratedFitsMeetTheTarget(t *testing.T) {
 	}
 }
 
+// unitNoise returns a release's noise in units of its std: every value,
+// or for a symmetric matrix the upper triangle, the independent part —
+// std on the diagonal and std/√2 off it (the papers' i.i.d. matrix,
+// symmetrised).
+func unitNoise(noise []float64, std float64, symmetric bool) []float64 {
+	var out []float64
+	if !symmetric {
+		for _, v := range noise {
+			out = append(out, v/std)
+		}
+		return out
+	}
+	dd := int(math.Round(math.Sqrt(float64(len(noise)))))
+	for i := 0; i < dd; i++ {
+		out = append(out, noise[i*dd+i]/std)
+		for j := i + 1; j < dd; j++ {
+			out = append(out, noise[i*dd+j]/(std/math.Sqrt2))
+		}
+	}
+	return out
+}
+
+// varianceZ is the χ² z-score of values that should be unit normals:
+// (Σx² − n)/√(2n).
+func varianceZ(xs []float64) float64 {
+	var ss float64
+	for _, v := range xs {
+		ss += v * v
+	}
+	n := float64(len(xs))
+	return (ss - n) / math.Sqrt(2*n)
+}
+
+// accuracy is a linear result's accuracy on d, each row preprocessed as
+// the result says (a transform may change its dimension).
 func accuracy(r *Result, d *Data) float64 {
 	ok := 0
-	x := make([]float64, d.D)
+	buf := make([]float64, d.D)
 	for i := 0; i < d.N; i++ {
-		copy(x, d.Row(i))
-		r.Prep.Apply(x)
+		copy(buf, d.Row(i))
+		x := r.Prep.Apply(buf)
 		best, arg := math.Inf(-1), 0
 		for j := 0; j < d.M; j++ {
 			s := r.B[j]
 			for k, v := range x {
-				s += r.W[j*d.D+k] * v
+				s += r.W[j*len(x)+k] * v
 			}
 			if s > best {
 				best, arg = s, j

@@ -66,19 +66,7 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 				if !accounting.StdCovers(std, want) {
 					t.Errorf("%s: release %q has std %v, want %v", c.kind, release, std, want)
 				}
-				if release == "transform matrix" {
-					dd := int(math.Round(math.Sqrt(float64(len(noise)))))
-					for i := 0; i < dd; i++ {
-						seen[release] = append(seen[release], noise[i*dd+i]/std)
-						for j := i + 1; j < dd; j++ {
-							seen[release] = append(seen[release], noise[i*dd+j]/(std/math.Sqrt2))
-						}
-					}
-					return
-				}
-				for _, v := range noise {
-					seen[release] = append(seen[release], v/std)
-				}
+				seen[release] = append(seen[release], unitNoise(noise, std, release == "transform matrix")...)
 			}}
 		res, err := Fit(context.Background(), "dpls", d, o)
 		if err != nil {
@@ -90,12 +78,7 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 				t.Errorf("%s: release %q observed %d values", c.kind, release, len(xs))
 				continue
 			}
-			var ss float64
-			for _, v := range xs {
-				ss += v * v
-			}
-			n := float64(len(xs))
-			if zs := (ss - n) / math.Sqrt(2*n); math.Abs(zs) > 4.89 {
+			if zs := varianceZ(xs); math.Abs(zs) > 4.89 {
 				t.Errorf("%s: release %q: empirical variance off by z = %.2f", c.kind, release, zs)
 			}
 		}
@@ -153,7 +136,7 @@ func TestTransformHelpsShiftedFeatures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return accuracyOf(res, te)
+		return accuracy(res, te)
 	}
 	// Seeded: none 0.735, center 0.999, whiten 0.996.
 	none, center, whiten := acc(""), acc(TransformCenter), acc(TransformWhiten)
@@ -171,27 +154,6 @@ func everyOther(d *Data, r int) *Data {
 		out.N++
 	}
 	return out
-}
-
-func accuracyOf(res *Result, d *Data) float64 {
-	ok := 0
-	for i := 0; i < d.N; i++ {
-		x := res.Prep.Apply(append([]float64(nil), d.Row(i)...))
-		best, bestS := 0, math.Inf(-1)
-		for j := 0; j < d.M; j++ {
-			s := res.B[j]
-			for k, v := range x {
-				s += res.W[j*len(x)+k] * v
-			}
-			if s > bestS {
-				best, bestS = j, s
-			}
-		}
-		if int32(best) == d.Y[i] {
-			ok++
-		}
-	}
-	return float64(ok) / float64(d.N)
 }
 
 // TestPublicTransformIsFree: learned from public rows, the transform
