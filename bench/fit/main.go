@@ -33,17 +33,6 @@ func main() {
 	}
 }
 
-func accuracy(out *train.Outcome, m *features.Matrix) float64 {
-	pred := benchutil.Predict(out.Classifier, m.Rows, m.Row)
-	ok := 0
-	for i, p := range pred {
-		if p == m.Labels[i] {
-			ok++
-		}
-	}
-	return float64(ok) / float64(m.Rows)
-}
-
 func run(trainPath, testPath string, seeds int, label string) error {
 	trm, err := features.ReadAll(trainPath, features.ReadOptions{})
 	if err != nil {
@@ -84,7 +73,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 					return fmt.Errorf("%s ε=%v: %w", method, eps, err)
 				}
 				times = append(times, time.Since(t0).Seconds())
-				accs = append(accs, accuracy(r, te))
+				accs = append(accs, benchutil.Accuracy(r.Classifier, te))
 			}
 			sort.Float64s(accs)
 			fmt.Fprintf(&b, " %.4f (%.4f–%.4f) |", benchutil.Median(accs), accs[0], accs[len(accs)-1])
@@ -99,7 +88,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 			return err
 		}
 		sec := time.Since(t0).Seconds()
-		a := accuracy(r, te)
+		a := benchutil.Accuracy(r.Classifier, te)
 		fmt.Fprintf(&b, "| %s (non-private) | %.4f | %.4f | %.4f | %.4f | %.2f |\n", method, a, a, a, a, sec)
 	}
 	fmt.Print(b.String())

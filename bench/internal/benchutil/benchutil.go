@@ -6,6 +6,7 @@ package benchutil
 import (
 	"sort"
 
+	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -31,6 +32,18 @@ func Predict(c *models.Classifier, rows int, row func(i int) []float32) []int32 
 		out[i] = int32(best)
 	}
 	return out
+}
+
+// Accuracy is the fraction of a labelled feature matrix's rows that the
+// classifier predicts right.
+func Accuracy(c *models.Classifier, m *features.Matrix) float64 {
+	ok := 0
+	for i, p := range Predict(c, m.Rows, m.Row) {
+		if p == m.Labels[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(m.Rows)
 }
 
 // Median of x.

@@ -96,17 +96,6 @@ func parseConfig(s string) (config, error) {
 	return c, nil
 }
 
-func accuracy(out *train.Outcome, m *features.Matrix) float64 {
-	pred := benchutil.Predict(out.Classifier, m.Rows, m.Row)
-	ok := 0
-	for i, p := range pred {
-		if p == m.Labels[i] {
-			ok++
-		}
-	}
-	return float64(ok) / float64(m.Rows)
-}
-
 // cell is one (set, n) table's results: median accuracy per
 // configuration and ε, and the references'.
 type cell struct {
@@ -172,7 +161,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				if err != nil {
 					return err
 				}
-				cl.ref[m] = accuracy(r, te)
+				cl.ref[m] = benchutil.Accuracy(r.Classifier, te)
 			}
 			fmt.Printf("\n### %s, n = %d (test %d rows)\n\n| configuration |", set, cl.n, te.Rows)
 			for _, e := range epss {
@@ -194,7 +183,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 						if err != nil {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
 						}
-						accs = append(accs, accuracy(r, te))
+						accs = append(accs, benchutil.Accuracy(r.Classifier, te))
 					}
 					med := benchutil.Median(accs)
 					cl.median[c.name][es] = med
