@@ -222,11 +222,13 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		visit, private = visitPublic(spec.Public), false
 	}
 	// The releases' noise std, the mean's first. A public transform of a
-	// private method is regularised as the private one would be (τ, ν
-	// below): how much of the spectrum to trust depends on the noise the
-	// method faces, not only on the transform's.
+	// private Gaussian method is regularised as the private one would be
+	// (τ, ν below): how much of the spectrum to trust depends on the noise
+	// the method faces, not only on the transform's. A pure ε-DP method
+	// has no Gaussian release to compare with (and may have δ = 0): its
+	// public transform is exact.
 	var stds []float64
-	if m.Private {
+	if m.Private && !m.Pure {
 		var mechs []accounting.Mechanism
 		var err error
 		if stds, mechs, err = transformReleases(o, spec, matrix); err != nil {

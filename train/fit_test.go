@@ -84,8 +84,11 @@ func TestTransformRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		method, kind, public string
 	}{{"dpfc", solvers.TransformWhiten, ""}, {"dpls", solvers.TransformStandardize, ""}, {"dpsgd", solvers.TransformCenter, ""},
-		{"dpfc", solvers.TransformPCA, path}, {"auto", "", ""}} {
+		{"dpfc", solvers.TransformPCA, path}, {"auto", "", ""}, {"dpplpublic", solvers.TransformWhiten, path}} {
 		o := solvers.Options{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: solvers.TransformSpec{Kind: c.kind}}
+		if c.method == "dpplpublic" {
+			o.Delta = 0 // pure ε-DP: a public transform must not need δ
+		}
 		out, err := train.Fit(context.Background(), train.Request{Method: c.method, Train: path, Public: c.public, Options: o})
 		if err != nil {
 			t.Fatalf("%s+%s: %v", c.method, c.kind, err)
