@@ -93,6 +93,14 @@ type TransformSpec struct {
 // Enabled reports whether a transform is asked for.
 func (s TransformSpec) Enabled() bool { return s.Kind != "" && s.Kind != TransformNone }
 
+// share is the budget share the spec's private releases take.
+func (s TransformSpec) share() float64 {
+	if s.Share == 0 {
+		return DefaultTransformShare(s.Kind)
+	}
+	return s.Share
+}
+
 // DefaultTransformShare is the share of the budget a private transform of
 // the kind takes by default.
 func DefaultTransformShare(kind string) float64 {
@@ -198,7 +206,8 @@ func unitRow(t *preprocessing.Transform, row []float64) []float64 {
 // learned — of norm 1 again, so the second stage's sensitivity is 1 and
 // its signal is not the small residual x̂ − m (centred shifted features
 // keep ≈ 10% of their energy: a release of Σx̂x̂ᵀ buries it in noise; on
-// the inverted-pixel proxy PCA from it lost 25 points to centring alone).
+// the inverted-pixel proxy at ε = 1, DP-LS after PCA from it scored 0.316,
+// after centring alone 0.673).
 func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*preprocessing.Transform, error) {
 	spec := o.Transform
 	if !spec.Enabled() {
@@ -342,10 +351,7 @@ func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	share := spec.Share
-	if share == 0 {
-		share = DefaultTransformShare(spec.Kind)
-	}
+	share := spec.share()
 	weights := []float64{weightMean}
 	names := []string{"transform: noisy feature sum"}
 	switch {
@@ -543,10 +549,6 @@ func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec
 			res.Guarantee.Public = append(res.Guarantee.Public, fmt.Sprintf("the feature transform (%s), learned from %s", t.Kind, name))
 		}
 	} else if private {
-		share := spec.Share
-		if share == 0 {
-			share = DefaultTransformShare(spec.Kind)
-		}
-		res.Hyperparameters["transform_share"] = share
+		res.Hyperparameters["transform_share"] = spec.share()
 	}
 }
