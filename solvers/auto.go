@@ -51,28 +51,23 @@ type AutoChoice struct {
 //     points on shifted features and lost at most 0.3 in distribution
 //     at n·μ ≥ 100; from public features when given (free), else from
 //     20% of the budget;
-//   - DP-SGD (Adam, Poisson sampling) below n·μ = AutoThreshold, where its
+//   - DP-SGD (Adam, full batch, its defaults) below n·μ = AutoThreshold, where its
 //     many cheap steps beat DP-FC's few full-batch ones (up to 11 points
 //     at n = 6000, ε = 0.1); DP-FC from there, where its preconditioner
 //     pays (0.5 to 3 points).
 func ChooseAuto(n, zStar float64, public bool) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
-	from := "20% of the budget"
-	if public {
-		from = "the public features (free)"
-	}
-	if snr < AutoFloor {
+	switch {
+	case snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model or a transform; dpplmean's noisy class means", snr, AutoFloor)
-		return c
-	}
-	if snr < AutoThreshold {
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means", snr, AutoFloor)
+	case snr < AutoThreshold:
 		c.Method = "dpsgd"
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpsgd on whitened features (transform from %s)", snr, AutoThreshold, from)
-	} else {
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpsgd", snr, AutoThreshold)
+	default:
 		c.Method = "dpfc"
-		c.Why = fmt.Sprintf("n·μ = %.0f ≥ %d: dpfc on whitened features (transform from %s)", snr, AutoThreshold, from)
+		c.Why = fmt.Sprintf("n·μ = %.0f ≥ %d: dpfc", snr, AutoThreshold)
 	}
 	return c
 }
@@ -96,6 +91,14 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 	c := ChooseAuto(rows, zStar, public)
 	if o.Transform.Kind == "" {
 		o.Transform.Kind = c.Transform
+	}
+	switch spec := o.Transform; {
+	case !spec.Enabled():
+		c.Why += ", no transform"
+	case spec.Public != nil:
+		c.Why += fmt.Sprintf(", %s transform from the public features (free)", spec.Kind)
+	default:
+		c.Why += fmt.Sprintf(", %s transform from %g%% of the budget", spec.Kind, 100*spec.share())
 	}
 	o.auto = c.Why
 	o.note("auto: %s", c.Why)
