@@ -237,7 +237,11 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 							}
 						}
 					}
-					addClippedGradient(u, zbuf, 0, grad)
+					if !private || t > 0 {
+						// (the private first step's gradients follow from
+						// its releases: firstNewtonStep)
+						addClippedGradient(u, zbuf, 0, grad)
+					}
 				}
 				return nil
 			})
