@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
 func TestClassifierRoundTrip(t *testing.T) {
@@ -63,6 +64,34 @@ func TestValidateRefusesOverflowingSizes(t *testing.T) {
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// TestValidateChecksTheTransform: a classifier file's transform must fit
+// its dimension, carry its mean, and be finite.
+func TestValidateChecksTheTransform(t *testing.T) {
+	base := func(tf *preprocessing.Transform) Classifier {
+		return Classifier{Kind: "linear", Classes: []string{"a", "b"}, Dim: 3, Weight: make([]float32, 2*tf.OutDim(3)), Bias: make([]float32, 2),
+			Prep: Preprocessing{Normalize: true, Transform: tf}}
+	}
+	ok := base(&preprocessing.Transform{Kind: "center", In: 3, Dims: 3, Mean: []float64{0, 0, 1}})
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a valid transform: %v", err)
+	}
+	for _, c := range []struct {
+		tf   *preprocessing.Transform
+		want string
+	}{
+		{&preprocessing.Transform{Kind: "center", In: 3, Dims: 3}, "without its mean"},
+		{&preprocessing.Transform{Kind: "center", In: 4, Dims: 4, Mean: make([]float64, 4)}, "for 4 features applied to 3"},
+		{&preprocessing.Transform{Kind: "standardize", In: 3, Dims: 3, Mean: make([]float64, 3), Scale: make([]float64, 2)}, "scale of length 2"},
+		{&preprocessing.Transform{Kind: "pca", In: 3, Dims: 2, Mean: make([]float64, 3), Projection: make([]float64, 5)}, "projection of 5 values"},
+		{&preprocessing.Transform{Kind: "center", In: 3, Dims: 3, Mean: []float64{0, math.NaN(), 0}}, "mean value 1 is NaN"},
+	} {
+		c2 := base(c.tf)
+		if err := c2.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.tf, err, c.want)
 		}
 	}
 }

@@ -70,11 +70,7 @@ func (p Preprocessing) Apply(x []float64) []float64 {
 		x = p.Transform.Apply(x)
 	}
 	if p.Normalize {
-		if n := Norm(x); n > 0 {
-			for i := range x {
-				x[i] /= n
-			}
-		}
+		unit(x)
 	}
 	if p.Pool > 1 {
 		out := x[:p.PooledDim(len(x))]
@@ -107,6 +103,15 @@ func (p Preprocessing) Apply(x []float64) []float64 {
 		}
 	}
 	return x
+}
+
+// unit scales x to unit L2 norm (a zero vector stays zero).
+func unit(x []float64) {
+	if n := Norm(x); n > 0 {
+		for i := range x {
+			x[i] /= n
+		}
+	}
 }
 
 // Norm is the L2 norm of x.
@@ -156,15 +161,22 @@ func (t *Transform) Check(d int) error {
 	if t.Projection != nil && (t.Dims < 1 || t.Dims > d || len(t.Projection) != t.Dims*d) {
 		return fmt.Errorf("transform projection of %d values for %d×%d", len(t.Projection), t.Dims, d)
 	}
-	for name, v := range map[string][]float64{"mean": t.Mean, "scale": t.Scale} {
-		if v != nil && len(v) != d {
-			return fmt.Errorf("transform %s of length %d for dimension %d", name, len(v), d)
+	if t.Mean == nil {
+		return fmt.Errorf("transform without its mean (every kind centres)")
+	}
+	parts := []struct {
+		name string
+		v    []float64
+	}{{"mean", t.Mean}, {"scale", t.Scale}, {"projection", t.Projection}}
+	for _, p := range parts[:2] {
+		if p.v != nil && len(p.v) != d {
+			return fmt.Errorf("transform %s of length %d for dimension %d", p.name, len(p.v), d)
 		}
 	}
-	for name, v := range map[string][]float64{"mean": t.Mean, "scale": t.Scale, "projection": t.Projection} {
-		for i, x := range v {
+	for _, p := range parts {
+		for i, x := range p.v {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("transform %s value %d is %v", name, i, x)
+				return fmt.Errorf("transform %s value %d is %v", p.name, i, x)
 			}
 		}
 	}
@@ -174,11 +186,7 @@ func (t *Transform) Check(d int) error {
 // Apply transforms x (modifying it) and returns the result, a new slice
 // when projecting.
 func (t *Transform) Apply(x []float64) []float64 {
-	if n := Norm(x); n > 0 {
-		for i := range x {
-			x[i] /= n
-		}
-	}
+	unit(x)
 	if t.Mean != nil {
 		for i := range x {
 			x[i] -= t.Mean[i]
