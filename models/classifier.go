@@ -155,18 +155,8 @@ func (c *Classifier) Validate() error {
 	if uint64(len(c.Weight)) != want {
 		return fmt.Errorf("classifier has %d weights; expected %d", len(c.Weight), want)
 	}
-	if t := c.Prep.Transform; t != nil {
-		if err := t.Check(c.Dim); err != nil {
-			return fmt.Errorf("classifier %w", err)
-		}
-	}
-	if d := c.Prep.PooledDim(c.Dim); c.Prep.Center != nil && len(c.Prep.Center) != d {
-		return fmt.Errorf("centering vector of length %d for dimension %d", len(c.Prep.Center), d)
-	}
-	for i, v := range c.Prep.Center {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("classifier centre %d is %v: refusing a non-finite model", i, v)
-		}
+	if err := c.Prep.Check(c.Dim); err != nil {
+		return fmt.Errorf("classifier %w", err)
 	}
 	for _, s := range [][]float32{c.Weight, c.Bias} {
 		if i := features.FirstNonFinite(s); i >= 0 {

@@ -63,6 +63,34 @@ func (p Preprocessing) PooledDim(d int) int {
 	return d
 }
 
+// Check validates the learned parts for inputs of dimension d: the
+// transform's shapes and values, the centre's length, and that every
+// value is finite (a classifier file is checked before it is used).
+func (p Preprocessing) Check(d int) error {
+	if p.Transform != nil {
+		if err := p.Transform.Check(d); err != nil {
+			return err
+		}
+	}
+	if k := p.PooledDim(d); p.Center != nil && len(p.Center) != k {
+		return fmt.Errorf("centering vector of length %d for dimension %d", len(p.Center), k)
+	}
+	if i := firstNonFinite(p.Center); i >= 0 {
+		return fmt.Errorf("centre %d is %v: refusing a non-finite model", i, p.Center[i])
+	}
+	return nil
+}
+
+// firstNonFinite is the index of the first NaN or ±Inf in x, or −1.
+func firstNonFinite(x []float64) int {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Apply preprocesses x (modifying it) and returns the result, which is
 // shorter than x when pooling.
 func (p Preprocessing) Apply(x []float64) []float64 {
@@ -174,10 +202,8 @@ func (t *Transform) Check(d int) error {
 		}
 	}
 	for _, p := range parts {
-		for i, x := range p.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("transform %s value %d is %v", p.name, i, x)
-			}
+		if i := firstNonFinite(p.v); i >= 0 {
+			return fmt.Errorf("transform %s value %d is %v", p.name, i, p.v[i])
 		}
 	}
 	return nil
