@@ -94,7 +94,16 @@ type Options struct {
 	// run that draws noise and then fails is still charged, and a run
 	// past the budget draws none. ErrDryRun stops a fit there without
 	// error to the caller that asked for it (a sweep costing its jobs).
+	// A fit whose releases come in parts (n̂, a transform, then the
+	// method's) calls it once per part, each with that part's guarantee —
+	// unless DryRun.
 	Calibrated func(accounting.Guarantee) error
+	// DryRun asks for the fit's cost only: releases made before the
+	// method's (n̂, a transform's) are not reported on their own and a
+	// transform is not learned; Calibrated is called once, at the
+	// method's calibration, with the whole guarantee. Its hook returns
+	// ErrDryRun to stop there.
+	DryRun bool
 	// PrivateN, when in (0, 1), stops treating the number of training rows
 	// n as public (the Gaussian methods): before anything else, n̂ = n +
 	// N(0, σₙ²) is released (sensitivity 1) with σₙ = z*/√PrivateN, z*
@@ -631,7 +640,7 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 		return 0, accounting.Guarantee{}, err
 	}
 	charge := g
-	if o.nMech != nil || len(o.prior) > 0 {
+	if (o.nMech != nil || len(o.prior) > 0) && !o.DryRun {
 		// the method's releases alone: n̂ and the transform's were charged
 		// when they were released
 		if charge, err = accounting.Account(method(z), o.Delta, o.Accountant, opt); err != nil {
@@ -666,7 +675,7 @@ func (o *Options) Rows(total int64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := o.Calibrate(g); err != nil {
+	if err := o.chargeFirst(g); err != nil {
 		return 0, err
 	}
 	v := []float64{float64(o.sumRows)}
@@ -695,6 +704,16 @@ func (o *Options) wholeTarget() (float64, error) {
 // ErrDryRun is what a Calibrated hook returns to stop a fit right after
 // calibration, before any noise: the guarantee it saw is the fit's cost.
 var ErrDryRun = errors.New("dry run: stopped after calibration")
+
+// chargeFirst reports a release made before the method's (n̂, a
+// transform's) to the Calibrated hook; a dry run reports it with the
+// method's instead.
+func (o *Options) chargeFirst(g accounting.Guarantee) error {
+	if o.DryRun {
+		return nil
+	}
+	return o.Calibrate(g)
+}
 
 // Calibrate reports a method's calibrated guarantee to the Calibrated hook
 // (methods that account for themselves, such as the exponential

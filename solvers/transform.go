@@ -249,6 +249,11 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			}
 		}
 	}
+	if o.DryRun {
+		// The cost is known (the releases are in o.prior) and the method
+		// needs rows of some transform to reach its calibration.
+		return &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}, nil
+	}
 	// Stage 1: the mean.
 	sum := make([]float64, D)
 	total, err := visit(ctx, nil, func(x []float64) { floatsAdd(sum, x) })
@@ -381,7 +386,7 @@ func chargeTransform(o *Options, mechs []accounting.Mechanism) error {
 	if err != nil {
 		return err
 	}
-	if err := o.Calibrate(g); err != nil {
+	if err := o.chargeFirst(g); err != nil {
 		return err
 	}
 	o.prior = append(o.prior, mechs...)

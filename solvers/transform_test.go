@@ -247,3 +247,38 @@ func TestTransformIsStoredExactly(t *testing.T) {
 		t.Errorf("transformed row: norm %v, dimension %d (want 1, %d)", n, len(y), tf.Dims)
 	}
 }
+
+// TestDryRunReportsTheWholeCost: a dry run (a sweep costing its jobs)
+// sees one report, the whole fit's guarantee — the transform's and n̂'s
+// releases included — where a real fit reports each part before its
+// noise.
+func TestDryRunReportsTheWholeCost(t *testing.T) {
+	d := shifted(300, 8, 3, 1)
+	for _, privateN := range []float64{0, 0.01} {
+		base := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: TransformWhiten}, PrivateN: privateN}
+		var parts []accounting.Guarantee
+		real := base
+		real.Calibrated = func(g accounting.Guarantee) error { parts = append(parts, g); return nil }
+		res, err := Fit(context.Background(), "dpls", d, real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reports []accounting.Guarantee
+		dry := base
+		dry.DryRun = true
+		dry.Calibrated = func(g accounting.Guarantee) error { reports = append(reports, g); return ErrDryRun }
+		if _, err := Fit(context.Background(), "dpls", d, dry); err != ErrDryRun {
+			t.Fatalf("dry run: %v", err)
+		}
+		want := 2
+		if privateN > 0 {
+			want = 3
+		}
+		if len(parts) != want || len(reports) != 1 {
+			t.Fatalf("private n %v: %d parts charged (want %d), %d dry-run reports (want 1)", privateN, len(parts), want, len(reports))
+		}
+		if got, all := float64(*reports[0].Mu), float64(*res.Guarantee.Mu); math.Abs(got-all) > 1e-12 {
+			t.Errorf("private n %v: the dry run reports μ = %v, the fit's guarantee is μ = %v", privateN, got, all)
+		}
+	}
+}

@@ -498,6 +498,7 @@ func jobCost(ctx context.Context, c *Config, j Job, ds *data) (accounting.Guaran
 		return accounting.NonPrivate("non-private reference"), true, nil
 	}
 	o := c.options(j, ds)
+	o.DryRun = true // the whole job's cost in one report
 	var got *accounting.Guarantee
 	o.Calibrated = func(g accounting.Guarantee) error {
 		got = &g
