@@ -469,26 +469,31 @@ type transformRows struct {
 func (r transformRows) Dim() int   { return r.t.OutDim(r.rows.Dim()) }
 func (r transformRows) Len() int64 { return r.rows.Len() }
 func (r transformRows) Each(fn func(x []float32, y []int32) error) error {
-	d0, d := r.rows.Dim(), r.Dim()
 	var out []float32
 	return r.rows.Each(func(x []float32, y []int32) error {
-		n := len(y)
-		if cap(out) < n*d {
-			out = make([]float32, n*d)
-		}
-		out = out[:n*d]
-		parallelRows(n, d0, func(i int) {
-			row := make([]float64, d0)
-			for k, v := range x[i*d0 : (i+1)*d0] {
-				row[k] = float64(v)
-			}
-			t := transformRow(r.t, row)
-			for k, v := range t {
-				out[i*d+k] = float32(v)
-			}
-		})
+		out = transformBlock(r.t, x, len(y), r.rows.Dim(), out)
 		return fn(out, y)
 	})
+}
+
+// transformBlock writes the n rows of block (d0 values each) through t,
+// renormalised, into out, grown as needed, and returns it.
+func transformBlock[T float32 | float64](t *preprocessing.Transform, block []T, n, d0 int, out []T) []T {
+	d := t.OutDim(d0)
+	if cap(out) < n*d {
+		out = make([]T, n*d)
+	}
+	out = out[:n*d]
+	parallelRows(n, d0, func(i int) {
+		row := make([]float64, d0)
+		for k, v := range block[i*d0 : (i+1)*d0] {
+			row[k] = float64(v)
+		}
+		for k, v := range transformRow(t, row) {
+			out[i*d+k] = T(v)
+		}
+	})
+	return out
 }
 
 // transformRow applies t to one row and renormalises it: the rows a
@@ -500,12 +505,7 @@ func transformRow(t *preprocessing.Transform, row []float64) []float64 {
 // transformData returns d's rows through t, renormalised.
 func transformData(d *Data, t *preprocessing.Transform) *Data {
 	k := t.OutDim(d.D)
-	out := &Data{X: bigmem.Float64s(d.N * k), Y: d.Y, N: d.N, D: k, M: d.M}
-	parallelRows(d.N, d.D, func(i int) {
-		row := append([]float64(nil), d.Row(i)...)
-		copy(out.Row(i), transformRow(t, row))
-	})
-	return out
+	return &Data{X: transformBlock(t, d.X, d.N, d.D, bigmem.Float64s(d.N*k)), Y: d.Y, N: d.N, D: k, M: d.M}
 }
 
 // transformSource streams public rows through a transform, renormalised.
@@ -517,17 +517,9 @@ type transformSource struct {
 func (s transformSource) Dim() int  { return s.t.OutDim(s.src.Dim()) }
 func (s transformSource) Rows() int { return s.src.Rows() }
 func (s transformSource) Each(fn func(block []float64, rows int) error) error {
-	d0, d := s.src.Dim(), s.Dim()
 	var out []float64
 	return s.src.Each(func(block []float64, n int) error {
-		if cap(out) < n*d {
-			out = make([]float64, n*d)
-		}
-		out = out[:n*d]
-		for i := 0; i < n; i++ {
-			row := append([]float64(nil), block[i*d0:(i+1)*d0]...)
-			copy(out[i*d:(i+1)*d], transformRow(s.t, row))
-		}
+		out = transformBlock(s.t, block, n, s.src.Dim(), out)
 		return fn(out, n)
 	})
 }
