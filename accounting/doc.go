@@ -42,13 +42,14 @@
 // user passes a seed, in which case the Guarantee is marked Seeded and says
 // that the run is for reproduction only. Every random decision is made
 // from its uniform 64-bit words with exact samplers (exact.go): the
-// discrete Laplace and discrete Gaussian of Canonne, Kamath & Steinke
-// (NeurIPS 2020, Algorithms 2–3), Bernoulli(exp(−γ)) decided from one word
-// or, rarely, from exp(−γ)'s exact digits, Bernoulli(q) for Poisson
-// sampling, uniform integers.
+// discrete Gaussian of Canonne, Kamath & Steinke (NeurIPS 2020, Algorithm
+// 3) over a discrete Laplace proposal drawn by inversion (a geometric
+// magnitude ⌊−t·ln U⌋ decided from one word, or, rarely, from exp(−k/t)'s
+// exact digits), Bernoulli(exp(−γ)) decided the same way, Bernoulli(q) for
+// Poisson sampling, uniform integers.
 //
 // AddGaussian (and AddGaussianPart) and AddSymmetricGaussian release a
-// statistic in place on a power-of-two lattice gℤ, g ≤ 2⁻³⁹σ: the value is
+// statistic in place on a power-of-two lattice gℤ, g ≤ 2⁻³¹σ: the value is
 // rounded to the lattice and discrete Gaussian noise on it is added, with
 // σ rounded up to a multiple of g and the rounding's √len·g added to the
 // sensitivity — the design of Google's differential-privacy library and
@@ -56,8 +57,9 @@
 // (2022): each output is a function of an integer whose law has full
 // support. The discrete Gaussian has the continuous one's Rényi/zCDP bounds
 // exactly (CKS Prop. 5, Thm. 14); its trade-off curve matches the
-// continuous Gaussian's to relative order s⁻² ≤ 2⁻⁷⁸, far inside the 2⁻³⁹
-// by which σ is rounded up, so the GDP statements hold as computed.
+// continuous Gaussian's to relative order s⁻² ≤ 2⁻⁶², far inside the
+// factor 1 + 2⁻⁵⁰ by which σ is at least rounded up, so the GDP statements
+// hold as computed.
 // SampleExponential samples the exponential mechanism exactly by rejection
 // (no candidate's probability is 0, unlike a bounded Gumbel draw).
 package accounting

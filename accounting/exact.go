@@ -67,12 +67,28 @@ type exactRat func() (num, den *big.Int)
 
 // bernoulliExpNeg returns true with probability exp(−γ), exactly, for
 // γ ≥ 0 known to lie in [g(1 − η), g(1 + η)] (η ≤ 2⁻⁴⁰) and equal to the
-// rational num/den that exact returns. One 64-bit word decides unless it
-// falls within the bracket's image (probability ≈ 2⁻⁴⁸); then
-// expNegCompare continues with exp(−γ)'s exact digits.
+// rational num/den that exact returns. One 64-bit word of U decides
+// U < exp(−γ) unless it falls within the bracket's image (probability
+// ≈ 2⁻⁴⁶); then expNegCompare continues with exp(−γ)'s exact digits.
 func bernoulliExpNeg(n Noise, g, eta float64, exact exactRat) bool {
 	if g <= 0 {
 		return true // γ = 0
+	}
+	w := n.Uint64()
+	// Usually in the log domain, U < exp(−γ) ⟺ −ln U > γ: a logarithm
+	// costs a third of an exponential here. For every U with first word
+	// w ≥ 2⁵³, −ln U lies within m of e (the margin of geometric: the
+	// conversion, math.Log's error, U's unknown further digits); γ's
+	// bracket is widened by 2⁻⁵⁰ for its own roundings.
+	if w >= 1<<53 && g*eta <= 0.5 {
+		e := -math.Log(float64(int64(w>>1)) * 0x1p-63) // as in geometric
+		m := 0x1p-50 + e*0x1p-48
+		if e-m > g*(1+eta)*(1+0x1p-50) {
+			return true
+		}
+		if e+m < g*(1-eta)*(1-0x1p-50) {
+			return false
+		}
 	}
 	// exp(−γ) = p·exp(−(γ − g)) with p = exp(−g) (math.Exp errs by under
 	// one ulp) and |γ − g| ≤ gη: within p·[1 − 2gη − 2⁻⁵⁰, 1 + 2gη + 2⁻⁵⁰]
@@ -86,7 +102,7 @@ func bernoulliExpNeg(n Noise, g, eta float64, exact exactRat) bool {
 	if g*(1-eta) > 700 {
 		phi = 0x1p-1000
 	}
-	return bernoulliWord(n, wordBounds(plo, phi), exact)
+	return decideWord(n, w, wordBounds(plo, phi), exact)
 }
 
 // bounds are the first-word thresholds of a decision U < p with p ∈
@@ -118,7 +134,11 @@ func wordBounds(lo, hi float64) bounds {
 // bernoulliWord decides U < exp(−num/den) from one word when the bounds
 // allow, else exactly.
 func bernoulliWord(n Noise, b bounds, exact exactRat) bool {
-	w := n.Uint64()
+	return decideWord(n, n.Uint64(), b, exact)
+}
+
+// decideWord is bernoulliWord for U's first word w, already drawn.
+func decideWord(n Noise, w uint64, b bounds, exact exactRat) bool {
 	if w < b.low {
 		return true
 	}
@@ -129,16 +149,37 @@ func bernoulliWord(n Noise, b bounds, exact exactRat) bool {
 	return expNegCompare(n, w, num, den)
 }
 
+// uniform is a uniform U ∈ [0, 1) drawn lazily: its base-2⁶⁴ digits
+// (words), as many as decisions about it have needed so far. Several
+// exact comparisons of the same U draw each further digit once.
+type uniform struct {
+	n     Noise
+	words []uint64
+}
+
+// word returns U's i-th digit (0: the first), drawing it if need be.
+func (u *uniform) word(i int) uint64 {
+	for len(u.words) <= i {
+		u.words = append(u.words, u.n.Uint64())
+	}
+	return u.words[i]
+}
+
 // expNegCompare decides U < exp(−num/den) for a uniform U whose first
 // 64 bits are w, drawing further words as needed: it brackets exp(−x)
 // with interval arithmetic (expNegInterval) at growing precision until
 // U's prefix interval and the bracket are apart. exp(−x) is irrational for
 // rational x > 0, so this ends with probability 1.
 func expNegCompare(n Noise, w uint64, num, den *big.Int) bool {
+	return (&uniform{n: n, words: []uint64{w}}).lessExpNeg(num, den)
+}
+
+// lessExpNeg decides U < exp(−num/den) exactly (expNegCompare).
+func (un *uniform) lessExpNeg(num, den *big.Int) bool {
 	if num.Sign() == 0 {
 		return true
 	}
-	u := new(big.Int).SetUint64(w) // U's prefix: k words
+	u := new(big.Int).SetUint64(un.word(0)) // U's prefix: k words
 	k := 1
 	for prec := uint(128); ; prec += 64 {
 		lo, hi := expNegInterval(num, den, prec)
@@ -155,7 +196,7 @@ func expNegCompare(n Noise, w uint64, num, den *big.Int) bool {
 				return false
 			}
 			u.Lsh(u, 64)
-			u.Or(u, new(big.Int).SetUint64(n.Uint64()))
+			u.Or(u, new(big.Int).SetUint64(un.word(k)))
 			k++
 		}
 	}
@@ -254,28 +295,125 @@ func BernoulliExpNeg(n Noise, gamma float64) bool {
 	return bernoulliExpNeg(n, gamma, 0, func() (*big.Int, *big.Int) { return floatRat(gamma) })
 }
 
-// discreteLaplace samples P(Y = y) ∝ exp(−|y|/t) on the integers, t ≥ 1
-// (CKS Algorithm 2).
-func discreteLaplace(n Noise, t uint64) int64 {
+// geometric returns G ≥ 0 with P(G ≥ k) = exp(−k/t), exactly, for an
+// integer 1 ≤ t < 2⁵²: by inversion of one uniform U, G ≥ k exactly when
+// U < exp(−k/t), so G = ⌊−t·ln U⌋. (CKS Algorithm 2 builds the same law
+// from a uniform U < t kept with probability exp(−U/t) and a geometric
+// count of Bernoulli(e⁻¹) trials: about ten words and four exponentials
+// per draw, against one word and one logarithm here.)
+//
+// From U's first 64 bits (128 when they are below 2⁻¹¹) the float value v
+// of −t·ln U lies within margin of the exact value for every U with those
+// bits: ⌊v⌋ is G unless an integer lies within the margin. The margin
+// bounds, with slack, the conversion of U's digits to float64 (relative
+// 2⁻⁵², giving 2⁻⁵² absolute in ln U), math.Log's error (under one ulp,
+// relative 2⁻⁵²: counted as 2⁻⁴⁸), the product's rounding, and U's
+// unknown further digits (relative width 2⁻⁶⁴/U of U's interval, the same
+// absolute width in ln U). Otherwise — probability about 2·margin, ≈ 2⁻¹⁴
+// at t ≈ 2³² — a binary search over the candidates decides each
+// "U < exp(−k/t)" exactly with U's further digits (uniform.lessExpNeg).
+func geometric(n Noise, t uint64) uint64 {
+	ft := float64(t)
+	w := n.Uint64()
+	if w >= 1<<53 { // the usual case, kept free of allocations and divisions
+		// U from w's top 63 bits (int64 converts faster than uint64):
+		// U's interval, 2⁻⁶³ wide, is at most 2⁻⁵² of U here; with the
+		// conversion's 2⁻⁵³, 2⁻⁵⁰·t covers both.
+		v := -ft * math.Log(float64(int64(w>>1))*0x1p-63)
+		margin := ft*0x1p-50 + v*0x1p-48
+		// v ± margin ≥ 0 and < 2⁶³: conversion truncates, i.e. floors.
+		if a := v - margin; a >= 0 {
+			if lo := uint64(a); lo == uint64(v+margin) {
+				return lo
+			}
+		}
+	}
+	return geometricSlow(&uniform{n: n, words: []uint64{w}}, t)
+}
+
+// geometricSlow is geometric for U's first word, when it did not decide.
+func geometricSlow(u *uniform, t uint64) uint64 {
+	ft := float64(t)
+	var uf, width float64 // U ≈ uf, its interval's width relative to U
+	switch w := u.word(0); {
+	case w >= 1<<53:
+		uf, width = float64(w)*0x1p-64, 1/float64(w)
+	case w != 0 || u.word(1) >= 1<<53:
+		// Scaled by 2⁶⁴: the sum is one rounding (2⁻⁵³ relative).
+		v := float64(w)*0x1p64 + float64(u.word(1))
+		uf, width = v*0x1p-128, 1/v
+	default:
+		// U < 2⁻¹¹⁷ (probability 2⁻¹¹⁷): no float estimate; the exact
+		// search finds an upper bound by doubling.
+		return geometricSearch(u, t, 0, math.MaxInt64)
+	}
+	v := -ft * math.Log(uf)
+	margin := ft*(0x1p-50+width) + v*0x1p-48
+	lo, hi := math.Floor(v-margin), math.Floor(v+margin)
+	if lo == hi {
+		return uint64(lo)
+	}
+	return geometricSearch(u, t, uint64(max(lo, 0)), uint64(hi))
+}
+
+// geometricSearch returns geometric's G for the uniform u, known to lie in
+// [lo, hi], by binary search on the exact decisions G ≥ k ⟺ U < exp(−k/t);
+// hi = MaxInt64 means no upper bound is known: it is found by doubling.
+func geometricSearch(u *uniform, t, lo, hi uint64) uint64 {
+	den := new(big.Int).SetUint64(t)
+	atLeast := func(k uint64) bool { return u.lessExpNeg(new(big.Int).SetUint64(k), den) }
+	if hi == math.MaxInt64 {
+		for k := max(lo, 1); ; k *= 2 {
+			if !atLeast(k) {
+				hi = k - 1
+				break
+			}
+			lo = k
+		}
+	}
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if atLeast(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// discreteLaplace samples P(Y = y) ∝ exp(−|y|/t) on the integers, t ≥ 1:
+// a geometric magnitude with a uniform sign, −0 rejected (so that 0 is
+// not counted twice).
+func discreteLaplace(n Noise, t uint64, b *bitCache) int64 {
 	for {
-		u := IntN(n, t)
-		if !bernoulliExpNegRatio(n, u, t) {
-			continue
-		}
-		var v uint64
-		for bernoulliExpNeg1(n) {
-			v++
-		}
-		x := u + t*v // |Y| < 2⁶³ but with probability exp(−2⁶³/t)
-		neg := n.Uint64()&1 == 1
-		if neg && x == 0 {
+		g := geometric(n, t)
+		neg := b.bit(n)
+		if neg && g == 0 {
 			continue
 		}
 		if neg {
-			return -int64(x)
+			return -int64(g)
 		}
-		return int64(x)
+		return int64(g)
 	}
+}
+
+// bitCache hands out the bits of one word at a time (the discrete
+// Laplace's signs): one word per 64 signs, each bit used once.
+type bitCache struct {
+	w uint64
+	k uint
+}
+
+func (b *bitCache) bit(n Noise) bool {
+	if b.k == 0 {
+		b.w, b.k = n.Uint64(), 64
+	}
+	b.k--
+	v := b.w&1 == 1
+	b.w >>= 1
+	return v
 }
 
 // DiscreteGaussian samples the discrete Gaussian N_ℤ(0, s²): P(Y = y) ∝
@@ -283,13 +421,32 @@ func discreteLaplace(n Noise, t uint64) int64 {
 // integer ≥ 1: a discrete Laplace proposal of scale t = s + 1 accepted with
 // probability exp(−(|Y| − σ²/t)²/(2σ²))).
 func DiscreteGaussian(n Noise, s uint64) int64 {
+	return newDiscreteGaussian(n, s).draw()
+}
+
+// discreteGaussian draws N_ℤ(0, s²) repeatedly from one stream
+// (DiscreteGaussian), sharing one word's bits among the signs.
+type discreteGaussian struct {
+	n     Noise
+	s     uint64
+	signs bitCache
+	// 1/t and 1/(2s²), each one rounding: inside γ's error bound below.
+	invT, inv2s2 float64
+}
+
+func newDiscreteGaussian(n Noise, s uint64) *discreteGaussian {
 	if s == 0 || s >= 1<<52 {
 		panic("accounting: DiscreteGaussian needs 1 ≤ s < 2⁵²")
 	}
+	fs := float64(s)
+	return &discreteGaussian{n: n, s: s, invT: 1 / float64(s+1), inv2s2: 1 / (2 * fs * fs)}
+}
+
+func (d *discreteGaussian) draw() int64 {
+	n, s := d.n, d.s
 	t := s + 1
-	fs, ft := float64(s), float64(t)
 	for {
-		y := discreteLaplace(n, t)
+		y := discreteLaplace(n, t, &d.signs)
 		ay := uint64(y)
 		if y < 0 {
 			ay = uint64(-y)
@@ -306,12 +463,12 @@ func DiscreteGaussian(n Noise, s uint64) int64 {
 			return a, st.Lsh(st, 1)
 		}
 		// γ in float64 with relative error below 10·2⁻⁵³ (m and s exact,
-		// five roundings): η = 2⁻⁴⁸ holds it. (|Y| ≥ 2⁵², probability
+		// six roundings): η = 2⁻⁴⁸ holds it. (|Y| ≥ 2⁵², probability
 		// ≈ exp(−2¹²), goes to the exact path.)
 		g, eta := 1e300, 1.0
 		if ay < 1<<52 {
-			d := float64(m) - 1/ft
-			g, eta = d*d/(2*fs*fs), 0x1p-48
+			e := float64(m) - d.invT
+			g, eta = e*e*d.inv2s2, 0x1p-48
 		}
 		if bernoulliExpNeg(n, g, eta, exact) {
 			return y

@@ -50,11 +50,11 @@ func TestDiscreteGaussianPMF(t *testing.T) {
 	}
 }
 
-// TestDiscreteGaussianLarge: at the lattice's scale (s ≈ 2⁴⁰) the mean is
+// TestDiscreteGaussianLarge: at the lattice's scale (s ≈ 2³²) the mean is
 // 0 and the variance s² (z-tests), and values are integers of full range.
 func TestDiscreteGaussianLarge(t *testing.T) {
 	n := SeededNoise(6)
-	s := uint64(1)<<39 + 12345
+	s := uint64(1)<<31 + 12345
 	const draws = 100_000
 	var sum, ss float64
 	for i := 0; i < draws; i++ {
@@ -279,6 +279,77 @@ func TestExpNegInterval(t *testing.T) {
 		slow := expNegCompare(n, w, num, den)
 		if fast && !slow || !fast && float64(w+1)*0x1p-64 < math.Exp(-g)*(1-1e-12) {
 			t.Fatalf("w = %d, γ = %v: slow %v, fast %v", w, g, slow, fast)
+		}
+	}
+}
+
+// TestGeometricPMF: P(G = k) = (1 − q)·qᵏ with q = e^(−1/t), by χ², for
+// small t where every value up to the tail is frequent.
+func TestGeometricPMF(t *testing.T) {
+	n := SeededNoise(12)
+	for _, tt := range []uint64{1, 3, 10} {
+		const draws = 200_000
+		q := math.Exp(-1 / float64(tt))
+		lim := uint64(8 * tt)
+		counts := make([]float64, lim+1) // the last bin: G ≥ lim
+		for i := 0; i < draws; i++ {
+			counts[min(geometric(n, tt), lim)]++
+		}
+		var chi2 float64
+		for k := uint64(0); k <= lim; k++ {
+			p := (1 - q) * math.Pow(q, float64(k))
+			if k == lim {
+				p = math.Pow(q, float64(k))
+			}
+			e := draws * p
+			chi2 += (counts[k] - e) * (counts[k] - e) / e
+		}
+		if crit := chi2Crit(float64(lim)); chi2 > crit {
+			t.Errorf("t = %d: χ² = %.1f > %.1f", tt, chi2, crit)
+		}
+	}
+}
+
+// TestGeometricFloatPathIsExact: geometric's float decision from U's first
+// word agrees with the exact search on the same U (every boundary decided
+// from exp(−k/t)'s digits), for random words and for words placed next
+// to a boundary, where the margin sends it to the exact path.
+func TestGeometricFloatPathIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tt := range []uint64{5, 1<<32 + 7} {
+		for i := 0; i < 120; i++ {
+			w := r.Uint64() | 1<<53
+			if i%2 == 1 {
+				// next to exp(−k/t) for a random k: within a few ulps
+				k := float64(r.IntN(int(3 * tt)))
+				w = uint64(math.Exp(-k/float64(tt))*0x1p64) + uint64(r.IntN(4096)) - 2048
+			}
+			words := []uint64{w, r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
+			got := geometric(&scripted{words: append([]uint64(nil), words...)}, tt)
+			want := geometricSearch(&uniform{n: &scripted{words: words[1:]}, words: words[:1]}, tt, 0, math.MaxInt64)
+			if got != want {
+				t.Fatalf("t = %d, w = %#x: geometric %d, exact %d", tt, w, got, want)
+			}
+		}
+	}
+}
+
+// TestBernoulliExpNegLogDomain: the log-domain decision from one word
+// agrees with the exact comparison of U with exp(−γ)'s digits.
+func TestBernoulliExpNegLogDomain(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 3000; i++ {
+		g := r.Float64() * 6
+		w := r.Uint64()
+		if i%3 == 0 { // near the boundary
+			w = uint64(math.Exp(-g)*0x1p64) + uint64(r.IntN(1<<20)) - 1<<19
+		}
+		words := []uint64{w, r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
+		got := BernoulliExpNeg(&scripted{words: append([]uint64(nil), words...)}, g)
+		num, den := floatRat(g)
+		want := expNegCompare(&scripted{words: words[1:]}, w, num, den)
+		if got != want {
+			t.Fatalf("γ = %v, w = %#x: %v, exact %v", g, w, got, want)
 		}
 	}
 }

@@ -126,22 +126,27 @@ func TestTransformCalibratesToTheTarget(t *testing.T) {
 
 // TestTransformHelpsShiftedFeatures: on features whose mean dominates
 // every row, centring and whitening recover what clipping to the norm
-// budget loses, at the same ε.
+// budget loses, at the same ε. Means over four seeds (one seed's "none"
+// ranges from 0.73 to 0.94).
 func TestTransformHelpsShiftedFeatures(t *testing.T) {
 	all := shiftedBy(5000, 16, 4, 5, 0.1) // the same classes: rows split by parity
 	tr, te := everyOther(all, 0), everyOther(all, 1)
 	acc := func(kind string) float64 {
-		o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2), Transform: TransformSpec{Kind: kind}}
-		res, err := Fit(context.Background(), "dpfc", tr, o)
-		if err != nil {
-			t.Fatal(err)
+		var sum float64
+		for seed := uint64(1); seed <= 4; seed++ {
+			o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(seed), Transform: TransformSpec{Kind: kind}}
+			res, err := Fit(context.Background(), "dpfc", tr, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += accuracy(res, te)
 		}
-		return accuracy(res, te)
+		return sum / 4
 	}
-	// Seeded: none 0.735, center 0.999, whiten 0.996.
+	// Seeded: none 0.863, center 0.998, whiten 0.997.
 	none, center, whiten := acc(""), acc(TransformCenter), acc(TransformWhiten)
 	t.Logf("dpfc at ε = 1: none %.3f, center %.3f, whiten %.3f", none, center, whiten)
-	if !(center > none+0.2 && whiten > none+0.2) {
+	if !(center > none+0.1 && whiten > none+0.1 && min(center, whiten) > 0.98) {
 		t.Errorf("no gain from the transform: none %.3f, center %.3f, whiten %.3f", none, center, whiten)
 	}
 }
