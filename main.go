@@ -2,7 +2,9 @@
 // features of frozen encoders. See README.md and `dpfeat --help`.
 //
 // For profiling, DPFEAT_CPUPROFILE=FILE writes a CPU profile of the run
-// (read it with `go tool pprof bin/dpfeat FILE`).
+// (read it with `go tool pprof bin/dpfeat FILE`), and DPFEAT_PHASES=1
+// prints the wall and CPU seconds of each long phase (reading,
+// accumulation, noise, factorisation, …) to stderr at exit.
 //
 // Signals: the first Ctrl-C (or SIGTERM) asks the command to stop at its
 // next safe point — partial outputs are kept for --resume — and the
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/cli"
+	"github.com/dpfeat/dpfeat/internal/phases"
 )
 
 func main() {
@@ -35,6 +38,9 @@ func main() {
 			os.Exit(1)
 		}
 		defer f.Close()
+	}
+	if os.Getenv("DPFEAT_PHASES") != "" {
+		phases.Enable()
 	}
 	grace := 10 * time.Second
 	if s := os.Getenv("DPFEAT_STOP_GRACE"); s != "" {
@@ -68,5 +74,6 @@ func main() {
 	code := cli.Run(ctx, os.Args, os.Stdout, os.Stderr)
 	signal.Stop(sigs)
 	pprof.StopCPUProfile()
+	phases.Report(os.Stderr)
 	os.Exit(code)
 }

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
 // Noise is the one way randomness enters a private release: uniform 64-bit
@@ -298,16 +300,7 @@ func AddSymmetricGaussian(n Noise, a []float64, d int, std, sens float64) float6
 			}
 		}
 	})
-	const tile = 32
-	for i0 := 0; i0 < d; i0 += tile {
-		for j0 := i0; j0 < d; j0 += tile {
-			for i := i0; i < min(i0+tile, d); i++ {
-				for j := max(j0, i+1); j < min(j0+tile, d); j++ {
-					a[j*d+i] = a[i*d+j]
-				}
-			}
-		}
-	}
+	backend.MirrorUpper(a, d)
 	return float64(sd) * g
 }
 

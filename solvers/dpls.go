@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/phases"
 )
 
 func init() {
@@ -167,6 +168,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 				return nil
 			}
 			return func() {
+				defer phases.Start("PSD projection")()
 				if errs[a] = ctx.Err(); errs[a] == nil {
 					errs[a] = psdProjectNoisy(m, D)
 				}
@@ -176,6 +178,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			return nil, err
 		}
 		var done atomic.Int64
+		stopSolve := phases.Start("factorise and solve")
 		backend.Parallel(len(chunk), func(a int) {
 			j := chunk[a]
 			if errs[a] = ctx.Err(); errs[a] != nil {
@@ -193,6 +196,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 			copy(res.W[j*D:], theta)
 			o.progress("%s: pass %d/%d: solved class %d/%d", o.method, ci+1, len(chunks), done.Add(1), len(chunk))
 		})
+		stopSolve()
 		if err := firstError(errs); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -80,11 +81,7 @@ func psdProject(a []float64, d int) error {
 	vs := blas64.General{Rows: k, Cols: d, Stride: d, Data: v[:k*d]}
 	cs := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: a}
 	blas64.Syrk(blas.Trans, 1, vs, 1, cs)
-	for i := 0; i < d; i++ {
-		for j := i + 1; j < d; j++ {
-			a[j*d+i] = a[i*d+j]
-		}
-	}
+	backend.MirrorUpper(a, d)
 	return nil
 }
 
@@ -129,40 +126,51 @@ func psdProjectNoisy(a []float64, d int) error {
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			a[i*d+j] = float64(out[i*d+j])
-			a[j*d+i] = a[i*d+j]
 		}
 	}
+	backend.MirrorUpper(a, d)
 	return nil
 }
 
 // spdSolver solves a·x = b for a symmetric d×d matrix: by Cholesky when a
-// is positive definite, else by an eigendecomposition that treats
-// eigenvalues below a tolerance as that tolerance (a documented, bounded
-// regularisation, never a NaN).
+// is positive definite and well conditioned, else by an eigendecomposition
+// that treats eigenvalues below a tolerance as that tolerance (a
+// documented, bounded regularisation, never a NaN).
 type spdSolver struct {
 	d    int
-	chol *mat.Cholesky
+	u    []float64 // the Cholesky factor: a = UᵀU, U upper (row-major)
 	eig  *mat.EigenSym
 	vals []float64
 	vecs *mat.Dense
 }
 
+// maxCond is the condition number (1-norm estimate) above which factor
+// leaves Cholesky for the eigendecomposition.
+const maxCond = 1e14
+
 func factor(a []float64, d int) (*spdSolver, error) {
+	return factorInto(a, d, bigmem.Float64s(d*d))
+}
+
+// factorInto is factor with the factor's d×d memory given.
+func factorInto(a []float64, d int, u []float64) (*spdSolver, error) {
 	s := &spdSolver{d: d}
-	u := bigmem.Float64s(d * d)
 	copy(u, a[:d*d])
 	ok, err := backend.Cholesky(d, u)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		// gonum's Cholesky carries the factor for solves and estimates
-		// the condition number from it (an overestimate: the eigen
-		// fallback then takes over a little early, never late).
-		var ch mat.Cholesky
-		ch.SetFromU(mat.NewTriDense(d, mat.Upper, u))
-		if c := ch.Cond(); c < 1e14 && !math.IsInf(c, 0) {
-			s.chol = &ch
+		// LAPACK's estimate from the factor (dpocon: O(d²), where
+		// gonum's mat.Cholesky estimate cost 3× the factorisation
+		// itself at d = 512); an overestimate, so the eigen fallback
+		// takes over a little early, never late.
+		rcond, err := backend.CholeskyRcond(d, u, oneNorm(a, d))
+		if err != nil {
+			return nil, err
+		}
+		if rcond > 1/maxCond {
+			s.u = u
 			return s, nil
 		}
 	}
@@ -190,14 +198,36 @@ func factor(a []float64, d int) (*spdSolver, error) {
 	return s, nil
 }
 
+// oneNorm is the 1-norm of the symmetric d×d matrix a (its largest
+// absolute row sum, from the upper triangle).
+func oneNorm(a []float64, d int) float64 {
+	sums := make([]float64, d)
+	for i := 0; i < d; i++ {
+		row := a[i*d : (i+1)*d]
+		sums[i] += math.Abs(row[i])
+		for j := i + 1; j < d; j++ {
+			v := math.Abs(row[j])
+			sums[i] += v
+			sums[j] += v
+		}
+	}
+	var m float64
+	for _, v := range sums {
+		m = math.Max(m, v)
+	}
+	return m
+}
+
 // solve returns a⁻¹·b.
 func (s *spdSolver) solve(b []float64) ([]float64, error) {
-	x := mat.NewVecDense(s.d, nil)
-	if s.chol != nil {
-		if err := s.chol.SolveVecTo(x, mat.NewVecDense(s.d, append([]float64(nil), b...))); err != nil {
-			return nil, err
-		}
-		return x.RawVector().Data, nil
+	if s.u != nil {
+		// UᵀU x = b: Uᵀy = b, then U x = y (two triangular solves).
+		x := append([]float64(nil), b[:s.d]...)
+		u := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: s.d, Stride: s.d, Data: s.u}
+		v := blas64.Vector{N: s.d, Inc: 1, Data: x}
+		blas64.Trsv(blas.Trans, u, v)
+		blas64.Trsv(blas.NoTrans, u, v)
+		return x, nil
 	}
 	// x = V diag(1/λ) Vᵀ b
 	tmp := make([]float64, s.d)
@@ -219,14 +249,23 @@ func (s *spdSolver) solve(b []float64) ([]float64, error) {
 	return out, nil
 }
 
-// solveSPD solves a·x = b once.
+// solveSPD solves a·x = b once. The factor's memory is reused from
+// earlier solves of the same size (a fresh 2 MiB buffer per class cost
+// ~500 page faults each in DP-LS).
 func solveSPD(a []float64, d int, b []float64) ([]float64, error) {
-	s, err := factor(a, d)
+	u, _ := factorBufs.Get().([]float64)
+	if cap(u) < d*d {
+		u = bigmem.Float64s(d * d)
+	}
+	defer factorBufs.Put(u[:d*d])
+	s, err := factorInto(a, d, u[:d*d])
 	if err != nil {
 		return nil, err
 	}
 	return s.solve(b)
 }
+
+var factorBufs sync.Pool
 
 // floatsAdd adds x to dst.
 func floatsAdd(dst, x []float64) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/phases"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
@@ -743,7 +744,9 @@ func (o *Options) Gaussian(release string, values []float64, std, sens float64) 
 	used := 0.0
 	if o.Noise != nil && std > 0 {
 		f := accounting.SumSlack(o.sumRows)
+		stop := phases.Start("noise")
 		used = accounting.AddGaussian(o.Noise, values, std*f, sens*f)
+		stop()
 	}
 	o.observe(release, used, before, values)
 	return used
@@ -760,7 +763,9 @@ func (o *Options) Symmetric(release string, a []float64, d int, std, sens float6
 	used := 0.0
 	if o.Noise != nil && std > 0 {
 		f := accounting.SumSlack(o.sumRows)
+		stop := phases.Start("noise")
 		used = accounting.AddSymmetricGaussian(o.Noise, a, d, std*f, sens*f)
+		stop()
 	}
 	o.observe(release, used, before, a)
 	return used

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
+	"github.com/dpfeat/dpfeat/internal/phases"
 )
 
 // Rows streams training rows as stored (float32, before preprocessing) with
@@ -101,6 +102,9 @@ type gramAcc struct {
 	acc     [][]float64
 	conv    [][]float64 // float64 copies of each part's rows
 	pending []float32
+	// scratch, when set, lends the float64 copy (one buffer per worker
+	// for many accumulators, instead of one per accumulator).
+	scratch chan []float64
 }
 
 func newGramAcc(d, ways int) *gramAcc {
@@ -109,6 +113,26 @@ func newGramAcc(d, ways int) *gramAcc {
 		g.acc[w] = bigmem.Float64s(d * d)
 	}
 	return g
+}
+
+// classAccs returns accumulators for k classes (one way each) whose D×D
+// totals and pending rows are cut from two slabs — allocated at once and
+// backed by huge pages where the kernel allows: 100 classes at D = 512 as
+// separate 2 MiB allocations took ~90,000 page faults, a second of system
+// time at 200,000 rows — sharing one float64 copy buffer per core.
+func classAccs(k, d int) []*gramAcc {
+	accs := bigmem.Float64s(k * d * d)
+	pend := bigmem.Float32s(k * classBufRows * d)
+	scratch := make(chan []float64, runtime.GOMAXPROCS(0))
+	for range cap(scratch) {
+		scratch <- nil
+	}
+	out := make([]*gramAcc, k)
+	for a := range out {
+		out[a] = &gramAcc{d: d, acc: [][]float64{accs[a*d*d : (a+1)*d*d : (a+1)*d*d]}, conv: make([][]float64, 1),
+			pending: pend[a*classBufRows*d : a*classBufRows*d : (a+1)*classBufRows*d], scratch: scratch}
+	}
+	return out
 }
 
 // push buffers one row and adds the buffer when it is full.
@@ -138,10 +162,18 @@ func (g *gramAcc) add(x []float32, rows int) {
 	syrk := func(w int) {
 		lo, hi := w*rows/ways, (w+1)*rows/ways
 		n := (hi - lo) * g.d
-		if cap(g.conv[w]) < n {
-			g.conv[w] = make([]float64, n)
+		conv := g.conv[w]
+		if g.scratch != nil {
+			conv = <-g.scratch
+			defer func() { g.scratch <- conv }()
 		}
-		buf := g.conv[w][:n]
+		if cap(conv) < n {
+			conv = make([]float64, max(n, classBufRows*g.d))
+		}
+		if g.scratch == nil {
+			g.conv[w] = conv
+		}
+		buf := conv[:n]
 		for i, v := range x[lo*g.d : hi*g.d] {
 			buf[i] = float64(v)
 		}
@@ -169,11 +201,7 @@ func (g *gramAcc) result() []float64 {
 			}
 		}
 	}
-	for i := 0; i < g.d; i++ {
-		for j := i + 1; j < g.d; j++ {
-			out[j*g.d+i] = out[i*g.d+j]
-		}
-	}
+	backend.MirrorUpper(out, g.d)
 	g.acc, g.conv = nil, nil
 	return out
 }
@@ -195,14 +223,18 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	}
 	classAcc := make([]*gramAcc, m)
 	var withAcc []int
+	seen := make([]bool, m)
 	for _, c := range opt.ClassGram {
 		if c < 0 || c >= m {
 			return nil, fmt.Errorf("class %d out of range 0..%d", c, m-1)
 		}
-		if classAcc[c] == nil {
-			classAcc[c] = newGramAcc(d, 1)
+		if !seen[c] {
+			seen[c] = true
 			withAcc = append(withAcc, c)
 		}
+	}
+	for a, acc := range classAccs(len(withAcc), d) {
+		classAcc[withAcc[a]] = acc
 	}
 	// With every class's Gram at hand, G is their sum: no SYRK of its own.
 	var gram *gramAcc
@@ -213,10 +245,12 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	var work []float32
 	var offset int64
 	rowsOf := make([][]int32, m)
+	timing := phases.NewSplit("read", "accumulate")
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		defer timing.Inner()()
 		n := len(y)
 		if cap(work) < n*d {
 			work = make([]float32, n*d)
@@ -235,24 +269,27 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 			rowsOf[c] = rowsOf[c][:0]
 		}
 		for i, c := range y {
+			rowsOf[c] = append(rowsOf[c], int32(i))
+		}
+		for i := range len(st.SumSquares) / d * n {
 			row := work[i*d : (i+1)*d]
-			st.Counts[c]++
-			sum := st.Sums[int(c)*d : (int(c)+1)*d]
 			for k, v := range row {
-				sum[k] += float64(v)
-			}
-			for k, v := range row[:len(st.SumSquares)] {
 				st.SumSquares[k] += float64(v) * float64(v)
 			}
-			if classAcc[c] != nil {
-				rowsOf[c] = append(rowsOf[c], int32(i))
-			}
 		}
-		// Each class's accumulator is touched by one worker.
-		backend.Parallel(len(withAcc), func(a int) {
-			c := withAcc[a]
+		// Each class's count, sum and accumulator are touched by one
+		// worker, its rows in file order.
+		backend.Parallel(m, func(c int) {
+			st.Counts[c] += int64(len(rowsOf[c]))
+			sum := st.Sums[c*d : (c+1)*d]
 			for _, i := range rowsOf[c] {
-				classAcc[c].push(work[int(i)*d : (int(i)+1)*d])
+				row := work[int(i)*d : (int(i)+1)*d]
+				for k, v := range row {
+					sum[k] += float64(v)
+				}
+				if classAcc[c] != nil {
+					classAcc[c].push(row)
+				}
 			}
 		})
 		if gram != nil {
@@ -261,9 +298,11 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		offset += int64(n)
 		return nil
 	})
+	timing.Done()
 	if err != nil {
 		return nil, err
 	}
+	defer phases.Start("accumulate")()
 	if gram != nil {
 		st.Gram = gram.result()
 	}
@@ -351,8 +390,9 @@ func prep32(in, out []float32, opt StatsOptions) {
 	}
 }
 
-// classBytes is the memory of one class's Gram accumulator and row buffers.
-func classBytes(d int) int64 { return int64(d)*int64(d)*8 + classBufRows*int64(d)*12 }
+// classBytes is the memory of one class's Gram accumulator and row
+// buffer (the float64 copies are per core: classAccs).
+func classBytes(d int) int64 { return int64(d)*int64(d)*8 + classBufRows*int64(d)*4 }
 
 // ClassChunks splits m classes into chunks whose D×D accumulators (8 bytes
 // per entry, float64) and row buffers fit in budget bytes,

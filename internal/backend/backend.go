@@ -84,3 +84,20 @@ func Ordered(n int, prepare func(i int) (work func())) {
 	}
 	wg.Wait()
 }
+
+// MirrorUpper copies the upper triangle of the n×n row-major matrix a
+// into its lower triangle, in 32×32 tiles: an untiled column walk misses
+// the cache on every write once a row no longer fits (100 class Grams at
+// n = 512 took 0.2 s of CPU that way).
+func MirrorUpper(a []float64, n int) {
+	const tile = 32
+	for i0 := 0; i0 < n; i0 += tile {
+		for j0 := i0; j0 < n; j0 += tile {
+			for i := i0; i < min(i0+tile, n); i++ {
+				for j := max(j0, i+1); j < min(j0+tile, n); j++ {
+					a[j*n+i] = a[i*n+j]
+				}
+			}
+		}
+	}
+}

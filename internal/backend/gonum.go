@@ -27,6 +27,17 @@ func Cholesky(n int, a []float64) (ok bool, err error) {
 	return ok, nil
 }
 
+// CholeskyRcond estimates the reciprocal condition number (1-norm) of the
+// matrix whose Cholesky factor Cholesky left in u, given that matrix's
+// 1-norm (LAPACK dpocon).
+func CholeskyRcond(n int, u []float64, anorm float64) (float64, error) {
+	if n == 0 {
+		return 1, nil
+	}
+	t := blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: u[:n*n]}
+	return lapack64.Pocon(t, anorm, make([]float64, 3*n), make([]int, n)), nil
+}
+
 // SymEig computes all eigenvalues (ascending, into w) and eigenvectors of
 // the symmetric n×n row-major matrix a, which is overwritten by the
 // eigenvectors as its rows.

@@ -140,3 +140,18 @@ func SetThreads(n int) (restore func()) {
 	C.openblas_set_num_threads(C.int(n))
 	return func() { C.openblas_set_num_threads(prev) }
 }
+
+// CholeskyRcond estimates the reciprocal condition number (1-norm) of the
+// matrix whose Cholesky factor Cholesky left in u, given that matrix's
+// 1-norm (LAPACKE dpocon).
+func CholeskyRcond(n int, u []float64, anorm float64) (float64, error) {
+	if n == 0 {
+		return 1, nil
+	}
+	var rcond C.double
+	info := C.LAPACKE_dpocon(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), (*C.double)(unsafe.Pointer(&u[0])), C.lapack_int(n), C.double(anorm), &rcond)
+	if info != 0 {
+		return 0, fmt.Errorf("LAPACKE_dpocon: info %d", int(info))
+	}
+	return float64(rcond), nil
+}
