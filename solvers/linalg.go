@@ -154,26 +154,11 @@ func factor(a []float64, d int) (*spdSolver, error) {
 
 // factorInto is factor with the factor's d×d memory given.
 func factorInto(a []float64, d int, u []float64) (*spdSolver, error) {
-	s := &spdSolver{d: d}
-	copy(u, a[:d*d])
-	ok, err := backend.Cholesky(d, u)
-	if err != nil {
-		return nil, err
+	s, err := choleskyInto(a, d, u)
+	if err != nil || s != nil {
+		return s, err
 	}
-	if ok {
-		// LAPACK's estimate from the factor (dpocon: O(d²), where
-		// gonum's mat.Cholesky estimate cost 3× the factorisation
-		// itself at d = 512); an overestimate, so the eigen fallback
-		// takes over a little early, never late.
-		rcond, err := backend.CholeskyRcond(d, u, oneNorm(a, d))
-		if err != nil {
-			return nil, err
-		}
-		if rcond > 1/maxCond {
-			s.u = u
-			return s, nil
-		}
-	}
+	s = &spdSolver{d: d}
 	sym := mat.NewSymDense(d, append([]float64(nil), a[:d*d]...))
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
@@ -196,6 +181,25 @@ func factorInto(a []float64, d int, u []float64) (*spdSolver, error) {
 	s.vecs = &mat.Dense{}
 	eig.VectorsTo(s.vecs)
 	return s, nil
+}
+
+// choleskyInto factors a into u by Cholesky; nil (and no error) when a is
+// not positive definite or its condition exceeds maxCond.
+func choleskyInto(a []float64, d int, u []float64) (*spdSolver, error) {
+	copy(u, a[:d*d])
+	ok, err := backend.Cholesky(d, u)
+	if err != nil || !ok {
+		return nil, err
+	}
+	// LAPACK's estimate from the factor (dpocon: O(d²), where gonum's
+	// mat.Cholesky estimate cost 3× the factorisation itself at
+	// d = 512); an overestimate, so the eigen fallback takes over a
+	// little early, never late.
+	rcond, err := backend.CholeskyRcond(d, u, oneNorm(a, d))
+	if err != nil || rcond <= 1/maxCond {
+		return nil, err
+	}
+	return &spdSolver{d: d, u: u}, nil
 }
 
 // oneNorm is the 1-norm of the symmetric d×d matrix a (its largest
@@ -249,20 +253,36 @@ func (s *spdSolver) solve(b []float64) ([]float64, error) {
 	return out, nil
 }
 
-// solveSPD solves a·x = b once. The factor's memory is reused from
-// earlier solves of the same size (a fresh 2 MiB buffer per class cost
-// ~500 page faults each in DP-LS).
+// solveSPD solves a·x = b once: by Cholesky, else (not positive definite
+// or ill-conditioned) through factor's eigendecomposition.
 func solveSPD(a []float64, d int, b []float64) ([]float64, error) {
+	x, ok, err := solveCholesky(a, d, b)
+	if err != nil || ok {
+		return x, err
+	}
+	s, err := factor(a, d)
+	if err != nil {
+		return nil, err
+	}
+	return s.solve(b)
+}
+
+// solveCholesky solves a·x = b once by Cholesky; ok is false when a is not
+// positive definite or ill-conditioned (maxCond). The factor's memory is
+// reused from earlier solves of the same size (a fresh 2 MiB buffer per
+// class cost ~500 page faults each in DP-LS).
+func solveCholesky(a []float64, d int, b []float64) (x []float64, ok bool, err error) {
 	u, _ := factorBufs.Get().([]float64)
 	if cap(u) < d*d {
 		u = bigmem.Float64s(d * d)
 	}
 	defer factorBufs.Put(u[:d*d])
-	s, err := factorInto(a, d, u[:d*d])
-	if err != nil {
-		return nil, err
+	s, err := choleskyInto(a, d, u[:d*d])
+	if err != nil || s == nil {
+		return nil, false, err
 	}
-	return s.solve(b)
+	x, err = s.solve(b)
+	return x, err == nil, err
 }
 
 var factorBufs sync.Pool

@@ -619,6 +619,7 @@ func TestFitRefusesBadInput(t *testing.T) {
 		{"one class", "dpls", one, Options{Epsilon: 1, Delta: 1e-5}, "at least 2"},
 		{"bad hyperparameter", "dpfc", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": -1}}, "lr must be a positive number"},
 		{"unknown hyperparameter", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1, "steps": 3}}, "dpls has no hyperparameter lr, steps (it has: clip, alpha, lambda, psd)"},
+		{"psd not -1, 0 or 1", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"psd": 2}}, "--param psd=2: expected -1"},
 		{"bad optimizer", "dpsgd", d, Options{Epsilon: 1, Delta: 1e-5, Optimizer: "rmsprop"}, "unknown optimizer"},
 		{"unknown method", "svm", d, Options{Epsilon: 1, Delta: 1e-5}, "unknown method"},
 	}
@@ -988,6 +989,68 @@ func TestMemoryBudgetRefusesHugeSquares(t *testing.T) {
 		_, err := FitRows(context.Background(), m, batchedRows{d, 10}, 2, Options{Epsilon: 1, Delta: 1e-5, MemoryBudget: 1 << 20})
 		if err == nil || !strings.Contains(err.Error(), "300 features") || !strings.Contains(err.Error(), "--memory") {
 			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
+
+// TestLambdaScale: the default ridge doubles exactly where the noise's
+// spectral edge is at least 250 times a class's mean eigenvalue, from
+// public quantities (D, M, z, n) only.
+func TestLambdaScale(t *testing.T) {
+	for _, c := range []struct {
+		D, M    int
+		z, n    float64
+		factor  float64
+		rhoNear float64
+	}{
+		{256, 10, 422.25, 30000, 2, 1153},               // Fashion-MNIST resnet, ε = 0.01
+		{128, 10, 53.26, 30000, 1, 51.4},                // vit, ε = 0.1
+		{1664, 1000, 6, 1281167, 2, 636},                // ImageNet's shape, ε ≈ 1
+		{512, 100, 6.46, 200000, 1, 74.8},               // the 200k benchmark
+		{256, 10, 250 * 30000 / 81920.0, 30000, 2, 250}, // at the threshold
+	} {
+		f, rho := lambdaScale(c.D, c.M, c.z, c.n)
+		if f != c.factor || math.Abs(rho-c.rhoNear) > 0.01*c.rhoNear {
+			t.Errorf("D=%d M=%d z=%v n=%v: factor %v ρ %.1f; want %v, ρ ≈ %v", c.D, c.M, c.z, c.n, f, rho, c.factor, c.rhoNear)
+		}
+	}
+}
+
+// TestDPLSProjectsOnlyWhenNeeded: by default DP-LS solves by Cholesky and
+// projects a noisy class matrix only when its system is not positive
+// definite — forced here by a ridge far below the noise — and says so;
+// psd = 0 never projects (the eigen fallback solves), psd = 1 always
+// does, without a note. Every result is finite.
+func TestDPLSProjectsOnlyWhenNeeded(t *testing.T) {
+	d := blobs(300, 16, 3, 2)
+	for _, c := range []struct {
+		psd      float64
+		lambda   float64
+		wantNote bool
+	}{
+		{-1, 1e-3, true},
+		{-1, 0, false}, // the default λ: positive definite
+		{0, 1e-3, false},
+		{1, 1e-3, false},
+	} {
+		params := map[string]float64{"psd": c.psd}
+		if c.lambda > 0 {
+			params["lambda"] = c.lambda
+		}
+		var notes []string
+		res, err := Fit(context.Background(), "dpls", d, Options{Epsilon: 0.5, Delta: 1e-5, Noise: accounting.SeededNoise(3), Params: params,
+			Note: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }})
+		if err != nil {
+			t.Fatalf("psd=%v: %v", c.psd, err)
+		}
+		for _, w := range res.W {
+			if math.IsNaN(w) || math.IsInf(w, 0) {
+				t.Fatalf("psd=%v: non-finite weight", c.psd)
+			}
+		}
+		got := strings.Contains(strings.Join(notes, "\n"), "not positive definite")
+		if got != c.wantNote {
+			t.Errorf("psd=%v λ=%v: projection note %v, want %v (notes: %q)", c.psd, c.lambda, got, c.wantNote, notes)
 		}
 	}
 }
