@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/phases"
 )
 
 func init() {
@@ -89,6 +90,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	acc := newGramAcc(D, runtime.GOMAXPROCS(0))
 	counts := make([]int64, M)
 	o.progress("dpfc: covariance pass")
+	stop := phases.Start("covariance pass")
 	err = us.each(ctx, func(u uBlock[float32]) error {
 		for _, c := range u.Y {
 			counts[c]++
@@ -96,6 +98,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		acc.add(u.X, u.N)
 		return nil
 	})
+	stop()
 	if err != nil {
 		return nil, err
 	}
@@ -128,18 +131,36 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	theta := startTheta(M, D, biasInit, cg)
 	grad := newGradient32(M, D)
 	gsum := make([]float64, M*D)
+	part := make([][]float64, us.workers()) // each worker's running sum
+	for w := range part {
+		part[w] = make([]float64, M*D)
+	}
 	row := make([]float64, D)
 	for t := 0; t < T; t++ {
 		// One pass per step (Lines 5–7): scores, residuals and the clipped
 		// gradient sum, block by block (float32 products, float64 total:
-		// the noise, z·C_g per entry, dwarfs the rounding).
+		// the noise, z·C_g per entry, dwarfs the rounding). With u in
+		// memory each core takes a run of blocks; streamed, each block
+		// is split over the cores.
+		stop := phases.Start("gradient steps")
 		clear(gsum)
 		grad.setTheta(theta)
 		o.released("theta", t, 0, theta) // the state the step's gradients are taken at
-		err := us.each(ctx, func(u uBlock[float32]) error {
-			grad.add(u, cgrad, gsum)
+		for _, p := range part {
+			clear(p)
+		}
+		err := us.eachOn(ctx, func(w int, u uBlock[float32]) error {
+			if us.cached {
+				grad.addOn(w, u, cgrad, part[w])
+			} else {
+				grad.add(u, cgrad, gsum)
+			}
 			return nil
 		})
+		for _, p := range part {
+			floatsAdd(gsum, p)
+		}
+		stop()
 		if err != nil {
 			return nil, err
 		}

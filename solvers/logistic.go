@@ -139,41 +139,12 @@ func (g *gradient32) setTheta(theta []float64) {
 	}
 }
 
-// add adds the block's clipped gradient sum to total (M×D).
+// add adds the block's clipped gradient sum to total (M×D), its rows split
+// over the cores.
 func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
-	m, d := g.m, g.d
 	parts := max(1, min(len(g.z), u.N/partRows))
-	lim := clip * clipMargin
 	backend.Parallel(parts, func(q int) {
-		lo, hi := q*u.N/parts, (q+1)*u.N/parts
-		x := blas32.General{Rows: hi - lo, Cols: d, Stride: d, Data: u.X[lo*d : hi*d]}
-		th := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.theta}
-		z := blas32.General{Rows: hi - lo, Cols: m, Stride: m, Data: g.z[q][:(hi-lo)*m]}
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, th, 0, z)
-		for i := lo; i < hi; i++ {
-			row := z.Data[(i-lo)*m : (i-lo+1)*m]
-			var rr float64
-			for j, s := range row {
-				r := Sigmoid(float64(s))
-				if int(u.Y[i]) == j {
-					r -= 1
-				}
-				row[j] = float32(r)
-				rr += r * r
-			}
-			var uu float64
-			for _, v := range u.Row(i) {
-				uu += float64(v) * float64(v)
-			}
-			if n := math.Sqrt(rr * uu); n > lim {
-				f := float32(lim / n)
-				for j := range row {
-					row[j] *= f
-				}
-			}
-		}
-		s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)
+		g.part(q, u, q*u.N/parts, (q+1)*u.N/parts, clip)
 	})
 	for q := 0; q < parts; q++ {
 		for i, v := range g.sums[q] {
@@ -181,3 +152,54 @@ func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
 		}
 	}
 }
+
+// addOn adds the whole block's clipped gradient sum to total on the
+// calling goroutine, with worker q's buffers: for passes whose blocks are
+// shared out among the cores (uStream.eachOn), where splitting every block
+// left the cores waiting on each other between blocks.
+func (g *gradient32) addOn(q int, u uBlock[float32], clip float64, total []float64) {
+	g.part(q, u, 0, u.N, clip)
+	for i, v := range g.sums[q] {
+		total[i] += float64(v)
+	}
+}
+
+// part computes the clipped gradient sum of rows lo..hi−1 of the block into
+// g.sums[q].
+func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
+	m, d := g.m, g.d
+	lim := clip * clipMargin
+	x := blas32.General{Rows: hi - lo, Cols: d, Stride: d, Data: u.X[lo*d : hi*d]}
+	th := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.theta}
+	z := blas32.General{Rows: hi - lo, Cols: m, Stride: m, Data: g.z[q][:(hi-lo)*m]}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, th, 0, z)
+	for i := lo; i < hi; i++ {
+		row := z.Data[(i-lo)*m : (i-lo+1)*m]
+		var rr float64
+		for j, s := range row {
+			r := Sigmoid(float64(s))
+			if int(u.Y[i]) == j {
+				r -= 1
+			}
+			row[j] = float32(r)
+			rr += r * r
+		}
+		var uu float64
+		if u.NormSq != nil {
+			uu = u.NormSq[i]
+		} else {
+			for _, v := range u.Row(i) {
+				uu += float64(v) * float64(v)
+			}
+		}
+		if n := math.Sqrt(rr * uu); n > lim {
+			f := float32(lim / n)
+			for j := range row {
+				row[j] *= f
+			}
+		}
+	}
+	s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
+	blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)
+}
+

@@ -1054,3 +1054,4 @@ func TestDPLSProjectsOnlyWhenNeeded(t *testing.T) {
 		}
 	}
 }
+

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 
+	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
@@ -35,6 +37,9 @@ type uBlock[T float32 | float64] struct {
 	X    []T
 	Y    []int32
 	N, D int
+	// NormSq, when set, holds each row's ‖u‖² (cached passes: u is fixed,
+	// and recomputing it was an n·D pass per step).
+	NormSq []float64
 }
 
 // Row returns row i.
@@ -58,6 +63,7 @@ type uStream[T float32 | float64] struct {
 	cacheBytes int64
 	cache      []T
 	labels     []int32
+	normSq     []float64
 	cached     bool
 }
 
@@ -79,7 +85,7 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 				return err
 			}
 			k := min(uBlockRows, n-start)
-			if err := fn(uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd}); err != nil {
+			if err := fn(s.block(start, k)); err != nil {
 				return err
 			}
 		}
@@ -90,6 +96,7 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 	if s.cacheBytes > 0 && total*int64(dd)*int64(sizeOf(size)) <= s.cacheBytes && s.cache == nil {
 		s.cache = bigSlice[T](int(total) * dd)
 		s.labels = make([]int32, total)
+		s.normSq = make([]float64, total)
 	}
 	if s.cache == nil && s.buf == nil {
 		s.buf = make([]T, uBlockRows*dd)
@@ -117,7 +124,17 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			y = s.labels[offset : offset+int64(n)]
 		}
 		x = x[:n*dd]
-		parallelRows(n, dd, func(i int) { fill(i, x[i*dd:(i+1)*dd]) })
+		parallelRows(n, dd, func(i int) {
+			out := x[i*dd : (i+1)*dd]
+			fill(i, out)
+			if s.cache != nil {
+				var ss float64
+				for _, v := range out {
+					ss += float64(v) * float64(v)
+				}
+				s.normSq[offset+int64(i)] = ss
+			}
+		})
 		offset += int64(n)
 		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd})
 	}
@@ -141,6 +158,42 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 		return nil
 	})
 }
+
+// eachOn is each for work that needs no order among blocks: once u is
+// cached, its blocks are shared out in contiguous runs, one per core, and
+// fn(w, block) runs on worker w (0 ≤ w < workers()); before that it is
+// each, every block on worker 0. Each worker's blocks come in order, so a
+// worker's own running sums do not depend on scheduling.
+func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) error) error {
+	if !s.cached {
+		return s.each(ctx, func(u uBlock[T]) error { return fn(0, u) })
+	}
+	n := len(s.labels)
+	blocks := (n + uBlockRows - 1) / uBlockRows
+	workers := s.workers()
+	errs := make([]error, workers)
+	backend.Parallel(workers, func(w int) {
+		for b := w * blocks / workers; b < (w+1)*blocks/workers; b++ {
+			if errs[w] = ctx.Err(); errs[w] != nil {
+				return
+			}
+			start := b * uBlockRows
+			if errs[w] = fn(w, s.block(start, min(uBlockRows, n-start))); errs[w] != nil {
+				return
+			}
+		}
+	})
+	return firstError(errs)
+}
+
+// block is the cached block of k rows from row start.
+func (s *uStream[T]) block(start, k int) uBlock[T] {
+	dd := s.dim()
+	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k]}
+}
+
+// workers is the number of workers eachOn uses.
+func (s *uStream[T]) workers() int { return runtime.GOMAXPROCS(0) }
 
 // clipMargin shrinks every clipping norm a little, so that rounding (of a
 // float64 product, or to float32) can never leave a clipped vector longer
