@@ -202,4 +202,3 @@ func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
 	s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
 	blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)
 }
-

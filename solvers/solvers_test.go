@@ -1054,4 +1054,3 @@ func TestDPLSProjectsOnlyWhenNeeded(t *testing.T) {
 		}
 	}
 }
-
