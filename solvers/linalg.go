@@ -158,7 +158,12 @@ func factorInto(a []float64, d int, u []float64) (*spdSolver, error) {
 	if err != nil || s != nil {
 		return s, err
 	}
-	s = &spdSolver{d: d}
+	return eigenSolver(a, d)
+}
+
+// eigenSolver is factor's fallback for a system Cholesky refused.
+func eigenSolver(a []float64, d int) (*spdSolver, error) {
+	s := &spdSolver{d: d}
 	sym := mat.NewSymDense(d, append([]float64(nil), a[:d*d]...))
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
@@ -260,7 +265,7 @@ func solveSPD(a []float64, d int, b []float64) ([]float64, error) {
 	if err != nil || ok {
 		return x, err
 	}
-	s, err := factor(a, d)
+	s, err := eigenSolver(a, d) // Cholesky just refused it: not again
 	if err != nil {
 		return nil, err
 	}
