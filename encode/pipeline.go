@@ -194,6 +194,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	base := st.Examples // examples an interrupted run already encoded
 	go func() {
 		defer close(jobs)
+		background()
 		read := base
 		var carry *features.Example // read, waiting for room in the next job
 		for seq := 0; ; seq++ {
@@ -240,12 +241,13 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// Workers: decode and preprocess. Tensor buffers are recycled: the
 	// encoder hands each back once it has run.
 	size := prep.Size()
-	var tensors sync.Pool
+	var tensors, featureBufs sync.Pool
 	var wg sync.WaitGroup
 	for i := 0; i < opt.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			background()
 			for j := range jobs {
 				buf, _ := tensors.Get().(*[]float32)
 				if buf == nil || cap(*buf) < len(j.examples)*size {
@@ -300,6 +302,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	}()
 	go func() {
 		defer encoding.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		defer close(encoded)
 		pending := map[int]prepared{}
 		next := 0
@@ -317,9 +321,18 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 					return
 				}
 				rows := len(q.labels)
-				q.features = make([]float32, rows*enc.Dim())
+				// Feature buffers are recycled too: the writer hands each
+				// back once copied into its record batch (a fresh slice per
+				// batch kept the garbage collector busy beside the encoder).
+				fb, _ := featureBufs.Get().(*[]float32)
+				if fb == nil || cap(*fb) < rows*enc.Dim() {
+					b := make([]float32, rows*enc.Dim())
+					fb = &b
+				}
+				q.features = (*fb)[:rows*enc.Dim()]
 				if rows > 0 {
-					if err := enc.Run(q.tensor, rows, q.features); err != nil {
+					err := enc.Run(q.tensor, rows, q.features)
+					if err != nil {
 						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.first, err)
 						return
 					}
@@ -346,7 +359,10 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		}
 	}
 	bar := newProgress(opt.Progress, total, st.Examples)
-	acc := features.Batch{Dim: enc.Dim()}
+	// The record batch's buffers are allocated once and reused: growing
+	// them by append cost more than the rest of the pipeline.
+	acc := features.Batch{Dim: enc.Dim(), Features: make([]float32, 0, (opt.RecordRows+opt.Batch)*enc.Dim()),
+		Labels: make([]int32, 0, opt.RecordRows+opt.Batch), IDs: make([]string, 0, opt.RecordRows+opt.Batch)}
 	var accExamples, accSkipped int64
 	var accSkippedIDs []string
 	flush := func() error {
@@ -366,7 +382,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		if err := w.Commit(st); err != nil {
 			return err
 		}
-		acc = features.Batch{Dim: enc.Dim()}
+		acc.Features, acc.Labels, acc.IDs = acc.Features[:0], acc.Labels[:0], acc.IDs[:0]
 		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
 		return nil
 	}
@@ -384,6 +400,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				break
 			}
 			acc.Features = append(acc.Features, q.features...)
+			f := q.features
+			featureBufs.Put(&f)
 			acc.Labels = append(acc.Labels, q.labels...)
 			acc.IDs = append(acc.IDs, q.ids...)
 			accExamples += int64(q.n)
