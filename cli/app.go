@@ -58,6 +58,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			imbalanceCommand(),
 			sweepCommand(),
 			exportCommand(),
+			exportONNXCommand(),
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),

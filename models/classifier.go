@@ -194,7 +194,7 @@ func (c *Classifier) Save(path string) error {
 			}
 		}
 	}
-	meta, err := c.metadata()
+	meta, err := c.Metadata()
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
@@ -205,7 +205,10 @@ func (c *Classifier) Save(path string) error {
 	return atomicfile.WriteBytes(path, b)
 }
 
-func (c *Classifier) metadata() (map[string]string, error) {
+// Metadata is the classifier file's header metadata: format, kind, classes,
+// dimension, preprocessing, encoder, method and hyperparameters, the full
+// privacy statement, training counts, version and creation time.
+func (c *Classifier) Metadata() (map[string]string, error) {
 	js := func(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
