@@ -403,3 +403,42 @@ func TestFirstNonFiniteParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenReadsRecordBatchesOverArrowsDefault: pyarrow and polars write a
+// table as one record batch, often over the Arrow library's default 256
+// MiB limit; such a file was called corrupt. The bound is the file.
+func TestOpenReadsRecordBatchesOverArrowsDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 270 MB")
+	}
+	const n, d = 65800, 1024 // 269.5 MB of features in one batch
+	path := filepath.Join(t.TempDir(), "big.arrow")
+	w, err := Create(path, d, Metadata{Classes: []string{"a", "b"}}, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{Dim: d, Features: make([]float32, n*d), Labels: make([]int32, n)}
+	for i := range b.Labels {
+		b.Labels[i] = int32(i % 2)
+		b.Features[i*d+i%d] = 1
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b = Batch{}
+	f, err := Open(path, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows := 0
+	if err := f.Each(func(b Batch) error { rows += b.Rows(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || f.NumBatches() != 1 {
+		t.Fatalf("read %d rows in %d batches; want %d in 1", rows, f.NumBatches(), n)
+	}
+}

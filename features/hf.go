@@ -89,7 +89,7 @@ func (d *hfDataset) openFile(i int) error {
 	var r *ipc.Reader
 	if err := guard(func() error {
 		var err error
-		r, err = ipc.NewReader(f, ipc.WithBodySizeLimit(max(st.Size(), 1)))
+		r, err = ipc.NewReader(f, bodyLimit(st.Size()))
 		return err
 	}); err != nil {
 		f.Close()

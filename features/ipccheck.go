@@ -3,6 +3,8 @@ package features
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // The Arrow library trusts the lengths written in an IPC file's flatbuffer
@@ -545,4 +547,12 @@ func checkIPCStreamPrefix(read func(off, n int64) ([]byte, error), size int64, m
 		}
 		pos += prefix + mlen + body
 	}
+}
+
+// bodyLimit lets the Arrow reader take record batches as large as the
+// file (the library's default refuses bodies over 256 MiB, which a table
+// written at once by pyarrow or polars easily has); checkIPC and
+// checkIPCStream have already bounded every block by the bytes present.
+func bodyLimit(size int64) ipc.Option {
+	return ipc.WithBodySizeLimit(max(size, 1))
 }

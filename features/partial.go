@@ -39,7 +39,7 @@ func CopyPartial(src string, batches int, w *Writer) (int64, error) {
 	var r *ipc.Reader
 	if err := guard(func() error {
 		var err error
-		r, err = ipc.NewReader(io.NewSectionReader(f, start, st.Size()-start))
+		r, err = ipc.NewReader(io.NewSectionReader(f, start, st.Size()-start), bodyLimit(st.Size()-start))
 		return err
 	}); err != nil {
 		return 0, fmt.Errorf("resume from %s: %v", src, err)

@@ -109,9 +109,9 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	if err := guard(func() error {
 		var rerr error
 		if data != nil {
-			ff.r, rerr = ipc.NewMappedFileReader(data, ipc.WithEnsureNativeEndian(true))
+			ff.r, rerr = ipc.NewMappedFileReader(data, ipc.WithEnsureNativeEndian(true), bodyLimit(st.Size()))
 		} else {
-			ff.r, rerr = ipc.NewFileReader(f, ipc.WithEnsureNativeEndian(true))
+			ff.r, rerr = ipc.NewFileReader(f, ipc.WithEnsureNativeEndian(true), bodyLimit(st.Size()))
 		}
 		return rerr
 	}); err != nil {
