@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -144,6 +145,15 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 	sort.Strings(idx)
 	sort.Strings(bins)
 	split := opt.Split
+	// A DatasetDict saved by datasets' save_to_disk: one folder per split,
+	// listed in dataset_dict.json. Without --split it is not an image
+	// folder whose classes are train and test.
+	if splits, ok := datasetDictSplits(dir); ok && len(arrows) == 0 && (split == "" || !subdirs[split]) {
+		if split == "" {
+			return nil, fmt.Errorf("open dataset %s: a Hugging Face DatasetDict with splits %s; pass --split with one of them", dir, strings.Join(splits, ", "))
+		}
+		return nil, fmt.Errorf("open dataset %s: the DatasetDict has no split %q (it has %s)", dir, split, strings.Join(splits, ", "))
+	}
 	switch {
 	case len(idx) > 0:
 		if split == "" {
@@ -195,6 +205,22 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 		return openHF(arrows, dir)
 	}
 	return openImageFolder(dir, opt.Classes)
+}
+
+// datasetDictSplits reads the splits a DatasetDict folder lists in its
+// dataset_dict.json; false when there is none.
+func datasetDictSplits(dir string) ([]string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "dataset_dict.json"))
+	if err != nil {
+		return nil, false
+	}
+	var dd struct {
+		Splits []string `json:"splits"`
+	}
+	if json.Unmarshal(b, &dd) != nil || len(dd.Splits) == 0 {
+		return nil, false
+	}
+	return dd.Splits, true
 }
 
 func hasArrow(dir string) bool {

@@ -478,3 +478,22 @@ func TestSchemaSizeAgainstFile(t *testing.T) {
 	}
 	t.Logf("%d bytes: %v", len(patched), err)
 }
+
+// TestDatasetDictAsksForASplit: a save_to_disk DatasetDict root is not an
+// image folder whose classes are its splits.
+func TestDatasetDictAsksForASplit(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range []string{"train", "test"} {
+		os.MkdirAll(filepath.Join(dir, s), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+	for _, c := range []struct{ split, want string }{
+		{"", "a Hugging Face DatasetDict with splits train, test; pass --split"},
+		{"validation", `the DatasetDict has no split "validation" (it has train, test)`},
+	} {
+		_, err := OpenDataset(dir, DatasetOptions{Split: c.split})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("split %q: %v; want %q", c.split, err, c.want)
+		}
+	}
+}
