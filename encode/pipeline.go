@@ -361,8 +361,12 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	bar := newProgress(opt.Progress, total, st.Examples)
 	// The record batch's buffers are allocated once and reused: growing
 	// them by append cost more than the rest of the pipeline.
-	acc := features.Batch{Dim: enc.Dim(), Features: make([]float32, 0, (opt.RecordRows+opt.Batch)*enc.Dim()),
-		Labels: make([]int32, 0, opt.RecordRows+opt.Batch), IDs: make([]string, 0, opt.RecordRows+opt.Batch)}
+	capRows := int64(opt.RecordRows + opt.Batch)
+	if total > 0 {
+		capRows = min(capRows, total) // a small dataset needs no more
+	}
+	acc := features.Batch{Dim: enc.Dim(), Features: make([]float32, 0, capRows*int64(enc.Dim())),
+		Labels: make([]int32, 0, capRows), IDs: make([]string, 0, capRows)}
 	var accExamples, accSkipped int64
 	var accSkippedIDs []string
 	flush := func() error {
