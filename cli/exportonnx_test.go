@@ -9,39 +9,27 @@ import (
 	"strings"
 	"testing"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 	"github.com/dpfeat/dpfeat/models"
 )
 
 // runModel runs an ONNX file on one float32 input and returns "scores".
 func runModel(t *testing.T, path, input string, x []float32, shape ...int64) []float32 {
 	t.Helper()
-	s, err := ort.NewDynamicAdvancedSession(path, []string{input}, []string{"scores"}, nil)
+	model, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Destroy()
-	in, err := ort.NewTensor(ort.NewShape(shape...), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Destroy()
-	outs := []ort.Value{nil}
-	if err := s.Run([]ort.Value{in}, outs); err != nil {
-		t.Fatal(err)
-	}
-	defer outs[0].Destroy()
-	return append([]float32(nil), outs[0].(*ort.Tensor[float32]).GetData()...)
+	return orttest.Run(t, model, input, x, shape, "scores")[0].([]float32)
 }
 
 // TestExportONNXEveryMethod fits every method on features of the demo
 // encoder, exports the head alone and fused with the encoder, and checks
 // both through ONNX Runtime against dpfeat predict's scores.
 func TestExportONNXEveryMethod(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog", "owl"}, 6)
@@ -135,7 +123,7 @@ func TestExportONNXEveryMethod(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--classifier", clf, "--out", head(dir)}, "exists: pass --force"},
+		{[]string{"--classifier", clf, "--out", filepath.Join(dir, "head.onnx")}, "exists: pass --force"},
 		{[]string{"--classifier", clf, "--input", "pixels", "--out", out}, "give --encoder"},
 		{[]string{"--classifier", clf, "--encoder", model, "--input", "rgb", "--out", out}, `--input "rgb"`},
 		{[]string{"--classifier", feats, "--out", out}, "not a safetensors file"},
@@ -150,5 +138,3 @@ func TestExportONNXEveryMethod(t *testing.T) {
 		}
 	}
 }
-
-func head(dir string) string { return filepath.Join(dir, "head.onnx") }

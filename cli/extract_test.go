@@ -13,19 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
-
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := encode.InitRuntime(""); err != nil {
-		if os.Getenv("DPFEAT_REQUIRE_ORT") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-}
 
 // imageFolder writes n small PNGs per class.
 func imageFolder(t *testing.T, root string, classes []string, n int) {
@@ -47,7 +37,7 @@ func imageFolder(t *testing.T, root string, classes []string, n int) {
 }
 
 func TestExtractCommand(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	strictUmask(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")
@@ -119,7 +109,7 @@ func TestExtractCommand(t *testing.T) {
 // recorded in the parent data's ledger and refused past it; a derived file
 // that carries no identity is refused when ledgers exist, saying why.
 func TestBudgetFollowsTheData(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog"}, 12)
@@ -188,7 +178,7 @@ func TestBudgetFollowsTheData(t *testing.T) {
 // TestExtractNeverReplacesInputs (#16 item 1): --out equal to the model or
 // inside the image folder is refused before any work.
 func TestExtractNeverReplacesInputs(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog"}, 2)

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/dpfeat/dpfeat/finetune"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
 func TestFinetune(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	strictUmask(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "images")

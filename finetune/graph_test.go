@@ -7,24 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
-
-// needRuntime skips a test when ONNX Runtime's library is absent, unless
-// DPFEAT_REQUIRE_ORT is set (as `make test` does), where that is a failure.
-func needRuntime(t testing.TB) {
-	t.Helper()
-	if err := encode.InitRuntime(""); err != nil {
-		if os.Getenv("DPFEAT_REQUIRE_ORT") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-}
 
 func openTestGraph(t *testing.T, name string) (*Graph, [][]float32) {
 	t.Helper()
-	needRuntime(t)
+	orttest.Need(t)
 	g, err := OpenGraph(filepath.Join("..", "testdata", "training", name+".onnx"), GraphOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +86,7 @@ func TestGraphGradientsMatchFiniteDifferences(t *testing.T) {
 }
 
 func TestGraphContractErrors(t *testing.T) {
-	needRuntime(t)
+	orttest.Need(t)
 	// An encoder is not a training graph.
 	_, err := OpenGraph(filepath.Join("..", "testdata", "encoders", "tiny-cnn.onnx"), GraphOptions{Threads: 1})
 	if err == nil {

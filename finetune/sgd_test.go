@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
 // zeroNoise draws no noise and samples every example.
@@ -274,7 +275,7 @@ func TestGraphsHaveIndependentExamples(t *testing.T) {
 // by models/export_coupled_test_graph.py: x − batch mean, as batch
 // normalisation in training mode) is refused before any step.
 func TestCoupledGraphIsRefused(t *testing.T) {
-	needRuntime(t)
+	orttest.Need(t)
 	g, err := OpenGraph(filepath.Join("..", "testdata", "training", "coupled.onnx"), GraphOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
