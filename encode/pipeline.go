@@ -331,8 +331,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				}
 				q.features = (*fb)[:rows*enc.Dim()]
 				if rows > 0 {
-					err := enc.Run(q.tensor, rows, q.features)
-					if err != nil {
+					if err := enc.Run(q.tensor, rows, q.features); err != nil {
 						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.first, err)
 						return
 					}

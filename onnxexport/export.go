@@ -42,29 +42,34 @@ func Head(c *models.Classifier, version string, single bool) ([]byte, error) {
 	body := appendString(nil, graphName, "dpfeat-head")
 	body = append(body, g.graphBody()...)
 	body = appendBytes(body, graphInput, valueInfo{name: InputFeatures, elem: elemFloat, dims: []int64{0, int64(c.Dim)}, param: "N"}.marshal())
-	body = appendOutputs(body, "", c)
-	meta, err := metadata(c, "features")
+	body = appendOutputs(body, c, "", OutputScores, OutputClass)
+	b := appendVarint(nil, modelIRVersion, irVersion)
+	b = appendBytes(b, modelOpsetImport, appendVarint(appendString(nil, opsetDomain, ""), opsetVersion, headOpset))
+	return appendModel(b, c, version, "features", body)
+}
+
+// appendModel adds to a ModelProto's other fields dpfeat as its producer,
+// a doc string, the graph, and the classifier's metadata.
+func appendModel(b []byte, c *models.Classifier, version, input string, graph []byte) ([]byte, error) {
+	meta, err := metadata(c, input)
 	if err != nil {
 		return nil, err
 	}
-	var b []byte
-	b = appendVarint(b, modelIRVersion, irVersion)
 	b = appendString(b, modelProducerName, "dpfeat")
 	b = appendString(b, modelProducerVer, version)
-	b = appendString(b, modelDocString, docString(c, "features"))
-	b = appendBytes(b, modelGraph, body)
-	b = appendBytes(b, modelOpsetImport, appendVarint(appendString(nil, opsetDomain, ""), opsetVersion, headOpset))
+	b = appendString(b, modelDocString, docString(c, input))
+	b = appendBytes(b, modelGraph, graph)
 	return appendMetadata(b, meta), nil
 }
 
-// appendOutputs declares the scores and class outputs (and, when features
-// is not empty, the pooled features under that name).
-func appendOutputs(body []byte, features string, c *models.Classifier) []byte {
+// appendOutputs declares the outputs: the pooled features under that
+// name when it is not empty, the scores and the class.
+func appendOutputs(body []byte, c *models.Classifier, features, scores, class string) []byte {
 	if features != "" {
 		body = appendBytes(body, graphOutput, valueInfo{name: features, elem: elemFloat, dims: []int64{0, int64(c.Dim)}, param: "N"}.marshal())
 	}
-	body = appendBytes(body, graphOutput, valueInfo{name: OutputScores, elem: elemFloat, dims: []int64{0, int64(len(c.Classes))}, param: "N"}.marshal())
-	return appendBytes(body, graphOutput, valueInfo{name: OutputClass, elem: elemInt64, dims: []int64{0}, param: "N"}.marshal())
+	body = appendBytes(body, graphOutput, valueInfo{name: scores, elem: elemFloat, dims: []int64{0, int64(len(c.Classes))}, param: "N"}.marshal())
+	return appendBytes(body, graphOutput, valueInfo{name: class, elem: elemInt64, dims: []int64{0}, param: "N"}.marshal())
 }
 
 // metadata is the classifier file's metadata under "dpfeat." keys (the
@@ -230,32 +235,23 @@ func Fused(c *models.Classifier, encoder []byte, m *models.Manifest, opt FuseOpt
 	if opt.Pixels {
 		body = appendBytes(body, graphInput, pixelInput(m.Input, pixels).marshal())
 	}
-	body = appendBytes(body, graphOutput, valueInfo{name: featName, elem: elemFloat, dims: []int64{0, int64(c.Dim)}, param: "N"}.marshal())
-	body = appendBytes(body, graphOutput, valueInfo{name: scores, elem: elemFloat, dims: []int64{0, int64(len(c.Classes))}, param: "N"}.marshal())
-	body = appendBytes(body, graphOutput, valueInfo{name: class, elem: elemInt64, dims: []int64{0}, param: "N"}.marshal())
+	body = appendOutputs(body, c, featName, scores, class)
 
 	input := "the encoder's input " + inputName
 	if opt.Pixels {
 		input = fmt.Sprintf("%s: pixel values 0–255 resized to %d×%d, %s, float32", pixels, m.Input.Height, m.Input.Width, m.Input.Layout)
 	}
-	meta, err := metadata(c, input)
-	if err != nil {
-		return nil, err
-	}
 	var b []byte
 	for _, f := range top {
 		switch f.num {
-		case modelGraph:
-		case modelProducerName, modelProducerVer, modelDocString:
+		case modelGraph, modelProducerName, modelProducerVer, modelDocString:
 		default:
 			b = append(b, f.raw...)
 		}
 	}
-	b = appendString(b, modelProducerName, "dpfeat")
-	b = appendString(b, modelProducerVer, opt.Version)
-	b = appendString(b, modelDocString, docString(c, input))
-	b = appendBytes(b, modelGraph, body)
-	b = appendMetadata(b, meta)
+	if b, err = appendModel(b, c, opt.Version, input, body); err != nil {
+		return nil, err
+	}
 	if len(b) >= maxProtobufSize {
 		return nil, fmt.Errorf("the fused model would be %d bytes; ONNX files are limited to 2 GiB", len(b))
 	}

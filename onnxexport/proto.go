@@ -1,7 +1,6 @@
 package onnxexport
 
 import (
-	"fmt"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -37,14 +36,12 @@ const (
 	nodeOpType    = 4
 	nodeAttribute = 5
 
-	attrName   = 1
-	attrFloat  = 2
-	attrInt    = 3
-	attrInts   = 8
-	attrType   = 20
-	attrTFloat = 1
-	attrTInt   = 2
-	attrTInts  = 7
+	attrName  = 1
+	attrInt   = 3
+	attrInts  = 8
+	attrType  = 20
+	attrTInt  = 2
+	attrTInts = 7
 
 	tensorDims         = 1
 	tensorDataType     = 2
@@ -87,7 +84,8 @@ func appendVarint(b []byte, num protowire.Number, v int64) []byte {
 	return protowire.AppendVarint(b, uint64(v))
 }
 
-// tensor is an initializer: float32 or int64 values with their shape.
+// tensor is an initializer: float32, float64 or int64 values with their
+// shape.
 type tensor struct {
 	name string
 	dims []int64
@@ -125,16 +123,14 @@ func (t tensor) marshal() []byte {
 	return appendBytes(b, tensorRawData, raw)
 }
 
-// attr is a node attribute: an int, a float or a list of ints.
+// attr is a node attribute: an int or a list of ints.
 type attr struct {
 	name string
 	i    *int64
-	f    *float32
 	ints []int64
 }
 
 func intAttr(name string, v int64) attr     { return attr{name: name, i: &v} }
-func floatAttr(name string, v float32) attr { return attr{name: name, f: &v} }
 func intsAttr(name string, v ...int64) attr { return attr{name: name, ints: v} }
 
 func (a attr) marshal() []byte {
@@ -143,10 +139,6 @@ func (a attr) marshal() []byte {
 	case a.i != nil:
 		b = appendVarint(b, attrInt, *a.i)
 		b = appendVarint(b, attrType, attrTInt)
-	case a.f != nil:
-		b = protowire.AppendTag(b, attrFloat, protowire.Fixed32Type)
-		b = protowire.AppendFixed32(b, math.Float32bits(*a.f))
-		b = appendVarint(b, attrType, attrTFloat)
 	default:
 		for _, v := range a.ints {
 			b = appendVarint(b, attrInts, v)
@@ -270,19 +262,4 @@ func stringFields(msg []byte, num protowire.Number) []string {
 		}
 	}
 	return out
-}
-
-// replaceName rewrites a ValueInfoProto under a new name, its type kept.
-func replaceName(msg []byte, name string) ([]byte, error) {
-	fs, err := fields(msg)
-	if err != nil {
-		return nil, fmt.Errorf("value info: %w", err)
-	}
-	b := appendString(nil, valueName, name)
-	for _, f := range fs {
-		if f.num != valueName {
-			b = append(b, f.raw...)
-		}
-	}
-	return b, nil
 }
