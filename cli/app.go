@@ -59,6 +59,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			sweepCommand(),
 			exportCommand(),
 			exportONNXCommand(),
+			convertCommand(),
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),

@@ -21,13 +21,13 @@ func evalCommand() *ucli.Command {
 			"holds them only when fit with --public-counts (or non-private); otherwise --train names the\n" +
 			"training file to count them from, here (nothing is stored), or minority accuracy is left out.\n\n" +
 			"Example:\n   dpfeat eval --classifier clf.safetensors --test test.arrow",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
 			&ucli.StringFlag{Name: "test", Usage: "labelled feature file (required)"},
 			&ucli.StringFlag{Name: "train", Usage: "training feature file whose class counts name the minority classes (default: the counts in the classifier, if it has them)"},
 			&ucli.BoolFlag{Name: "force", Usage: "evaluate even if the test features come from another encoder"},
 			jsonFlag(),
-		},
+		}, importFlags()...),
 		Action: evalAction,
 	}
 }
@@ -47,9 +47,17 @@ func loadPair(c *ucli.Context, clfPath, featPath string) (*models.Classifier, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := features.ReadAll(featPath, features.ReadOptions{})
+	imp, err := importOptions(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	imp.Expected = clf.Classes // labels of a file without class names
+	m, err := features.ReadAll(featPath, features.ReadOptions{Import: imp})
+	if err != nil {
+		return nil, nil, err
+	}
+	if line := m.Imported.Note(featPath, m.Meta.Classes); line != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", line)
 	}
 	if err := fitting.CheckFeatures(clf, clfPath, m, featPath, c.Bool("force")); err != nil {
 		return nil, nil, userErrorf("%v", err)
@@ -76,7 +84,7 @@ func evalAction(c *ucli.Context) error {
 		rep.MinorityFrom = "the classifier's training counts"
 	}
 	if tr := c.String("train"); tr != "" {
-		if trainCounts, err = fileCounts(tr, clf.Classes); err != nil {
+		if trainCounts, err = fileCounts(c, tr, clf.Classes); err != nil {
 			return err
 		}
 		rep.MinorityFrom = tr
@@ -110,8 +118,13 @@ func evalAction(c *ucli.Context) error {
 
 // fileCounts counts the labels of a training feature file with the given
 // classes.
-func fileCounts(path string, classes []string) ([]int64, error) {
-	f, err := features.Open(path, features.ReadOptions{AllowNonFinite: true})
+func fileCounts(c *ucli.Context, path string, classes []string) ([]int64, error) {
+	imp, err := importOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	imp.Expected = classes
+	f, err := features.Open(path, features.ReadOptions{AllowNonFinite: true, Import: imp})
 	if err != nil {
 		return nil, err
 	}

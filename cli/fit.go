@@ -93,6 +93,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does, and dpplpublick uses its exponent ε/(2Δu) (comparison only; dpfeat: ε²/8 and ε/Δu)"},
 		jsonFlag(),
 	}
+	flags = append(flags, importFlags()...)
 	for _, p := range paramFlags() {
 		flags = append(flags, &ucli.Float64Flag{Name: p.flag, Usage: p.usage, DefaultText: "per method, as listed"})
 	}
@@ -154,6 +155,10 @@ func fitAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	imp, err := importOptions(c)
+	if err != nil {
+		return err
+	}
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
 	o.Progress = prog.line
@@ -173,7 +178,7 @@ func fitAction(c *ucli.Context) error {
 		return spendErr
 	}
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
-		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Note: o.Note})
+		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})
 	if spendErr != nil {
 		return spendErr // refused by the budget ledger: no noise was drawn
 	}

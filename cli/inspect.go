@@ -16,16 +16,23 @@ func inspectCommand() *ucli.Command {
 		Name:      "inspect",
 		Usage:     "describe a feature file: rows, dimension, classes and counts, norms, NaN/Inf, metadata",
 		UsageText: "dpfeat inspect [--json] FILE\n\nExample:\n   dpfeat inspect --json feats.arrow",
-		Flags:     []ucli.Flag{jsonFlag()},
+		Flags:     append([]ucli.Flag{jsonFlag()}, importFlags()...),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() != 1 {
 				return userErrorf("inspect takes exactly one feature file, got %d arguments", c.NArg())
 			}
-			f, err := features.Open(c.Args().First(), features.ReadOptions{AllowNonFinite: true})
+			imp, err := importOptions(c)
+			if err != nil {
+				return err
+			}
+			f, err := features.Open(c.Args().First(), features.ReadOptions{AllowNonFinite: true, Import: imp})
 			if err != nil {
 				return err
 			}
 			defer f.Close()
+			if line := f.Imported().Note(f.Path(), f.Classes()); line != "" {
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", line)
+			}
 			s, err := features.Summarize(f, f.ArrowMetadata())
 			if err != nil {
 				return err

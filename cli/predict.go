@@ -16,13 +16,13 @@ func predictCommand() *ucli.Command {
 			"Columns: id (if the features have ids), label (true label or null), predicted, predicted_class,\n" +
 			"scores (fixed_size_list<float32>[classes]).\n\n" +
 			"Example:\n   dpfeat predict --classifier clf.safetensors --features test.arrow --out pred.arrow",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
 			&ucli.StringFlag{Name: "features", Usage: "feature file (required)"},
 			&ucli.StringFlag{Name: "out", Usage: "predictions file to write (required)"},
 			&ucli.BoolFlag{Name: "force", Usage: "predict even if the features come from another encoder"},
 			jsonFlag(),
-		},
+		}, importFlags()...),
 		Action: func(c *ucli.Context) error {
 			clfPath, err := requiredString(c, "classifier")
 			if err != nil {

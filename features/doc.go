@@ -14,6 +14,17 @@
 //   - per-row selection rules (RowRule: validation splits and long-tailed
 //     subsets decided by a keyed hash of each row alone, so that one
 //     example never moves another) and CopyRows;
+//   - feature files from other tools (foreign.go): Open reads an Arrow IPC
+//     file or stream of another schema, Parquet (a list column of numbers,
+//     or one numeric column per dimension; Hugging Face ClassLabel names
+//     from the file's metadata), NumPy .npy/.npz and CSV/TSV by converting
+//     it once per process to an unlinked temporary feature file. The column
+//     choice depends on the schema alone; a file that names no classes
+//     takes them from its label values, sorted, and marks the file
+//     (dpfeat.classes_from), so that a fit's guarantee lists the class list
+//     as assumed public — it was read from the data;
+//   - Export and WritePredictions write features and predictions as Arrow,
+//     Parquet, CSV/TSV, .npy or .npz (tables.go);
 //   - prediction files, and the summary `dpfeat inspect` prints (stats.go).
 //
 // The sufficient statistics the solvers need are computed by package

@@ -291,23 +291,16 @@ func TestReaderRefusesBadFiles(t *testing.T) {
 	labelField := arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int32, Nullable: true}
 	classes := map[string]string{MetaClasses: `["a","b"]`}
 
-	i64 := array.NewInt64Builder(mem)
-	i64.AppendValues([]int64{0, 1}, nil)
-	f64 := array.NewFloat64Builder(mem)
-	f64.AppendValues([]float64{1, 2, 3, 4}, nil)
-	f64d := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64), 2, []*memory.Buffer{nil}, []arrow.ArrayData{f64.NewArray().Data()}, 0, 0)
-
 	cases := []struct {
 		name, path, want string
 	}{
 		{"missing", filepath.Join(dir, "nope.arrow"), "no such file"},
-		{"empty", write("empty.arrow", nil), "too short"},
+		{"empty", write("empty.arrow", nil), "the file is empty"},
+		{"short", write("short.arrow", []byte("ARROW1\x00\x00")), "too short"},
 		{"text", write("text.arrow", []byte(strings.Repeat("hello world ", 20))), "not an Arrow IPC file"},
 		{"truncated", write("trunc.arrow", data[:len(data)/2]), "truncated"},
 		{"corrupt footer", write("corrupt.arrow", corruptMiddle(data, len(data)-40, 24)), "read "},
-		{"no features", raw("nofeat.arrow", []arrow.Field{labelField}, classes, i32(0, 1)), `no "features" column`},
-		{"float64 features", raw("f64.arrow", []arrow.Field{{Name: "features", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64)}, labelField}, classes, array.MakeFromData(f64d), i32(0, 1)), "expected fixed_size_list<float32>"},
-		{"int64 labels", raw("i64.arrow", []arrow.Field{featField, {Name: "label", Type: arrow.PrimitiveTypes.Int64}}, classes, fsl(2, f32(1, 2, 3, 4)), i64.NewArray()), `column "label" has type int64; expected int32`},
+		{"no features", raw("nofeat.arrow", []arrow.Field{labelField}, classes, i32(0, 1)), `no features column`},
 		{"label out of range", raw("range.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(0, 2)), "row 1: label 2 out of range"},
 		{"label negative", raw("neg.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(-3, 0)), "row 0: label -3 is negative"},
 		{"NaN feature", raw("nan.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, float32(math.NaN()), 4)), i32(0, 1)), "row 1: feature 0 is NaN"},

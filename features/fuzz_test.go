@@ -46,6 +46,35 @@ func drain(ds Dataset) {
 
 // FuzzIDX feeds arbitrary image and label files (raw or gzipped) to the IDX
 // reader.
+// FuzzOpenForeign feeds the readers of other writers' files (Parquet,
+// NumPy, CSV, Arrow streams) arbitrary bytes: an error, never a panic or an
+// allocation the file cannot back.
+func FuzzOpenForeign(f *testing.F) {
+	exts := []string{".npy", ".npz", ".csv", ".parquet", ".arrows", ".tsv"}
+	for i, name := range []string{"fortran-f8.npy", "compressed.npz", "classes.npz", "big-endian-f4.npy"} {
+		if b, err := os.ReadFile(filepath.Join("..", "testdata", "foreign", name)); err == nil {
+			f.Add(b, uint8(map[bool]int{true: 0, false: 1}[i != 1 && i != 2]))
+		}
+	}
+	f.Add([]byte("id,a,b,label\nx,1,2,cat\ny,3,4,dog\n"), uint8(2))
+	f.Add([]byte("1\t2\t0\n3\t4\t1\n"), uint8(5))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, ext uint8) {
+		path := filepath.Join(dir, "fuzz"+exts[int(ext)%len(exts)])
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ff, err := Open(path, ReadOptions{Import: ImportOptions{LabelColumn: "2"}}); err == nil {
+			_, _ = ff.Load()
+			ff.Close()
+		}
+		if ff, err := Open(path, ReadOptions{}); err == nil {
+			_, _ = ff.Load()
+			ff.Close()
+		}
+	})
+}
+
 func FuzzIDX(f *testing.F) {
 	f.Add(idxBytes([]int{2, 2, 2}, make([]byte, 8)), idxBytes([]int{2}, []byte{1, 2}))
 	f.Add(gz(idxBytes([]int{1, 3, 3}, make([]byte, 9))), gz(idxBytes([]int{1}, []byte{9})))

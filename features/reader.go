@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -30,6 +31,9 @@ type ReadOptions struct {
 	AllowNonFinite bool
 	// NoMmap reads through the file descriptor instead of a memory map.
 	NoMmap bool
+	// Import says how to read a file that is not a dpfeat feature file,
+	// and Import.Classes names the classes of one that is.
+	Import ImportOptions
 }
 
 // File is an open feature file. Batches are read on demand, so memory stays
@@ -39,6 +43,7 @@ type File struct {
 	path   string
 	opt    ReadOptions
 	f      *os.File
+	owned  bool // Close closes f (not when f is a shared conversion)
 	unmap  func() error
 	data   []byte // the memory map, when there is one
 	r      *ipc.FileReader
@@ -51,7 +56,14 @@ type File struct {
 	// read-only while open, so repeated passes (iterative solvers) check
 	// each batch once.
 	checked []atomic.Bool
+	// imported says how a foreign file was read (nil for a dpfeat file).
+	imported *Import
 }
+
+// errForeign marks an Arrow IPC file that is not a dpfeat feature file as
+// written (another writer's schema, or labels without class names): Open
+// converts it.
+var errForeign = errors.New("not a dpfeat feature file")
 
 // releaseAbove is the size of memory map above which Each drops the pages
 // of each batch it has passed (see Each): below it, a file is cheaper to
@@ -61,24 +73,56 @@ var releaseAbove = 1 << 30
 // Open opens a feature file, checks its schema and metadata, and counts its
 // rows. It fails, naming the file, on anything that is not a non-empty
 // feature file as ../shared/SPEC.md describes it.
-func Open(path string, opt ReadOptions) (_ *File, err error) {
+//
+// A file in another format — an Arrow IPC file or stream with another
+// schema or without class names, Parquet, NumPy .npy/.npz, CSV — is read
+// as opt.Import says, converted once per process to a temporary dpfeat
+// file (unlinked, so nothing is left behind), and opened from there;
+// Imported says how. Errors name the original file.
+func Open(path string, opt ReadOptions) (*File, error) {
+	format, err := sniff(path)
+	if err != nil {
+		return nil, err
+	}
+	if format == FormatArrowFile {
+		f, err := openNative(path, nil, opt)
+		if !errors.Is(err, errForeign) {
+			return f, err
+		}
+	}
+	return openForeign(path, format, opt)
+}
+
+// Imported says how a file that was not a dpfeat feature file was read;
+// nil for a dpfeat file.
+func (f *File) Imported() *Import { return f.imported }
+
+// openNative opens a dpfeat feature file: path, or, when shared is not nil,
+// the open file shared (which Close leaves open), reported as path. It
+// returns an error wrapping errForeign for an Arrow IPC file that Open
+// should convert.
+func openNative(path string, shared *os.File, opt ReadOptions) (_ *File, err error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("read %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	f, owned := shared, shared == nil
+	if owned {
+		if f, err = os.Open(path); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		if owned {
+			f.Close()
+		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if st.IsDir() {
 		f.Close()
 		return nil, fail("is a directory; expected an Arrow IPC feature file")
 	}
-	ff := &File{path: path, opt: opt, f: f}
+	ff := &File{path: path, opt: opt, f: f, owned: owned}
 	defer func() {
 		if err != nil {
 			ff.Close()
@@ -118,12 +162,22 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 		return nil, fail("corrupt or truncated Arrow IPC file: %v", err)
 	}
 	if ff.dim, ff.withID, err = checkSchema(ff.r.Schema()); err != nil {
-		return nil, fail("%v", err)
+		return nil, fmt.Errorf("%w: %v", errForeign, err)
 	}
 	md := ff.r.Schema().Metadata()
 	if ff.meta, err = parseMetadata(md); err != nil {
 		return nil, fail("%v", err)
 	}
+	if names := opt.Import.Classes; len(names) > 0 && len(ff.meta.Classes) > 0 {
+		if len(names) != len(ff.meta.Classes) {
+			return nil, fail("--classes names %d classes; the file names %d", len(names), len(ff.meta.Classes))
+		}
+		if err := CheckClassNames(names); err != nil {
+			return nil, fmt.Errorf("--classes: %w", err)
+		}
+		ff.meta.Classes = slices.Clone(names)
+	}
+	labelled := false // a label without class names: Open converts
 	// Count rows from the record batch headers.
 	ff.starts = make([]int64, 1, ff.r.NumRecords()+1)
 	for i := 0; i < ff.r.NumRecords(); i++ {
@@ -134,6 +188,9 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 				return err
 			}
 			n = rec.NumRows()
+			if lab := rec.Column(rec.Schema().FieldIndices(ColLabel)[0]); int64(lab.NullN()) < n {
+				labelled = true
+			}
 			rec.Release()
 			return nil
 		}); err != nil {
@@ -144,6 +201,9 @@ func Open(path string, opt ReadOptions) (_ *File, err error) {
 	}
 	if ff.rows == 0 {
 		return nil, fail("no rows; a feature file needs at least one")
+	}
+	if labelled && len(ff.meta.Classes) == 0 {
+		return nil, fmt.Errorf("%w: labels without class names", errForeign)
 	}
 	// The sizes the schema claims must fit in the bytes present, before
 	// anyone allocates by them (a 3 KB file once claimed D in the
@@ -355,6 +415,8 @@ type Matrix struct {
 	Labels    []int32
 	IDs       []string
 	Meta      Metadata
+	// Imported says how a foreign file was read (nil for a dpfeat file).
+	Imported *Import
 }
 
 // Row returns the features of row i.
@@ -365,7 +427,7 @@ func (m *Matrix) Row(i int) []float32 { return m.Data[i*m.Dim : (i+1)*m.Dim] }
 // then valid until Close); otherwise batches are concatenated into one
 // slice.
 func (f *File) Load() (*Matrix, error) {
-	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta}
+	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta, Imported: f.imported}
 	if f.NumBatches() == 1 {
 		b, err := f.Batch(0)
 		if err != nil {
@@ -405,12 +467,12 @@ func (f *File) Close() error {
 		err = f.unmap()
 		f.unmap, f.data = nil, nil
 	}
-	if f.f != nil {
+	if f.f != nil && f.owned {
 		if cerr := f.f.Close(); err == nil {
 			err = cerr
 		}
-		f.f = nil
 	}
+	f.f = nil
 	return err
 }
 
@@ -422,7 +484,7 @@ func ReadAll(path string, opt ReadOptions) (*Matrix, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta,
+	m := &Matrix{Rows: int(f.rows), Dim: f.dim, Meta: f.meta, Imported: f.imported,
 		Data: make([]float32, 0, int(f.rows)*f.dim), Labels: make([]int32, 0, f.rows)}
 	if f.withID {
 		m.IDs = make([]string, 0, f.rows)
@@ -443,13 +505,35 @@ var _ io.Closer = (*File)(nil)
 
 // ReadMetadata returns a feature file's schema metadata (the file is
 // checked as Open checks it).
+//
+// For a file in another format it returns the dpfeat metadata the file
+// carries (an Arrow or Parquet file's schema metadata) without converting
+// it, and zero for NumPy and CSV files.
 func ReadMetadata(path string) (Metadata, error) {
-	f, err := Open(path, ReadOptions{})
+	format, err := sniff(path)
 	if err != nil {
 		return Metadata{}, err
 	}
-	defer f.Close()
-	return f.Metadata(), nil
+	if format == FormatArrowFile {
+		f, err := openNative(path, nil, ReadOptions{})
+		if err == nil {
+			defer f.Close()
+			return f.Metadata(), nil
+		}
+		if !errors.Is(err, errForeign) {
+			return Metadata{}, err
+		}
+	}
+	switch format {
+	case FormatArrowFile, FormatArrowStream, FormatParquet:
+		src, err := openSource(path, format, ImportOptions{})
+		if err != nil {
+			return Metadata{}, err
+		}
+		defer src.close()
+		return src.meta(), nil
+	}
+	return Metadata{}, nil
 }
 
 // humanBytes prints a 128-bit byte count (hi·2⁶⁴ + lo) roughly.

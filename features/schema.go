@@ -144,15 +144,8 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 			m.Extra[k] = v
 		}
 	}
-	seen := map[string]bool{}
-	for i, c := range m.Classes {
-		if strings.TrimSpace(c) == "" {
-			return m, fmt.Errorf("schema metadata %s: class %d has an empty name", MetaClasses, i)
-		}
-		if seen[c] {
-			return m, fmt.Errorf("schema metadata %s: class name %q appears twice", MetaClasses, c)
-		}
-		seen[c] = true
+	if err := CheckClassNames(m.Classes); err != nil {
+		return m, fmt.Errorf("schema metadata %s: %v", MetaClasses, err)
 	}
 	return m, nil
 }

@@ -35,6 +35,10 @@ type Request struct {
 	PublicCounts bool
 	// AnyEncoder accepts public features from another encoder.
 	AnyEncoder bool
+	// Import says how to read a training file that is not a dpfeat
+	// feature file (features.ImportOptions); its Classes also names the
+	// classes of one that is.
+	Import features.ImportOptions
 	// Exclude, when set, leaves out the training rows the rule selects (a
 	// sweep's validation rows). It is a per-row rule: adding or removing
 	// one row moves no other.
@@ -72,7 +76,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	o := req.Options
 	o.NoNormalize = req.NoNormalize
-	tf, err := features.Open(req.Train, features.ReadOptions{})
+	tf, err := features.Open(req.Train, features.ReadOptions{Import: req.Import})
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +99,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		if req.Note != nil {
 			req.Note(format, args...)
 		}
+	}
+	if line := tf.Imported().Note(req.Train, classes); line != "" {
+		note("%s", line)
 	}
 	// These notes read n: not given when n is not public.
 	if w := accounting.DeltaWarning(o.Delta, n); m.Private && o.PrivateN == 0 && w != "" {
@@ -143,6 +150,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fit %s on %s: %w", m.Name, req.Train, err)
 	}
+	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
+		res.Guarantee.Public = append(res.Guarantee.Public, ClassesFromLabelsPublic(req.Train))
+	}
 	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
 		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
 	}
@@ -163,9 +173,17 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 // classifier needs at least two classes.
 func CheckClasses(path string, classes []string) error {
 	if len(classes) < 2 {
-		return fmt.Errorf("%s: %d class name(s) in its metadata; a classifier needs at least 2", path, len(classes))
+		return fmt.Errorf("%s: %d class(es); a classifier needs at least 2 (a file without class names takes them from its label column: --label-column names the column, --classes lists the classes)", path, len(classes))
 	}
 	return nil
+}
+
+// ClassesFromLabelsPublic is the guarantee's entry for a class list taken
+// from the training file's label values (features.ClassesFromLabels):
+// which classes exist is then read from the private data, so it is
+// assumed public.
+func ClassesFromLabelsPublic(train string) string {
+	return "the class list, taken from the label values of " + train + " (pass --classes to fix it without reading the data)"
 }
 
 // CountLabels counts the labels of training rows; every training row needs
@@ -192,7 +210,8 @@ func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
 // openPublic opens the public features, streamed from the memory map
 // (public sets can be large), checked against the training file.
 func openPublic(req Request, tf *features.File) (*features.File, error) {
-	pf, err := features.Open(req.Public, features.ReadOptions{})
+	pf, err := features.Open(req.Public, features.ReadOptions{Import: features.ImportOptions{
+		FeaturesColumn: req.Import.FeaturesColumn, IDColumn: req.Import.IDColumn}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+// Every input format fits the same classifier as the Arrow file it was
+// converted from (with --seed), and eval and predict read it too (#20).
+func TestEveryFeatureFormatFitsTheSameClassifier(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"ant", "bee", "cow"}
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 6, classes, "sha-1", 1)
+	blobFile(t, test, 60, 6, classes, "sha-1", 2)
+	fit := func(in string, extra ...string) *models.Classifier {
+		t.Helper()
+		out := filepath.Join(dir, filepath.Base(in)+".safetensors")
+		args := append([]string{"fit", "--method", "dpls", "--train", in, "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", out}, extra...)
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("fit %s: %s", in, errs)
+		}
+		clf, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clf
+	}
+	ref := fit(train)
+	for _, tc := range []struct {
+		ext   string
+		extra []string
+	}{
+		{".parquet", nil},
+		{".npz", nil},
+		{".csv", []string{"--classes", "ant,bee,cow"}}, // a CSV holds no class order
+		{".tsv", []string{"--classes", "ant,bee,cow"}},
+	} {
+		t.Run(tc.ext, func(t *testing.T) {
+			conv := filepath.Join(dir, "train"+tc.ext)
+			if code, _, errs := run(t, "convert", "--in", train, "--out", conv); code != 0 {
+				t.Fatal(errs)
+			}
+			clf := fit(conv, tc.extra...)
+			if !slices.Equal(clf.Weight, ref.Weight) || !slices.Equal(clf.Bias, ref.Bias) || !slices.Equal(clf.Classes, classes) {
+				t.Errorf("%s: the classifier differs from the Arrow file's", tc.ext)
+			}
+			// eval reads the test set in the same format, labels mapped to
+			// the classifier's classes by name.
+			testConv := filepath.Join(dir, "test"+tc.ext)
+			if code, _, errs := run(t, "convert", "--in", test, "--out", testConv); code != 0 {
+				t.Fatal(errs)
+			}
+			_, want, _ := run(t, "eval", "--classifier", filepath.Join(dir, "train.arrow.safetensors"), "--test", test, "--json")
+			_, got, errs := run(t, "eval", "--classifier", filepath.Join(dir, "train.arrow.safetensors"), "--test", testConv, "--json")
+			if got != want {
+				t.Errorf("eval on %s: %s (%s), want %s", tc.ext, got, errs, want)
+			}
+		})
+	}
+}
+
+// A file whose class list comes from its label values says so, and the
+// guarantee lists the class list as assumed public; --classes removes it.
+func TestClassesFromLabelsAreListedAsPublic(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 200, 4, []string{"x", "y"}, "sha-1", 1)
+	csv := filepath.Join(dir, "train.csv")
+	if code, _, errs := run(t, "convert", "--in", train, "--out", csv); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := run(t, "fit", "--method", "dpls", "--train", csv, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "a.safetensors"))
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	if !strings.Contains(errs, "2 classes from the label values (x, y), assumed public: --classes fixes them") {
+		t.Errorf("stderr %q does not say where the classes came from", errs)
+	}
+	if !strings.Contains(out, "the class list, taken from the label values of "+csv) {
+		t.Errorf("the guarantee does not list the class list as public:\n%s", out)
+	}
+	_, out, errs = run(t, "fit", "--method", "dpls", "--train", csv, "--classes", "x,y", "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "b.safetensors"))
+	if strings.Contains(out, "taken from the label values") || strings.Contains(errs, "assumed public") {
+		t.Errorf("with --classes, the class list is still called data-derived:\n%s\n%s", out, errs)
+	}
+}
+
+func TestConvertAndPredictFormats(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 200, 4, []string{"x", "y"}, "sha-1", 1)
+	clf := filepath.Join(dir, "c.safetensors")
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf); code != 0 {
+		t.Fatal(errs)
+	}
+	pred := filepath.Join(dir, "p.arrow")
+	if code, _, errs := run(t, "predict", "--classifier", clf, "--features", train, "--out", pred); code != 0 {
+		t.Fatal(errs)
+	}
+	ref, err := features.ReadPredictions(pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".csv", ".parquet", ".npy", ".npz"} {
+		direct, conv := filepath.Join(dir, "direct"+ext), filepath.Join(dir, "conv"+ext)
+		if code, _, errs := run(t, "predict", "--classifier", clf, "--features", train, "--out", direct); code != 0 {
+			t.Fatal(errs)
+		}
+		if code, _, errs := run(t, "convert", "--in", pred, "--out", conv); code != 0 {
+			t.Fatal(errs)
+		}
+		a, _ := os.ReadFile(direct)
+		b, _ := os.ReadFile(conv)
+		if ext != ".parquet" && string(a) != string(b) {
+			t.Errorf("%s: predict --out and convert write different files", ext)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "direct.csv"))
+	if lines := strings.Count(string(csv), "\n"); lines != len(ref.Predicted)+1 {
+		t.Errorf("predictions CSV has %d lines for %d rows", lines, len(ref.Predicted))
+	}
+	// An existing output is kept without --force; bad input names the flag.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"convert", "--in", train, "--out", filepath.Join(dir, "conv.csv")}, "exists: pass --force"},
+		{[]string{"convert", "--in", train, "--out", train}, "same file"},
+		{[]string{"convert", "--in", filepath.Join(dir, "nope.csv"), "--out", filepath.Join(dir, "z.csv")}, "nope.csv"},
+		{[]string{"fit", "--method", "dpls", "--train", filepath.Join(dir, "direct.csv"), "--classes", "x,x", "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "z.st")}, `--classes: class name "x" appears twice`},
+	} {
+		code, _, errs := run(t, tc.args...)
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"os"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/features"
+)
+
+// importFlags are the flags that say how to read a feature file that is
+// not a dpfeat feature file (features.ImportOptions): the same on every
+// command that reads features.
+func importFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "classes", Usage: "the class names, in order, as a,b,c or @FILE (one per line): for files without class names (otherwise taken from the label values and assumed public); renames a dpfeat file's classes"},
+		&ucli.StringFlag{Name: "features-column", Usage: "Parquet/Arrow: the list column holding the features; .npz: the features array (default: the one list column, else every numeric column)"},
+		&ucli.StringFlag{Name: "label-column", Usage: "the label column or .npz array (default: the first of " + strings.Join(features.DefaultLabelColumns, ", ") + "; a CSV without a header: its 0-based number)"},
+		&ucli.StringFlag{Name: "id-column", Usage: "the id column or .npz array (default: id)"},
+		&ucli.StringFlag{Name: "labels", Usage: "labels for a features-only .npy file: an .npy array or a text file with one label per line"},
+	}
+}
+
+// importOptions reads the import flags.
+func importOptions(c *ucli.Context) (features.ImportOptions, error) {
+	o := features.ImportOptions{FeaturesColumn: c.String("features-column"), LabelColumn: c.String("label-column"),
+		IDColumn: c.String("id-column"), Labels: c.String("labels")}
+	spec := c.String("classes")
+	switch {
+	case spec == "":
+	case strings.HasPrefix(spec, "@"):
+		b, err := os.ReadFile(spec[1:])
+		if err != nil {
+			return o, userErrorf("--classes %s: %v", spec, err)
+		}
+		for _, line := range strings.Split(strings.TrimRight(string(b), "\r\n"), "\n") {
+			o.Classes = append(o.Classes, strings.TrimSpace(strings.TrimSuffix(line, "\r")))
+		}
+	default:
+		for _, name := range strings.Split(spec, ",") {
+			o.Classes = append(o.Classes, strings.TrimSpace(name))
+		}
+	}
+	if spec != "" {
+		if len(o.Classes) < 1 {
+			return o, userErrorf("--classes %s names no class", spec)
+		}
+		if err := features.CheckClassNames(o.Classes); err != nil {
+			return o, userErrorf("--classes: %v", err)
+		}
+	}
+	return o, nil
+}
