@@ -28,27 +28,39 @@ func extractCommand() *ucli.Command {
 			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
 			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "model", Usage: "the encoder, exported to ONNX (required)"},
-			&ucli.StringFlag{Name: "manifest", Usage: "the encoder's manifest (default: the .json beside the model)"},
-			&ucli.StringFlag{Name: "preset", Usage: "use a built-in manifest: " + strings.Join(models.PresetNames(), ", ")},
-			&ucli.StringFlag{Name: "data", Usage: "the image dataset (required)"},
-			&ucli.StringFlag{Name: "split", Usage: "which split of a dataset with several (train, test, …)"},
+		Flags: append(encoderFlags(true),
 			&ucli.StringFlag{Name: "classes", Usage: "the class list, comma-separated: for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
-			&ucli.IntFlag{Name: "batch", Value: 64, Usage: "images per encoder call"},
-			&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
-			&ucli.IntFlag{Name: "workers", Value: max(1, runtime.NumCPU()/4), Usage: "goroutines decoding and preprocessing images beside inference"},
-			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N, or auto (CUDA if available, else CPU)"},
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
 			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
-			&ucli.BoolFlag{Name: "skip-bad", Usage: "skip images that do not decode (they are counted and listed)"},
-			&ucli.BoolFlag{Name: "quiet", Usage: "no progress bar"},
 			jsonFlag(),
-		},
+		),
 		Action: extractAction,
+	}
+}
+
+// encoderFlags are the flags that run an encoder over images: extract's,
+// and predict's when it predicts from images (required says whether
+// --model and --data are).
+func encoderFlags(required bool) []ucli.Flag {
+	req := ""
+	if required {
+		req = " (required)"
+	}
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "model", Usage: "the encoder, exported to ONNX" + req},
+		&ucli.StringFlag{Name: "manifest", Usage: "the encoder's manifest (default: the .json beside the model)"},
+		&ucli.StringFlag{Name: "preset", Usage: "use a built-in manifest: " + strings.Join(models.PresetNames(), ", ")},
+		&ucli.StringFlag{Name: "data", Usage: "the image dataset" + req},
+		&ucli.StringFlag{Name: "split", Usage: "which split of a dataset with several (train, test, …)"},
+		&ucli.IntFlag{Name: "batch", Value: 64, Usage: "images per encoder call"},
+		&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
+		&ucli.IntFlag{Name: "workers", Value: max(1, runtime.NumCPU()/4), Usage: "goroutines decoding and preprocessing images beside inference"},
+		&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N, or auto (CUDA if available, else CPU)"},
+		&ucli.BoolFlag{Name: "skip-bad", Usage: "skip images that do not decode (they are counted and listed)"},
+		&ucli.BoolFlag{Name: "quiet", Usage: "no progress bar"},
 	}
 }
 
@@ -99,38 +111,55 @@ func extractAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
 		return err
 	}
-	if err := extractFlags(c, out); err != nil {
-		return err
-	}
-	dev, err := encode.ParseDevice(c.String("device"))
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	m, sum, name, err := extractModel(c, modelPath)
-	if err != nil {
-		return err
-	}
 	classes, err := classList(c)
 	if err != nil {
 		return err
 	}
-	dopt := features.DatasetOptions{Split: c.String("split"), Classes: classes}
-	ds, err := features.OpenDataset(data, dopt)
+	rep, err := extractTo(c, modelPath, data, out, features.DatasetOptions{Split: c.String("split"), Classes: classes}, true)
 	if err != nil {
 		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return printExtract(c, out, rep.Source, rep.Encoder, rep.Device, rep.ExtractResult)
+}
+
+// extractTo runs the encoder --model over the dataset data into the
+// feature file out, with the encoder flags (encoderFlags) and, where the
+// command has them, extract's own; identity says whether to hash the
+// source examples (the data's identity, for budget ledgers).
+func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.DatasetOptions, identity bool) (extractReport, error) {
+	var rep extractReport
+	if err := extractFlags(c, out); err != nil {
+		return rep, err
+	}
+	dev, err := encode.ParseDevice(c.String("device"))
+	if err != nil {
+		return rep, userErrorf("%v", err)
+	}
+	m, sum, name, err := extractModel(c, modelPath)
+	if err != nil {
+		return rep, err
+	}
+	ds, err := features.OpenDataset(data, dopt)
+	if err != nil {
+		return rep, err
 	}
 	defer ds.Close()
 	sess, err := encode.OpenSession(modelPath, m, encode.SessionOptions{Threads: c.Int("threads"), Device: dev})
 	if err != nil {
-		return err
+		return rep, err
 	}
 	defer sess.Close()
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
 	}
-	dataID, err := dataIdentity(c, data, dopt)
-	if err != nil {
-		return err
+	dataID := ""
+	if identity {
+		if dataID, err = dataIdentity(c, data, dopt); err != nil {
+			return rep, err
+		}
 	}
 	source := sourceText(c, ds)
 	manifestJSON, _ := json.Marshal(m)
@@ -151,17 +180,13 @@ func extractAction(c *ucli.Context) error {
 	res, err := encode.Extract(c.Context, ds, sess, encode.NewPreprocessor(m.Input), out, opt)
 	if err != nil {
 		if errors.Is(err, encode.ErrInterrupted) {
-			return userErrorf("extract: %v", err)
+			return rep, userErrorf("extract: %v", err)
 		}
-		return err
+		return rep, err
 	}
-	rep := extractReport{ExtractResult: res, Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
+	return extractReport{ExtractResult: res, Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
 		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
-		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rep)
-	}
-	return printExtract(c, out, source, name, sess.Provider(), res)
+		Threads: c.Int("threads"), DeviceFallback: sess.Note()}, nil
 }
 
 // loadManifest resolves --manifest, --preset, or the manifest beside the

@@ -2,76 +2,134 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
 )
 
 func predictCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "predict",
-		Usage: "write a classifier's predictions and per-class scores for a feature file, as Arrow",
-		UsageText: "dpfeat predict --classifier CLF --features FEATS.arrow --out PRED.arrow [--force]\n\n" +
-			"Columns: id (if the features have ids), label (true label or null), predicted, predicted_class,\n" +
-			"scores (fixed_size_list<float32>[classes]).\n\n" +
-			"Example:\n   dpfeat predict --classifier clf.safetensors --features test.arrow --out pred.arrow",
-		Flags: append([]ucli.Flag{
+		Usage: "write a classifier's predictions and per-class scores for a feature file, or for images through an encoder",
+		UsageText: "dpfeat predict --classifier CLF --features FEATS --out PRED [--force]\n" +
+			"dpfeat predict --classifier CLF --model ENC.onnx --data IMAGES --out PRED [--save-features FEATS.arrow]\n\n" +
+			"FEATS is any feature file fit reads (see dpfeat convert). With --model and --data, the images are\n" +
+			"encoded in this run and nothing is kept unless --save-features names a file; an image folder may be\n" +
+			"flat (unlabeled) or hold the classifier's class folders.\n" +
+			"PRED's extension picks the format: .arrow (columns id if known, label (true label or null), predicted,\n" +
+			"predicted_class, scores: fixed_size_list<float32>[classes]), .parquet (the same), .csv/.tsv, .npy\n" +
+			"(the scores) or .npz.\n\n" +
+			"Examples:\n   dpfeat predict --classifier clf.safetensors --features test.arrow --out pred.arrow\n" +
+			"   dpfeat predict --classifier clf.safetensors --model enc.onnx --data photos/ --out pred.csv",
+		Flags: append(append([]ucli.Flag{
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
-			&ucli.StringFlag{Name: "features", Usage: "feature file (required)"},
-			&ucli.StringFlag{Name: "out", Usage: "predictions file to write (required)"},
+			&ucli.StringFlag{Name: "features", Usage: "feature file (required unless --model and --data)"},
+			&ucli.StringFlag{Name: "out", Usage: "predictions file to write; its extension picks the format (required)"},
+			&ucli.StringFlag{Name: "save-features", Usage: "with --model: also keep the images' features in this feature file"},
 			&ucli.BoolFlag{Name: "force", Usage: "predict even if the features come from another encoder"},
 			jsonFlag(),
-		}, importFlags()...),
-		Action: func(c *ucli.Context) error {
-			clfPath, err := requiredString(c, "classifier")
-			if err != nil {
-				return err
-			}
-			featPath, err := requiredString(c, "features")
-			if err != nil {
-				return err
-			}
-			outs, err := outputs(c, featPath, "out")
-			if err != nil {
-				return err
-			}
-			if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "classifier", "features")); err != nil {
-				return err
-			}
-			if outs[0] == "-" && c.Bool("json") {
-				return userErrorf("--out - writes the predictions to standard output: --json cannot share it")
-			}
-			featPath, cleanup, err := stdinPath(c, "features", featPath)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			clf, m, err := loadPair(c, clfPath, featPath)
-			if err != nil {
-				return err
-			}
-			pred, scores := clf.Predict(m)
-			path, finish, err := stdoutPath(c, outs[0])
-			if err != nil {
-				return err
-			}
-			err = features.WritePredictions(path, features.Predictions{Classes: clf.Classes, IDs: m.IDs, Labels: m.Labels,
-				Predicted: pred, Scores: scores, Metadata: map[string]string{"dpfeat.classifier": clfPath, "dpfeat.privacy": clf.Guarantee.String()}})
-			if err == nil {
-				err = finish()
-			}
-			if err != nil {
-				return err
-			}
-			if outs[0] == "-" {
-				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %d predictions over %d classes to standard output\n", m.Rows, len(clf.Classes))
-				return nil
-			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"out": outs[0], "rows": m.Rows, "classes": len(clf.Classes)})
-			}
-			return printf(c.App.Writer, "%s: %d predictions over %d classes\n", outs[0], m.Rows, len(clf.Classes))
-		},
+		}, encoderFlags(false)...), importFlags()...),
+		Action: predictAction,
 	}
+}
+
+func predictAction(c *ucli.Context) error {
+	clfPath, err := requiredString(c, "classifier")
+	if err != nil {
+		return err
+	}
+	featPath := c.String("features")
+	fromImages := c.IsSet("model") || c.IsSet("data")
+	switch {
+	case fromImages && featPath != "":
+		return userErrorf("give --features, or --model and --data, not both")
+	case fromImages && (c.String("model") == "" || c.String("data") == ""):
+		return userErrorf("--model and --data go together: the encoder and the images to predict")
+	case !fromImages && featPath == "":
+		return userErrorf("--features is required (or --model and --data to predict from images)")
+	case !fromImages && c.IsSet("save-features"):
+		return userErrorf("--save-features keeps the features of --model run over --data")
+	}
+	in := featPath
+	if fromImages {
+		in = c.String("data")
+	}
+	outs, err := outputs(c, in, "out")
+	if err != nil {
+		return err
+	}
+	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "model", "data")); err != nil {
+		return err
+	}
+	if outs[0] == "-" && c.Bool("json") {
+		return userErrorf("--out - writes the predictions to standard output: --json cannot share it")
+	}
+	if fromImages {
+		path, cleanup, err := predictFeatures(c, clfPath)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		featPath = path
+	}
+	featPath, cleanup, err := stdinPath(c, "features", featPath)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	clf, m, err := loadPair(c, clfPath, featPath)
+	if err != nil {
+		return err
+	}
+	pred, scores := clf.Predict(m)
+	path, finish, err := stdoutPath(c, outs[0])
+	if err != nil {
+		return err
+	}
+	err = features.WritePredictions(path, features.Predictions{Classes: clf.Classes, IDs: m.IDs, Labels: m.Labels,
+		Predicted: pred, Scores: scores, Metadata: map[string]string{"dpfeat.classifier": clfPath, "dpfeat.privacy": clf.Guarantee.String()}})
+	if err == nil {
+		err = finish()
+	}
+	if err != nil {
+		return err
+	}
+	if outs[0] == "-" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %d predictions over %d classes to standard output\n", m.Rows, len(clf.Classes))
+		return nil
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"out": outs[0], "rows": m.Rows, "classes": len(clf.Classes)})
+	}
+	return printf(c.App.Writer, "%s: %d predictions over %d classes\n", outs[0], m.Rows, len(clf.Classes))
+}
+
+// predictFeatures runs --model over --data for predict: into
+// --save-features, or a temporary file that cleanup removes. An image
+// folder is read with the classifier's classes.
+func predictFeatures(c *ucli.Context, clfPath string) (string, func(), error) {
+	clf, err := models.LoadClassifier(clfPath)
+	if err != nil {
+		return "", nil, err
+	}
+	out, cleanup := c.String("save-features"), func() {}
+	if out == "" {
+		dir, err := os.MkdirTemp("", "dpfeat-predict-")
+		if err != nil {
+			return "", nil, userErrorf("%v", err)
+		}
+		out, cleanup = filepath.Join(dir, "features.arrow"), func() { os.RemoveAll(dir) }
+	} else if _, err := os.Stat(out); err == nil {
+		return "", nil, userErrorf("--save-features %s exists: choose another name or remove it", out)
+	}
+	dopt := features.DatasetOptions{Split: c.String("split"), Expected: clf.Classes}
+	if _, err := extractTo(c, c.String("model"), c.String("data"), out, dopt, false); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return out, cleanup, nil
 }

@@ -67,6 +67,11 @@ type DatasetOptions struct {
 	// or images has no examples; a folder not listed is an error); for the
 	// other formats they rename the source's classes, one for one.
 	Classes []string
+	// Expected, when Classes is not set, pins an image folder's classes
+	// as Classes would (predict reads images with its classifier's
+	// classes); the other formats keep their own names, which the caller
+	// checks.
+	Expected []string
 }
 
 // OpenDataset opens an image dataset, recognising its format from the path:
@@ -204,7 +209,11 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 		}
 		return openHF(arrows, dir)
 	}
-	return openImageFolder(dir, opt.Classes)
+	pinned := opt.Classes
+	if pinned == nil {
+		pinned = opt.Expected
+	}
+	return openImageFolder(dir, pinned)
 }
 
 // datasetDictSplits reads the splits a DatasetDict folder lists in its

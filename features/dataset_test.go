@@ -157,7 +157,7 @@ func TestImageFolderBadInput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenDataset(root, DatasetOptions{Classes: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `folder "empty" is not one of the --classes`) {
+	if _, err := OpenDataset(root, DatasetOptions{Classes: []string{"a"}}); err == nil || !strings.Contains(err.Error(), `folder "empty" is not one of the classes`) {
 		t.Errorf("a folder outside the pinned classes: %v", err)
 	}
 	if _, err := OpenDataset(root, DatasetOptions{Classes: []string{"a", "a", "empty"}}); err == nil || !strings.Contains(err.Error(), "listed twice") {

@@ -62,15 +62,28 @@ func openImageFolder(root string, pinned []string) (Dataset, error) {
 		}
 		for _, f := range folders {
 			if !index[f] {
-				return nil, fmt.Errorf("open dataset %s: folder %q is not one of the --classes %v; add it to the list or move it out", root, f, pinned)
+				return nil, fmt.Errorf("open dataset %s: folder %q is not one of the classes %v; add it to --classes or move it out", root, f, pinned)
 			}
 		}
 		d.classes = append([]string(nil), pinned...)
 	} else {
 		d.classes = folders
 	}
+	if len(folders) == 0 {
+		// A flat folder of images: unlabeled examples (to predict, or
+		// public features for DPPL-Public).
+		for _, e := range ents {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isImageName(e.Name()) {
+				d.files = append(d.files, filepath.Join(root, e.Name()))
+				d.labels = append(d.labels, Unlabeled)
+			}
+		}
+		if len(d.files) > 0 {
+			return d, nil
+		}
+	}
 	if len(d.classes) == 0 {
-		return nil, fmt.Errorf("open dataset %s: no class folders; expected %s/<class>/*.png|jpg|jpeg (or a Hugging Face, IDX or CIFAR dataset)", root, root)
+		return nil, fmt.Errorf("open dataset %s: no class folders and no images; expected %s/<class>/*.png|jpg|jpeg, a flat folder of unlabeled images, or a Hugging Face, IDX or CIFAR dataset", root, root)
 	}
 	for ci, c := range d.classes {
 		dir := filepath.Join(root, c)
