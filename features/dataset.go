@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -89,14 +91,14 @@ func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
 	var ds Dataset
 	if !st.IsDir() {
 		switch name := strings.ToLower(filepath.Base(src)); {
-		case strings.HasSuffix(name, ".arrow"):
+		case strings.HasSuffix(name, ".arrow"), strings.HasSuffix(name, ".parquet"):
 			ds, err = openHF([]string{src}, src)
 		case strings.Contains(name, "idx3-ubyte"):
 			ds, err = openIDX(src)
 		case strings.HasSuffix(name, ".bin"):
 			ds, err = openCIFAR([]string{src}, src)
 		default:
-			return nil, fmt.Errorf("open dataset %s: unknown format; expected a folder of class folders, a Hugging Face .arrow file, an IDX *-images-idx3-ubyte[.gz] file or CIFAR .bin batches", src)
+			return nil, fmt.Errorf("open dataset %s: unknown format; expected a folder of class folders, a Hugging Face .arrow or .parquet file, an IDX *-images-idx3-ubyte[.gz] file or CIFAR .bin batches", src)
 		}
 	} else {
 		ds, err = openDir(src, opt)
@@ -138,7 +140,8 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 		switch {
 		case e.IsDir():
 			subdirs[n] = true
-		case strings.HasSuffix(ln, ".arrow"):
+		case strings.HasSuffix(ln, ".arrow"), strings.HasSuffix(ln, ".parquet"):
+			// Hugging Face shards: save_to_disk's Arrow, the Hub's Parquet.
 			arrows = append(arrows, filepath.Join(dir, n))
 		case strings.Contains(ln, "images-idx3-ubyte"):
 			idx = append(idx, filepath.Join(dir, n))
@@ -150,6 +153,10 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 	sort.Strings(idx)
 	sort.Strings(bins)
 	split := opt.Split
+	// A Hub repository keeps its shards in data/.
+	if len(arrows)+len(idx)+len(bins) == 0 && subdirs["data"] && hasArrow(filepath.Join(dir, "data")) && !subdirs[split] {
+		return openDir(filepath.Join(dir, "data"), opt)
+	}
 	// A DatasetDict saved by datasets' save_to_disk: one folder per split,
 	// listed in dataset_dict.json. Without --split it is not an image
 	// folder whose classes are train and test.
@@ -203,9 +210,11 @@ func openDir(dir string, opt DatasetOptions) (Dataset, error) {
 				}
 			}
 			if len(pick) == 0 {
-				return nil, fmt.Errorf("open dataset %s: no Arrow shard for split %q", dir, split)
+				return nil, fmt.Errorf("open dataset %s: no shard for split %q (shards: %s)", dir, split, shardNames(arrows))
 			}
 			arrows = pick
+		} else if splits := shardSplits(arrows); len(splits) > 1 {
+			return nil, fmt.Errorf("open dataset %s: shards of splits %s; pass --split with one of them", dir, strings.Join(splits, ", "))
 		}
 		return openHF(arrows, dir)
 	}
@@ -232,9 +241,35 @@ func datasetDictSplits(dir string) ([]string, bool) {
 	return dd.Splits, true
 }
 
+// hasArrow reports whether dir holds Hugging Face shards (.arrow or
+// .parquet).
 func hasArrow(dir string) bool {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.arrow"))
-	return len(m) > 0
+	p, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	return len(m)+len(p) > 0
+}
+
+// hubShard matches the Hub's shard names: SPLIT-00000-of-00002[-hash].parquet.
+var hubShard = regexp.MustCompile(`^([A-Za-z0-9_.]+)-\d{5}-of-\d{5}`)
+
+// shardSplits returns the splits that Hub-named shards belong to.
+func shardSplits(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if m := hubShard.FindStringSubmatch(filepath.Base(f)); m != nil && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func shardNames(files []string) string {
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	return strings.Join(names, ", ")
 }
 
 // maxPixels refuses images whose header claims more than this many pixels

@@ -1,6 +1,7 @@
 package features
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,16 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// hfDataset reads Hugging Face datasets Arrow files: IPC streams with an
-// image column struct<bytes: binary, path: string> and an integer label
-// column whose class names come from the ClassLabel feature in the
-// "huggingface" schema metadata. Several files (shards) are read in order.
+// hfDataset reads Hugging Face datasets files: Arrow IPC streams (what
+// save_to_disk writes) or Parquet (the Hub's storage format), with an image
+// column struct<bytes: binary, path: string> and an integer label column
+// whose class names come from the ClassLabel feature in the "huggingface"
+// metadata. Several files (shards) are read in order.
 type hfDataset struct {
 	files   []string
 	src     string
@@ -25,7 +30,8 @@ type hfDataset struct {
 
 	fi       int
 	f        *os.File
-	r        *ipc.Reader
+	pf       *file.Reader // a Parquet shard
+	r        recordStream
 	rec      arrow.RecordBatch
 	row      int
 	imgCol   int
@@ -64,10 +70,57 @@ func openHF(files []string, src string) (Dataset, error) {
 	return d, nil
 }
 
+// recordStream is what hfDataset reads a shard through: an IPC stream
+// reader or a Parquet record reader.
+type recordStream interface {
+	Schema() *arrow.Schema
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+	Release()
+}
+
+// isParquet reports whether a shard is Parquet (by its name).
+func isParquet(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".parquet")
+}
+
+// openParquetShard opens a Parquet shard as a record stream, its schema
+// with the file's key-value metadata (where the Hub keeps "huggingface").
+func (d *hfDataset) openParquetShard(path string) (recordStream, *arrow.Schema, error) {
+	pf, fr, err := openParquet(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rr pqarrow.RecordReader
+	var s *arrow.Schema
+	err = guard(func() error {
+		var err error
+		if s, err = fr.Schema(); err != nil {
+			return err
+		}
+		rr, err = fr.GetRecordReader(context.Background(), nil, nil)
+		return err
+	})
+	if err != nil {
+		pf.Close()
+		return nil, nil, fmt.Errorf("read %s: %v", path, err)
+	}
+	d.pf = pf
+	return rr, withFileMetadata(s, pf), nil
+}
+
 // openFile opens shard i and locates its columns; all shards must agree on
 // the class names.
 func (d *hfDataset) openFile(i int) error {
 	path := d.files[i]
+	if isParquet(path) {
+		r, s, err := d.openParquetShard(path)
+		if err != nil {
+			return err
+		}
+		return d.useShard(i, nil, r, s)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
@@ -95,19 +148,31 @@ func (d *hfDataset) openFile(i int) error {
 		f.Close()
 		return fmt.Errorf("read %s: not a readable Arrow IPC stream (Hugging Face datasets format): %v", path, err)
 	}
-	s := r.Schema()
+	return d.useShard(i, f, r, r.Schema())
+}
+
+// useShard locates the columns of shard i, read through r.
+func (d *hfDataset) useShard(i int, f *os.File, r recordStream, s *arrow.Schema) error {
+	path := d.files[i]
+	fail := func(err error) error {
+		r.Release()
+		if f != nil {
+			f.Close()
+		}
+		if d.pf != nil {
+			d.pf.Close()
+			d.pf = nil
+		}
+		return fmt.Errorf("read %s: %w", path, err)
+	}
 	img, lab, classes, err := hfColumns(s)
 	if err != nil {
-		r.Release()
-		f.Close()
-		return fmt.Errorf("read %s: %w", path, err)
+		return fail(err)
 	}
 	if i == 0 {
 		d.classes = classes
 	} else if !slices.Equal(classes, d.classes) {
-		r.Release()
-		f.Close()
-		return fmt.Errorf("read %s: its class names differ from those of %s", path, d.files[0])
+		return fail(fmt.Errorf("its class names differ from those of %s", d.files[0]))
 	}
 	d.fi, d.f, d.r, d.imgCol, d.labelCol, d.row = i, f, r, img, lab, 0
 	return nil
@@ -156,7 +221,12 @@ func hfColumns(s *arrow.Schema) (img, lab int, classes []string, err error) {
 
 func (d *hfDataset) Classes() []string { return d.classes }
 func (d *hfDataset) Len() int64        { return -1 }
-func (d *hfDataset) Source() string    { return "Hugging Face Arrow " + d.src }
+func (d *hfDataset) Source() string {
+	if isParquet(d.files[0]) {
+		return "Hugging Face Parquet " + d.src
+	}
+	return "Hugging Face Arrow " + d.src
+}
 
 func (d *hfDataset) Close() error {
 	if d.rec != nil {
@@ -170,6 +240,10 @@ func (d *hfDataset) Close() error {
 	if d.f != nil {
 		d.f.Close()
 		d.f = nil
+	}
+	if d.pf != nil {
+		d.pf.Close()
+		d.pf = nil
 	}
 	return nil
 }
