@@ -11,7 +11,7 @@ export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && ldconfig -p | grep -q 'liblapacke\.so ' && echo openblas)
 GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
 
-.PHONY: all setup build test vet fuzz-smoke fuzz demo bench audit clean
+.PHONY: all setup build test python-test vet fuzz-smoke fuzz demo bench audit clean
 
 all: build
 
@@ -31,13 +31,20 @@ vet:
 test: setup vet
 	@$(MAKE) --no-print-directory fuzz-smoke
 	$(GO) test -count=1 -run 'Conformance' ./solvers
+	@$(MAKE) --no-print-directory python-test
 	DPFEAT_REQUIRE_ORT=1 $(GO) test $(GOFLAGS_TAGS) -count=1 ./...
+
+# The Python package (python/dpfeat) against the binary, with Debian's
+# python3-numpy and python3-sklearn (scripts/setup.sh installs them).
+PYTHON ?= /usr/bin/python3
+python-test: build
+	PYTHONPATH=python DPFEAT_BIN=$(CURDIR)/bin/dpfeat $(PYTHON) -m unittest discover -s python/tests
 
 # Every fuzz target for a few seconds (CI); `make fuzz` fuzzes longer by hand.
 # CI counts executions rather than seconds: a duration makes Go's fuzz
 # coordinator (before Go 1.27) fail now and then with a bare "context
 # deadline exceeded" when the deadline races a busy worker (golang/go#75804).
-FUZZ_TARGETS := features:FuzzOpen features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
+FUZZ_TARGETS := features:FuzzOpen features:FuzzOpenForeign features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
 FUZZTIME ?= 8000x
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do \

@@ -2,7 +2,9 @@
 # Provides what dpfeat needs on a fresh Debian machine, and does nothing (in
 # well under a second) when it is all there already:
 #   - Debian packages: OpenBLAS and LAPACKE headers (the accelerated linear
-#     algebra backend) and dataset-fashion-mnist (the benchmark data);
+#     algebra backend), dataset-fashion-mnist (the benchmark data), and
+#     python3-numpy, python3-sklearn, python3-matplotlib (the Python
+#     package's tests);
 #   - ONNX Runtime's shared library: $ONNXRUNTIME_LIB if set, else
 #     libonnxruntime.so.1 taken from the npm package onnxruntime-node@1.30.0
 #     into .deps/onnxruntime/ (git-ignored).
@@ -45,7 +47,7 @@ apt_install() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-apt_install libopenblas-dev liblapacke-dev dataset-fashion-mnist
+apt_install libopenblas-dev liblapacke-dev dataset-fashion-mnist python3-numpy python3-sklearn python3-matplotlib
 
 if [ -n "${ONNXRUNTIME_LIB:-}" ] && [ "$ONNXRUNTIME_LIB" != "$deps/onnxruntime/libonnxruntime.so.1" ]; then
 	[ -f "$ONNXRUNTIME_LIB" ] || die "ONNXRUNTIME_LIB=$ONNXRUNTIME_LIB: no such file (unset it to fetch ONNX Runtime $ort_version from npm)"

@@ -1,0 +1,205 @@
+"""Tests of the Python package against the dpfeat binary (make test runs
+them with DPFEAT_BIN=bin/dpfeat and PYTHONPATH=python)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import dpfeat
+
+try:
+    import sklearn  # noqa: F401
+
+    HAVE_SKLEARN = True
+except ImportError:
+    HAVE_SKLEARN = False
+
+
+def blobs(n=240, d=8, seed=0, names=("ant", "bee", "cow")):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, len(names), n)
+    centers = rng.normal(size=(len(names), d)) * 2
+    X = (centers[y] + rng.normal(size=(n, d))).astype(np.float32)
+    return X, np.array(names)[y]
+
+
+def cli(*args):
+    return dpfeat.run(*args)
+
+
+class EstimatorTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_matches_the_command_line(self):
+        X, y = blobs()
+        est = dpfeat.DPClassifier(method="dpls", epsilon=1.0, delta=1e-5, random_state=3).fit(X, y)
+        train = os.path.join(self.dir, "train.npz")
+        np.savez(train, X=X, y=y)
+        clf = os.path.join(self.dir, "clf.safetensors")
+        cli("fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", clf)
+        ref = dpfeat.load_classifier(clf)
+        for name, t in ref.tensors.items():
+            np.testing.assert_array_equal(est.classifier_.tensors[name], t, err_msg=name)
+        pred = os.path.join(self.dir, "pred.npz")
+        cli("predict", "--classifier", clf, "--features", train, "--out", pred)
+        p = dpfeat.read_predictions(pred)
+        np.testing.assert_allclose(est.decision_function(X), p["scores"], rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(est.predict(X), np.array(p["classes"])[p["predicted"]])
+        self.assertEqual(list(est.classes_), ["ant", "bee", "cow"])
+        self.assertGreater(est.score(X, y), 0.9)
+        proba = est.predict_proba(X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1)
+        self.assertTrue(est.guarantee_["seeded"])
+        self.assertAlmostEqual(est.guarantee_["epsilon"], 1, places=6)
+
+    def test_integer_labels_come_back_as_given(self):
+        X, _ = blobs()
+        y = np.repeat([1, 2, 5], len(X) // 3)
+        est = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=1).fit(X, y)
+        np.testing.assert_array_equal(est.classes_, [1, 2, 5])
+        self.assertTrue(set(est.predict(X)) <= {1, 2, 5})
+        public = " ".join(est.guarantee_["public"])
+        self.assertIn("the class list, taken from the label values", public)
+        est2 = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=1, classes=[1, 2, 5, 7]).fit(X, y)
+        np.testing.assert_array_equal(est2.classes_, [1, 2, 5, 7])
+        self.assertNotIn("taken from the label values", " ".join(est2.guarantee_["public"]))
+
+    def test_bad_input_is_one_clear_error(self):
+        X, y = blobs()
+        with self.assertRaises(ValueError):
+            dpfeat.DPClassifier().fit(X[:, 0], y)
+        with self.assertRaises(ValueError):
+            dpfeat.DPClassifier().fit(X, y[:-1])
+        X[3, 2] = np.nan
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "row 3: feature 2 is NaN"):
+            dpfeat.DPClassifier(method="dpls").fit(X, y)
+        with self.assertRaises(Exception):
+            dpfeat.DPClassifier().predict(X)
+
+    @unittest.skipUnless(HAVE_SKLEARN, "scikit-learn is not installed")
+    def test_scikit_learn_protocols(self):
+        from sklearn.base import clone
+        from sklearn.model_selection import cross_val_score
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        X, y = blobs(n=300)
+        est = dpfeat.DPClassifier(method="dpls", epsilon=2.0, random_state=0)
+        self.assertEqual(est.get_params()["epsilon"], 2.0)
+        c = clone(est).set_params(epsilon=4.0)
+        self.assertEqual(c.epsilon, 4.0)
+        self.assertEqual(est.epsilon, 2.0)
+        pipe = make_pipeline(StandardScaler(), dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=0))
+        pipe.fit(X, y)
+        self.assertGreater(pipe.score(X, y), 0.8)
+        scores = cross_val_score(est, X, y, cv=3)
+        self.assertEqual(len(scores), 3)
+        self.assertGreater(scores.mean(), 0.8)
+
+
+class ClassifierFileTest(unittest.TestCase):
+    """load_classifier applies the stored preprocessing as dpfeat does, for
+    each kind of classifier and preprocessing."""
+
+    def test_scores_match_dpfeat_predict(self):
+        X, y = blobs(n=400, d=12, seed=5)
+        with tempfile.TemporaryDirectory() as tmp:
+            train = os.path.join(tmp, "train.npz")
+            np.savez(train, X=X, y=y)
+            cases = [
+                ["--method", "dpls"],
+                ["--method", "dplp"],  # a private centre
+                ["--method", "dpplmean", "--distance", "euclidean"],
+                ["--method", "dpplmean"],  # cosine prototypes
+                ["--method", "dpfc", "--transform", "pca", "--transform-dims", "6"],
+                ["--method", "dpls", "--transform", "standardize"],
+                ["--method", "logreg", "--epsilon", "inf", "--no-normalize"],
+            ]
+            for i, extra in enumerate(cases):
+                clf = os.path.join(tmp, "c%d.safetensors" % i)
+                args = ["fit", "--train", train, "--out", clf, "--seed", "1"] + extra
+                if "--epsilon" not in extra:
+                    args += ["--epsilon", "2", "--delta", "1e-5"]
+                cli(*args)
+                pred = os.path.join(tmp, "p%d.npz" % i)
+                cli("predict", "--classifier", clf, "--features", train, "--out", pred)
+                p = dpfeat.read_predictions(pred)
+                c = dpfeat.load_classifier(clf)
+                got = c.decision_function(X)
+                np.testing.assert_allclose(got, p["scores"], rtol=1e-6, atol=1e-5, err_msg=" ".join(extra))
+                np.testing.assert_array_equal(c.predict_index(X), p["predicted"], err_msg=" ".join(extra))
+
+
+class FilesTest(unittest.TestCase):
+    def test_readers_and_ledger(self):
+        X, y = blobs(n=90)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "train.npz")
+            np.savez(src, X=X, y=y, ids=np.array(["r%d" % i for i in range(len(X))]))
+            feats = os.path.join(tmp, "train.arrow")
+            cli("convert", "--in", src, "--out", feats)
+            f = dpfeat.read_features(feats)
+            np.testing.assert_array_equal(f["X"], X)
+            self.assertEqual(f["classes"], ["ant", "bee", "cow"])
+            np.testing.assert_array_equal(np.array(f["classes"])[f["y"]], y)
+            self.assertEqual(f["ids"][:2], ["r0", "r1"])
+            self.assertEqual(f["metadata"]["dpfeat.classes_from"], "label values")
+            ledger_dir = os.path.join(tmp, "ledger")
+            cli("budget", "init", "--data", feats, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledger_dir)
+            clf = os.path.join(tmp, "c.safetensors")
+            cli("fit", "--method", "dpls", "--train", feats, "--epsilon", "1", "--delta", "1e-6", "--out", clf, "--ledger", ledger_dir)
+            led = dpfeat.ledger(feats, ledger_dir=ledger_dir)
+            self.assertEqual(len(led["releases"]), 1)
+            g = dpfeat.guarantee(clf)
+            self.assertEqual(g["accountant"], "gdp")
+            self.assertFalse(g.get("seeded", False))
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class NotebookTest(unittest.TestCase):
+    """The exported notebook runs where pyarrow and pandas are missing
+    (Debian packages neither): dpfeat exports the table it needs."""
+
+    def test_runs_without_pyarrow(self):
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+        except ImportError:
+            self.skipTest("matplotlib is not installed")
+        import json
+
+        X, y = blobs(n=200)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, sl in (("train", slice(0, 150)), ("test", slice(150, 200))):
+                np.savez(os.path.join(tmp, name + ".npz"), X=X[sl], y=y[sl])
+                cli("convert", "--in", os.path.join(tmp, name + ".npz"), "--out", os.path.join(tmp, name + ".arrow"), "--classes", "ant,bee,cow")
+            cfg = os.path.join(tmp, "sweep.yaml")
+            with open(cfg, "w") as f:
+                f.write("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, ls: {}}\nepsilons: [1, 4]\ndelta: 1e-5\nseeds: 2\n")
+            results = os.path.join(tmp, "results.arrow")
+            cli("sweep", "--config", cfg, "--out", results)
+            nb = os.path.join(tmp, "results.ipynb")
+            cli("export", "--results", results, "--format", "ipynb", "--out", nb)
+            with open(nb) as f:
+                cells = [c for c in json.load(f)["cells"] if c["cell_type"] == "code"]
+            code = "import sys\nsys.modules['pyarrow'] = None\nimport matplotlib\nmatplotlib.use('Agg')\n"
+            code += "\n".join("".join(c["source"]) for c in cells)
+            code += "\nprint('ROWS', len(rows))\n"
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp,
+                                  env=dict(os.environ, DPFEAT_BIN=dpfeat.binary(), MPLBACKEND="Agg"))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("6 jobs; 0 failed", proc.stdout)  # ls once per seed
+            self.assertIn("ROWS 3", proc.stdout)  # dpls at ε 1 and 4, ls
