@@ -41,15 +41,30 @@ func TestEveryFeatureFormatFitsTheSameClassifier(t *testing.T) {
 		{".npz", nil},
 		{".csv", []string{"--classes", "ant,bee,cow"}}, // a CSV holds no class order
 		{".tsv", []string{"--classes", "ant,bee,cow"}},
+		{".npy", []string{"--classes", "ant,bee,cow", "--labels", filepath.Join(dir, "labels.txt")}}, // the matrix alone
 	} {
 		t.Run(tc.ext, func(t *testing.T) {
 			conv := filepath.Join(dir, "train"+tc.ext)
 			if code, _, errs := run(t, "convert", "--in", train, "--out", conv); code != 0 {
 				t.Fatal(errs)
 			}
+			if tc.ext == ".npy" {
+				m, _ := features.ReadAll(train, features.ReadOptions{})
+				var lines []string
+				for _, l := range m.Labels {
+					lines = append(lines, classes[l])
+				}
+				os.WriteFile(filepath.Join(dir, "labels.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			}
+			if code, out, errs := run(t, append([]string{"inspect", "--json"}, append(tc.extra, conv)...)...); code != 0 || !strings.Contains(out, `"rows": 300`) {
+				t.Errorf("inspect %s: exit %d, %s %s", conv, code, out, errs)
+			}
 			clf := fit(conv, tc.extra...)
 			if !slices.Equal(clf.Weight, ref.Weight) || !slices.Equal(clf.Bias, ref.Bias) || !slices.Equal(clf.Classes, classes) {
 				t.Errorf("%s: the classifier differs from the Arrow file's", tc.ext)
+			}
+			if tc.ext == ".npy" {
+				return // a test set of features alone has nothing to evaluate
 			}
 			// eval reads the test set in the same format, labels mapped to
 			// the classifier's classes by name.
