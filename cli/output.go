@@ -113,12 +113,13 @@ func flagPaths(c *ucli.Context, names ...string) [][2]string {
 
 // stdinPath returns a path for an input flag's value: the path itself, or
 // for "-" a temporary copy of standard input (feature and results files
-// are memory-mapped, so they need a file), removed by cleanup.
+// are memory-mapped, so they need a file; no extension, so that its
+// content says its format), removed by cleanup.
 func stdinPath(c *ucli.Context, flag, path string) (string, func(), error) {
 	if path != "-" {
 		return path, func() {}, nil
 	}
-	f, err := os.CreateTemp("", "dpfeat-stdin-*.arrow")
+	f, err := os.CreateTemp("", "dpfeat-stdin-*")
 	if err != nil {
 		return "", nil, userErrorf("--%s -: %v", flag, err)
 	}
