@@ -227,8 +227,8 @@ func TestFloatJSON(t *testing.T) {
 			t.Errorf("%v → %s → %v", v, b, f)
 		}
 	}
-	if FormatEpsilon(1.0000001) != "1.00001" {
-		t.Errorf("FormatEpsilon rounds up: got %s", FormatEpsilon(1.0000001))
+	if FormatUp(1.0000001) != "1.00001" {
+		t.Errorf("FormatUp rounds up: got %s", FormatUp(1.0000001))
 	}
 	for _, c := range []struct {
 		rem  float64

@@ -32,7 +32,7 @@
 // Every conversion from a curve δ(ε) to ε returns the upper end of a
 // bisection run to float64 resolution, and Calibrate returns the upper end of
 // its bracket on the noise multiplier, so no rounding or search tolerance can
-// give a user a weaker guarantee than the one asked for. FormatEpsilon rounds
+// give a user a weaker guarantee than the one asked for. FormatUp rounds
 // printed values up.
 //
 // # Noise

@@ -18,7 +18,7 @@ func ExampleCalibrate() {
 	fmt.Println(g)
 	// Output:
 	// noise multiplier 6.4616
-	// (ε = 1, δ = 1e-05)-DP [gdp, add-remove adjacency, μ = 0.268051]
+	// (ε = 1, δ = 1e-05)-DP [gdp, add-remove adjacency, μ = 0.268052]
 }
 
 // The DP-SGD setting of Abadi et al. on MNIST: 60 epochs at q = 256/60000
@@ -33,7 +33,7 @@ func ExampleAccount_dpsgd() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(accounting.FormatEpsilon(float64(g.Epsilon)), g.Accountant)
+	fmt.Println(accounting.FormatUp(float64(g.Epsilon)), g.Accountant)
 	// Output:
 	// 2.59656 rdp
 }

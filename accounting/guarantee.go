@@ -196,12 +196,12 @@ func (g Guarantee) String() string {
 	if math.IsInf(float64(g.Epsilon), 1) {
 		return "not private (ε = ∞)"
 	}
-	s := fmt.Sprintf("(ε = %s, δ = %g)-DP [%s, %s adjacency", FormatEpsilon(float64(g.Epsilon)), g.Delta, g.Accountant, g.Adjacency)
+	s := fmt.Sprintf("(ε = %s, δ = %g)-DP [%s, %s adjacency", FormatUp(float64(g.Epsilon)), g.Delta, g.Accountant, g.Adjacency)
 	switch {
 	case g.Mu != nil:
-		s += fmt.Sprintf(", μ = %.6g", float64(*g.Mu))
+		s += ", μ = " + FormatUp(float64(*g.Mu))
 	case g.Rho != nil:
-		s += fmt.Sprintf(", ρ = %.6g", float64(*g.Rho))
+		s += ", ρ = " + FormatUp(float64(*g.Rho))
 	case g.Order != 0:
 		s += fmt.Sprintf(", optimal order %g", g.Order)
 	}
@@ -212,13 +212,16 @@ func (g Guarantee) String() string {
 	return s
 }
 
-// FormatEpsilon prints ε with 6 significant digits, rounded up, so that
-// the printed number is never below the computed one.
-func FormatEpsilon(eps float64) string {
-	if eps == 0 || math.IsInf(eps, 0) || math.IsNaN(eps) {
-		return strconv.FormatFloat(eps, 'g', -1, 64)
+// FormatUp is the one rule for every printed privacy figure — ε, μ, ρ
+// and noise multipliers, in every command: 6 significant digits, rounded
+// up, so that a printed ε, μ or ρ is never below the loss, and a printed
+// noise multiplier still reaches the guarantee it was calibrated for
+// (0, ±Inf and NaN print exactly).
+func FormatUp(x float64) string {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	return strconv.FormatFloat(RoundUp(eps, 6), 'g', 6, 64)
+	return strconv.FormatFloat(RoundUp(x, 6), 'g', 6, 64)
 }
 
 // FormatRemaining prints what is left of a budget with 6 significant

@@ -27,11 +27,11 @@ for name in fmnist-resnet fmnist-vit; do
 	features "$name" private
 	read -r n d m < <(go run ./bench/numpy/export "bench/out/$name-private.arrow" "$tmp/x.f32" "$tmp/y.i32")
 	for method in dpls dpfc dpnewton dpplmean; do
-		z=$(bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c" --json | grep -m1 '"multiplier"' | sed -E 's/.*: *([0-9.eE+-]+).*/\1/')
+		z=$(bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c.safetensors" --force --json | grep -m1 '"multiplier"' | sed -E 's/.*: *([0-9.eE+-]+).*/\1/')
 		best_go=999999
 		best_np=999999
 		for r in 1 2 3; do
-			s=$( { /usr/bin/time -f "%e" bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c" >/dev/null; } 2>&1 | tail -1)
+			s=$( { /usr/bin/time -f "%e" bin/dpfeat fit --method "$method" --train "bench/out/$name-private.arrow" --epsilon 1 --delta 1e-5 --out "$tmp/c.safetensors" --force >/dev/null; } 2>&1 | tail -1)
 			best_go=$(echo "$s $best_go" | awk '{print ($1 < $2) ? $1 : $2}')
 			s=$( { /usr/bin/time -f "%e" /usr/bin/python3 bench/numpy/solvers.py "$tmp/x.f32" "$tmp/y.i32" "$n" "$d" "$m" "$method" "$z" >/dev/null; } 2>&1 | tail -1)
 			best_np=$(echo "$s $best_np" | awk '{print ($1 < $2) ? $1 : $2}')
@@ -74,10 +74,10 @@ for spec in "dpls::" "dpls:--param psd=1:psd=0" "dpfc:--steps 10:"; do
 	# NumPy's dpls without projection is psd=0; with it, its default.
 	[ "$method" = dpls ] && [ -z "$flags" ] && npflags=psd=0
 	[ "$flags" = "--param psd=1" ] && npflags=""
-	z=$(bin/dpfeat fit --method "$method" $flags --train "$big" --epsilon 1 --delta 1e-6 --out "$tmp/c" --force --json 2>/dev/null | grep -m1 '"multiplier"' | sed -E 's/.*: *([0-9.eE+-]+).*/\1/')
+	z=$(bin/dpfeat fit --method "$method" $flags --train "$big" --epsilon 1 --delta 1e-6 --out "$tmp/c.safetensors" --force --json 2>/dev/null | grep -m1 '"multiplier"' | sed -E 's/.*: *([0-9.eE+-]+).*/\1/')
 	best_go=999999 best_np=999999 cpu=0
 	for r in 1 2 3; do
-		DPFEAT_PHASES=1 /usr/bin/time -f "%e %U %S" -o "$tmp/time" bin/dpfeat fit --method "$method" $flags --train "$big" --epsilon 1 --delta 1e-6 --out "$tmp/c" --force 2>"$tmp/err" >/dev/null
+		DPFEAT_PHASES=1 /usr/bin/time -f "%e %U %S" -o "$tmp/time" bin/dpfeat fit --method "$method" $flags --train "$big" --epsilon 1 --delta 1e-6 --out "$tmp/c.safetensors" --force 2>"$tmp/err" >/dev/null
 		read -r s u k <"$tmp/time"
 		if awk -v a="$s" -v b="$best_go" 'BEGIN{exit !(a < b)}'; then
 			best_go=$s cpu=$(awk -v s="$s" -v u="$u" -v k="$k" 'BEGIN{printf "%.2f", (u + k) / s}')

@@ -115,7 +115,7 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}()
 	app := NewApp(stdout, stderr)
 	app.Reader = stdin
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, interspersed(app, args))
 	code = exitCode(err)
 	switch code {
 	case 1:

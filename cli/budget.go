@@ -143,7 +143,7 @@ func showLedger(c *ucli.Context, l *ledger.Ledger) error {
 		fmt.Fprintf(&s, "  repaired %s: %s (lines %v as they were: %s)\n", r.Time, r.Reason, r.Lines, r.Backup)
 	}
 	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s\n",
-		accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)))
+		accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)))
 	return printf(c.App.Writer, "%s", s.String())
 }
 
@@ -235,7 +235,7 @@ func budgetLeft(train string, l *ledger.Ledger, then string) (ledger.Budget, err
 		return b, userErrorf("%v", err)
 	}
 	if float64(g.Epsilon) >= b.Epsilon {
-		return b, userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): %s", train, b.Epsilon, accounting.FormatEpsilon(float64(g.Epsilon)), len(rel), then)
+		return b, userErrorf("%s: its privacy budget (ε = %g) is spent (ε = %s over %d releases; dpfeat budget show): %s", train, b.Epsilon, accounting.FormatUp(float64(g.Epsilon)), len(rel), then)
 	}
 	return b, nil
 }
@@ -280,6 +280,6 @@ func spendBudget(c *ucli.Context, l *ledger.Ledger, train, method string, g acco
 	if err != nil {
 		return userErrorf("%s has a privacy budget (%s): %v", train, l.Path, err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatEpsilon(float64(total.Epsilon)), total.Accountant)
+	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatUp(float64(total.Epsilon)), total.Accountant)
 	return nil
 }

@@ -37,7 +37,7 @@ func TestBudgetLedger(t *testing.T) {
 		t.Errorf("second init: %d %s", code, errs)
 	}
 	fit := func(i int, extra ...string) (int, string, string) {
-		out := filepath.Join(dir, "c"+string(rune('0'+i)))
+		out := filepath.Join(dir, "c"+string(rune('0'+i))+".safetensors")
 		args := append([]string{"fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out, "--ledger", ledgerDir}, extra...)
 		code, _, errs := run(t, args...)
 		return code, out, errs
@@ -53,7 +53,7 @@ func TestBudgetLedger(t *testing.T) {
 		t.Errorf("third fit: %d %s", code, errs)
 	}
 	// A fit asking for more than the whole budget is refused before any work.
-	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "5", "--delta", "1e-5", "--out", filepath.Join(dir, "big"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "more than the data's whole budget") {
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "5", "--delta", "1e-5", "--out", filepath.Join(dir, "big.safetensors"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "more than the data's whole budget") {
 		t.Errorf("fit above the whole budget: %d %s", code, errs)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -66,7 +66,7 @@ func TestBudgetLedger(t *testing.T) {
 	if code, _, errs := fit(4); code != 1 || !strings.Contains(errs, "is spent") {
 		t.Errorf("fit on a spent budget: %d %s", code, errs)
 	}
-	code, _, errs = run(t, "fit", "--method", "ls", "--train", train, "--epsilon", "inf", "--out", filepath.Join(dir, "ref"), "--ledger", ledgerDir)
+	code, _, errs = run(t, "fit", "--method", "ls", "--train", train, "--epsilon", "inf", "--out", filepath.Join(dir, "ref.safetensors"), "--ledger", ledgerDir)
 	if code != 1 || !strings.Contains(errs, "non-private release would spend all") {
 		t.Errorf("reference fit on budgeted data: %d %s", code, errs)
 	}
@@ -84,7 +84,7 @@ func TestBudgetLedger(t *testing.T) {
 	// Another file has no budget: fits go unrecorded.
 	other := filepath.Join(dir, "other.arrow")
 	blobFile(t, other, 300, 6, []string{"a", "b", "c"}, "sha-1", 2)
-	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o"), "--ledger", ledgerDir); code != 0 || strings.Contains(errs, "budget ledger") {
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o.safetensors"), "--ledger", ledgerDir); code != 0 || strings.Contains(errs, "budget ledger") {
 		t.Errorf("fit without a budget: %d %s", code, errs)
 	}
 }
@@ -101,7 +101,7 @@ func TestBudgetRepair(t *testing.T) {
 		t.Fatal(errs)
 	}
 	fit := func(name string) (int, string) {
-		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, name), "--ledger", ledgerDir)
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, name+".safetensors"), "--ledger", ledgerDir)
 		return code, errs
 	}
 	for _, n := range []string{"a", "b"} {
@@ -209,7 +209,7 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 		t.Errorf("%d rows, %d releases", len(rows), releases())
 	}
 	// Spend the rest: a new sweep is refused before any work.
-	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "f"), "--ledger", ledgerDir, "--force"); code != 0 {
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "f.safetensors"), "--ledger", ledgerDir, "--force"); code != 0 {
 		t.Fatal(errs)
 	}
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r2.arrow"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "is spent") {

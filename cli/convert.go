@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -38,16 +36,14 @@ func convertAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExtension("out", c.String("out"), features.TableExtensions...); err != nil {
+		return err
+	}
 	outs, err := outputs(c, in, "out")
 	if err != nil {
 		return err
 	}
 	out := outs[0]
-	if _, err := os.Stat(out); err == nil && !c.Bool("force") {
-		return userErrorf("%s exists: pass --force to replace it", out)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return userErrorf("%v", err)
-	}
 	imp, err := importOptions(c)
 	if err != nil {
 		return err

@@ -149,7 +149,7 @@ func TestConvertAndPredictFormats(t *testing.T) {
 		{[]string{"convert", "--in", train, "--out", filepath.Join(dir, "conv.csv")}, "exists: pass --force"},
 		{[]string{"convert", "--in", train, "--out", train}, "same file"},
 		{[]string{"convert", "--in", filepath.Join(dir, "nope.csv"), "--out", filepath.Join(dir, "z.csv")}, "nope.csv"},
-		{[]string{"fit", "--method", "dpls", "--train", filepath.Join(dir, "direct.csv"), "--classes", "x,x", "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "z.st")}, `--classes: class name "x" appears twice`},
+		{[]string{"fit", "--method", "dpls", "--train", filepath.Join(dir, "direct.csv"), "--classes", "x,x", "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "z.safetensors")}, `--classes: class name "x" appears twice`},
 	} {
 		code, _, errs := run(t, tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {

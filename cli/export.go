@@ -2,9 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,12 +60,8 @@ func exportAction(c *ucli.Context) error {
 	if summary && format != "csv" && format != "json" {
 		return userErrorf("--summary applies to csv and json (the notebook and plots always summarise)")
 	}
-	if out != "-" {
-		if _, err := os.Stat(out); err == nil && !c.Bool("force") {
-			return userErrorf("%s exists: pass --force to replace it", out)
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return userErrorf("%v", err)
-		}
+	if err := refuseExisting(c, "out", out); err != nil {
+		return err
 	}
 	results, cleanup, err := stdinPath(c, "results", results)
 	if err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -49,6 +48,9 @@ func exportONNXAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExtension("out", c.String("out"), ".onnx"); err != nil {
+		return err
+	}
 	out, err := outputs(c, clfPath, "out")
 	if err != nil {
 		return err
@@ -63,11 +65,6 @@ func exportONNXAction(c *ucli.Context) error {
 	enc := c.String("encoder")
 	if enc == "" && (c.IsSet("manifest") || c.IsSet("input")) {
 		return userErrorf("--manifest and --input describe the encoder: give --encoder ENC.onnx too")
-	}
-	if _, err := os.Stat(out[0]); err == nil && !c.Bool("force") {
-		return userErrorf("%s exists: pass --force to replace it", out[0])
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return userErrorf("%v", err)
 	}
 	clf, err := models.LoadClassifier(clfPath)
 	if err != nil {

@@ -35,6 +35,7 @@ func extractCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
 			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
+			forceFlag(),
 			jsonFlag(),
 		),
 		Action: extractAction,
@@ -110,6 +111,14 @@ func extractAction(c *ucli.Context) error {
 	}
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
 		return err
+	}
+	if err := checkExtension("out", out, ".arrow"); err != nil {
+		return userErrorf("%v (a feature file; dpfeat convert writes the other formats)", err)
+	}
+	if !c.Bool("resume") {
+		if err := refuseExisting(c, "out", out); err != nil {
+			return err
+		}
 	}
 	classes, err := classList(c)
 	if err != nil {

@@ -83,14 +83,14 @@ func TestExtractCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"extract", "--model", filepath.Join(dir, "none.onnx"), "--data", data, "--out", out + "2"}, "none.json"},
-		{[]string{"extract", "--model", model, "--manifest", bad, "--data", data, "--out", out + "2"}, `unknown key "sclae"`},
-		{[]string{"extract", "--model", model, "--manifest", wrong, "--data", data, "--out", out + "2"}, "height 16, but the manifest says input.height 24"},
-		{[]string{"extract", "--model", notOnnx, "--data", data, "--out", out + "2"}, "not a readable ONNX model"},
-		{[]string{"extract", "--model", model, "--data", empty, "--out", out + "2"}, "no class folders"},
-		{[]string{"extract", "--model", model, "--data", data, "--out", out + "2", "--device", "gpu"}, `--device "gpu"`},
+		{[]string{"extract", "--model", filepath.Join(dir, "none.onnx"), "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "none.json"},
+		{[]string{"extract", "--model", model, "--manifest", bad, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, `unknown key "sclae"`},
+		{[]string{"extract", "--model", model, "--manifest", wrong, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "height 16, but the manifest says input.height 24"},
+		{[]string{"extract", "--model", notOnnx, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "not a readable ONNX model"},
+		{[]string{"extract", "--model", model, "--data", empty, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "no class folders"},
+		{[]string{"extract", "--model", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--device", "gpu"}, `--device "gpu"`},
 		{[]string{"extract", "--model", model, "--data", data}, "--out is required"},
-		{[]string{"extract", "--model", model, "--data", data, "--out", out + "2", "--batch", "0"}, "--batch must be at least 1"},
+		{[]string{"extract", "--model", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--batch", "0"}, "--batch must be at least 1"},
 	}
 	for _, c := range cases {
 		code, _, errs := run(t, c.args...)

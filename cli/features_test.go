@@ -139,6 +139,9 @@ func TestSplitAndImbalance(t *testing.T) {
 	if res.Counts[0] != 100 || res.Counts[1] < 15 || res.Counts[1] > 50 || res.Counts[2] > 25 || res.Rows != int(res.Counts[0]+res.Counts[1]+res.Counts[2]) {
 		t.Errorf("imbalanced subset: %+v", res)
 	}
+	// Bad values are refused before the outputs are looked at; existing
+	// outputs need --force.
+	tr, va, lt = filepath.Join(dir, "new-tr.arrow"), filepath.Join(dir, "new-va.arrow"), filepath.Join(dir, "new-lt.arrow")
 	for _, c := range []struct {
 		args []string
 		want string

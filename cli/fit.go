@@ -86,7 +86,7 @@ func fitCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training rows n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
 		&ucli.Float64Flag{Name: "n-share", Value: 0.01, Usage: "with --n-public=false: n̂'s share of the budget (of μ²), in (0, 1)"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "treat the training file's class counts as public (recorded in the guarantee): they are stored in the classifier for eval's minority classes, and dpplmean (euclidean) divides by them"},
-		&ucli.BoolFlag{Name: "force", Usage: "use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
+		&ucli.BoolFlag{Name: "force", Usage: "replace --out if it exists; use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
 		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
@@ -151,8 +151,17 @@ func fitAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
 		return err
 	}
+	if err := checkMethodFlags(c, m); err != nil {
+		return err
+	}
 	o, err := fitOptions(c, m)
 	if err != nil {
+		return err
+	}
+	if err := checkExtension("out", out, ".safetensors"); err != nil {
+		return err
+	}
+	if err := refuseExisting(c, "out", out); err != nil {
 		return err
 	}
 	imp, err := importOptions(c)
@@ -347,7 +356,7 @@ func printFit(c *ucli.Context, r fitReport) error {
 	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
 	if r.Guarantee.Accountant != accounting.AccountantNone {
 		if z, _ := r.Noise["multiplier"].(float64); z > 0 {
-			fmt.Fprintf(&b, "noise multiplier: %.6g (each release's noise std = multiplier × its L2 sensitivity)\n", z)
+			fmt.Fprintf(&b, "noise multiplier: %s (each release's noise std = multiplier × its L2 sensitivity)\n", accounting.FormatUp(z))
 		}
 		if len(r.Guarantee.Public) > 0 {
 			fmt.Fprintf(&b, "treated as public: %s\n", strings.Join(r.Guarantee.Public, "; "))
@@ -441,4 +450,38 @@ func (p *fitProgress) done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// optionFlags are fit's flags for the options a method may read besides
+// its hyperparameters (solvers.Method.Reads).
+var optionFlags = []string{solvers.OptOptimizer, solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptMemory, solvers.OptSigma}
+
+// checkMethodFlags refuses an option flag the method does not read, with
+// the flags it does: a flag silently ignored is a setting the user thinks
+// they made.
+func checkMethodFlags(c *ucli.Context, m solvers.Method) error {
+	reads := slices.Clone(m.Reads)
+	if c.String("transform") != "" {
+		reads = append(reads, solvers.OptionsForTransform...)
+	}
+	for _, f := range optionFlags {
+		if !c.IsSet(f) || slices.Contains(reads, f) {
+			continue
+		}
+		var its []string
+		for _, p := range m.ParamNames() {
+			its = append(its, "--"+strings.ReplaceAll(p, "_", "-"))
+		}
+		for _, r := range reads {
+			if !slices.Contains(its, "--"+r) {
+				its = append(its, "--"+r)
+			}
+		}
+		list := "no other flags"
+		if len(its) > 0 {
+			list = strings.Join(its, ", ")
+		}
+		return userErrorf("--%s is not used by %s (it reads %s)", f, m.Name, list)
+	}
+	return nil
 }

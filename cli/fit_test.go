@@ -73,18 +73,19 @@ func TestFitEvalPredict(t *testing.T) {
 	wide := filepath.Join(dir, "wide.arrow")
 	blobFile(t, wide, 50, 12, classes, "sha-1", 3)
 	clf := filepath.Join(dir, "dpfc.safetensors")
+	bad := filepath.Join(dir, "bad.safetensors") // refused fits write nothing
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "0", "--delta", "1e-5", "--out", clf}, "--epsilon must be a positive"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--out", clf}, "--delta is required"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1", "--out", clf}, "--delta: invalid privacy parameter: δ must be in (0, 1)"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "inf", "--delta", "1e-5", "--out", clf}, "dpfc is private"},
-		{[]string{"fit", "--method", "ls", "--train", train, "--epsilon", "1", "--out", clf}, "run it with --epsilon inf"},
-		{[]string{"fit", "--method", "svm", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf}, "unknown method"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf, "--lr", "-2"}, "lr must be a positive"},
-		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", clf, "--param", "lr"}, `--param "lr"`},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "0", "--delta", "1e-5", "--out", bad}, "--epsilon must be a positive"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--out", bad}, "--delta is required"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1", "--out", bad}, "--delta: invalid privacy parameter: δ must be in (0, 1)"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "inf", "--delta", "1e-5", "--out", bad}, "dpfc is private"},
+		{[]string{"fit", "--method", "ls", "--train", train, "--epsilon", "1", "--out", bad}, "run it with --epsilon inf"},
+		{[]string{"fit", "--method", "svm", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", bad}, "unknown method"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", bad, "--lr", "-2"}, "lr must be a positive"},
+		{[]string{"fit", "--method", "dpfc", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", bad, "--param", "lr"}, `--param "lr"`},
 		{[]string{"eval", "--classifier", clf, "--test", other}, "pass --force"},
 		{[]string{"eval", "--classifier", clf, "--test", wide}, "has 12 features per row"},
 		{[]string{"eval", "--classifier", train, "--test", test}, "not a safetensors file"},
@@ -111,7 +112,7 @@ func TestPrototypeMethods(t *testing.T) {
 	blobFile(t, train, 2000, 8, classes, "sha-1", 1)
 	blobFile(t, test, 300, 8, classes, "sha-1", 2)
 	blobFile(t, pub, 200, 8, classes, "sha-1", 4)
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5"},
 		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5", "--distance", "euclidean", "--k-pool", "2"},
 		{"--method", "dpplmean", "--epsilon", "1", "--delta", "1e-5", "--distance", "euclidean", "--public-counts"},
@@ -119,7 +120,7 @@ func TestPrototypeMethods(t *testing.T) {
 		{"--method", "dpplpublic", "--epsilon", "1", "--public", pub},
 		{"--method", "dpplpublick", "--epsilon", "1", "--public", pub, "--k", "3", "--d-min", "0.5"},
 	} {
-		clf := filepath.Join(dir, "p.safetensors")
+		clf := filepath.Join(dir, fmt.Sprintf("p%d.safetensors", i))
 		// Seeded noise: the accuracy threshold must not be a coin toss.
 		code, out, errs := run(t, append(append([]string{"fit", "--train", train, "--out", clf, "--seed", "5"}, args...), "--json")...)
 		if code != 0 {
@@ -282,7 +283,7 @@ func TestFitRefusesUnlabeledRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dpplmean"} {
-		code, _, errs := run(t, "fit", "--method", m, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, m))
+		code, _, errs := run(t, "fit", "--method", m, "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, m+".safetensors"))
 		if code != 1 || !strings.Contains(errs, "row 6 is unlabeled") || !strings.Contains(errs, train) {
 			t.Errorf("%s: exit %d, stderr %q; want 1 naming row 6 and the file", m, code, errs)
 		}

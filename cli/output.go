@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -100,6 +102,50 @@ func guardOutputs(outs, ins [][2]string) error {
 		}
 	}
 	return nil
+}
+
+// refuseExisting is the one rule for outputs: a file that exists is
+// replaced only with --force — making it may have spent privacy budget.
+// "-" (standard output) and "" are not files.
+func refuseExisting(c *ucli.Context, flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return userErrorf("--%s %s is a directory; expected a file name", flag, path)
+	case err == nil && !c.Bool("force"):
+		return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return userErrorf("--%s %s: %v", flag, path, err)
+	}
+	return nil
+}
+
+// checkExtension is the one rule for output names: the extension says the
+// format, so a name whose extension is not one the command writes is
+// refused (fit --out x.pt once wrote safetensors into a .pt). "-" and ""
+// are not files.
+func checkExtension(flag, path string, allowed ...string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if slices.Contains(allowed, ext) {
+		return nil
+	}
+	what := "no extension"
+	if ext != "" {
+		what = "extension " + ext
+	}
+	return userErrorf("--%s %s has %s; expected %s", flag, path, what, strings.Join(allowed, ", "))
+}
+
+// forceFlag is --force on a command whose only override is replacing its
+// outputs.
+func forceFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "force", Usage: "replace outputs that exist"}
 }
 
 // flagPaths pairs flag names with their values.

@@ -30,7 +30,7 @@ func predictCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "features", Usage: "feature file (required unless --model and --data)"},
 			&ucli.StringFlag{Name: "out", Usage: "predictions file to write; its extension picks the format (required)"},
 			&ucli.StringFlag{Name: "save-features", Usage: "with --model: also keep the images' features in this feature file"},
-			&ucli.BoolFlag{Name: "force", Usage: "predict even if the features come from another encoder"},
+			&ucli.BoolFlag{Name: "force", Usage: "replace outputs that exist; predict even if the features come from another encoder"},
 			jsonFlag(),
 		}, encoderFlags(false)...), importFlags()...),
 		Action: predictAction,
@@ -58,11 +58,17 @@ func predictAction(c *ucli.Context) error {
 	if fromImages {
 		in = c.String("data")
 	}
-	outs, err := outputs(c, in, "out")
-	if err != nil {
+	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "model", "data")); err != nil {
 		return err
 	}
-	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "model", "data")); err != nil {
+	if err := checkExtension("out", c.String("out"), features.TableExtensions...); err != nil {
+		return err
+	}
+	if err := checkExtension("save-features", c.String("save-features"), ".arrow"); err != nil {
+		return err
+	}
+	outs, err := outputs(c, in, "out")
+	if err != nil {
 		return err
 	}
 	if outs[0] == "-" && c.Bool("json") {
@@ -123,8 +129,8 @@ func predictFeatures(c *ucli.Context, clfPath string) (string, func(), error) {
 			return "", nil, userErrorf("%v", err)
 		}
 		out, cleanup = filepath.Join(dir, "features.arrow"), func() { os.RemoveAll(dir) }
-	} else if _, err := os.Stat(out); err == nil {
-		return "", nil, userErrorf("--save-features %s exists: choose another name or remove it", out)
+	} else if err := refuseExisting(c, "save-features", out); err != nil {
+		return "", nil, err
 	}
 	dopt := features.DatasetOptions{Split: c.String("split"), Expected: clf.Classes}
 	if _, err := extractTo(c, c.String("model"), c.String("data"), out, dopt, false); err != nil {

@@ -256,7 +256,7 @@ func privacyEpsilon(c *ucli.Context) error {
 		return accountingError(err)
 	}
 	res := result("epsilon", x.src, x.v, x.r, g)
-	return emit(c, res, fmt.Sprintf("ε = %s at δ = %g\n", accounting.FormatEpsilon(float64(res.Epsilon)), res.Delta))
+	return emit(c, res, fmt.Sprintf("ε = %s at δ = %g\n", accounting.FormatUp(float64(res.Epsilon)), res.Delta))
 }
 
 func privacySigma(c *ucli.Context) error {
@@ -278,7 +278,7 @@ func privacySigma(c *ucli.Context) error {
 	}
 	res := privacyResult{Query: "sigma", NoiseMultiplier: &z, Steps: r.steps, SamplingRate: r.q, Guarantee: g}
 	return emit(c, res, fmt.Sprintf("σ = %s (noise standard deviation = σ × L2 sensitivity), the smallest σ with ε ≤ %g at δ = %g\nε = %s at δ = %g\n",
-		formatUp(z), eps, delta, accounting.FormatEpsilon(float64(g.Epsilon)), g.Delta))
+		accounting.FormatUp(z), eps, delta, accounting.FormatUp(float64(g.Epsilon)), g.Delta))
 }
 
 func privacyDelta(c *ucli.Context) error {
@@ -296,7 +296,7 @@ func privacyDelta(c *ucli.Context) error {
 	}
 	res := result("delta", x.src, x.v, x.r, g)
 	// δ is printed rounded up: never below the computed one.
-	return emit(c, res, fmt.Sprintf("δ = %s at ε = %g\n", formatUp(res.Delta), eps))
+	return emit(c, res, fmt.Sprintf("δ = %s at ε = %g\n", accounting.FormatUp(res.Delta), eps))
 }
 
 // describe prints how a privacy result was obtained, for people.
@@ -304,9 +304,9 @@ func describe(w io.Writer, r privacyResult) error {
 	acc := string(r.Accountant)
 	switch {
 	case r.Mu != nil:
-		acc += fmt.Sprintf(", μ = %.6g", float64(*r.Mu))
+		acc += ", μ = " + accounting.FormatUp(float64(*r.Mu))
 	case r.Rho != nil:
-		acc += fmt.Sprintf(", ρ = %.6g", float64(*r.Rho))
+		acc += ", ρ = " + accounting.FormatUp(float64(*r.Rho))
 	case r.Order != 0:
 		acc += fmt.Sprintf(", optimal Rényi order %g", r.Order)
 	}
@@ -323,7 +323,7 @@ func describe(w io.Writer, r privacyResult) error {
 		if r.SamplingRate < 1 {
 			what = fmt.Sprintf("%d Poisson-sampled Gaussian step(s) at q = %g", r.Steps, r.SamplingRate)
 		}
-		if err := printf(w, "releases: %s with noise multiplier %s\n", what, formatUp(*r.NoiseMultiplier)); err != nil {
+		if err := printf(w, "releases: %s with noise multiplier %s\n", what, accounting.FormatUp(*r.NoiseMultiplier)); err != nil {
 			return err
 		}
 	}
@@ -331,7 +331,6 @@ func describe(w io.Writer, r privacyResult) error {
 }
 
 // formatUp prints x with 6 significant digits, rounded up.
-func formatUp(x float64) string { return fmt.Sprintf("%.6g", accounting.RoundUp(x, 6)) }
 
 // accountingError classifies an error from the accountant: invalid
 // parameters are the user's, anything else is internal.

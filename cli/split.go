@@ -16,6 +16,7 @@ func splitCommand() *ucli.Command {
 			"Example:\n   dpfeat split --in train.arrow --val-fraction 0.1 --train tr.arrow --val va.arrow --seed 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file to split (required)"},
+			forceFlag(),
 			&ucli.Float64Flag{Name: "val-fraction", Value: 0.1, Usage: "expected share of the rows that go to validation, in (0, 1); each row's side depends on that row alone"},
 			&ucli.StringFlag{Name: "train", Usage: "output: training rows (required)"},
 			&ucli.StringFlag{Name: "val", Usage: "output: validation rows (required)"},
@@ -26,6 +27,11 @@ func splitCommand() *ucli.Command {
 			in, err := requiredString(c, "in")
 			if err != nil {
 				return err
+			}
+			for _, f := range []string{"train", "val"} {
+				if err := checkExtension(f, c.String(f), ".arrow"); err != nil {
+					return err
+				}
 			}
 			outs, err := outputs(c, in, "train", "val")
 			if err != nil {
@@ -77,6 +83,7 @@ func imbalanceCommand() *ucli.Command {
 			"Example:\n   dpfeat imbalance --in train.arrow --ratio 100 --out train-lt.arrow --seed 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file (required)"},
+			forceFlag(),
 			&ucli.Float64Flag{Name: "ratio", Usage: "imbalance ratio IR ≥ 1: largest over smallest class (required)"},
 			&ucli.StringFlag{Name: "profile", Value: string(features.ProfileCui), Usage: "cui or dppl"},
 			&ucli.Float64Flag{Name: "rate", Value: 1, Usage: "class 0's keep probability R, in (0, 1]"},
@@ -87,6 +94,9 @@ func imbalanceCommand() *ucli.Command {
 		Action: func(c *ucli.Context) error {
 			in, err := requiredString(c, "in")
 			if err != nil {
+				return err
+			}
+			if err := checkExtension("out", c.String("out"), ".arrow"); err != nil {
 				return err
 			}
 			outs, err := outputs(c, in, "out")
@@ -140,8 +150,9 @@ func requiredString(c *ucli.Context, name string) (string, error) {
 	return v, nil
 }
 
-// outputs returns the named output paths, all required, distinct, and
-// none of them the input (guardOutputs).
+// outputs returns the named output paths, all required, distinct, none
+// of them the input (guardOutputs), and none an existing file unless
+// --force (refuseExisting).
 func outputs(c *ucli.Context, in string, names ...string) ([]string, error) {
 	var out []string
 	for _, n := range names {
@@ -153,6 +164,11 @@ func outputs(c *ucli.Context, in string, names ...string) ([]string, error) {
 	}
 	if err := guardOutputs(flagPaths(c, names...), [][2]string{{"in", in}}); err != nil {
 		return nil, err
+	}
+	for i, n := range names {
+		if err := refuseExisting(c, n, out[i]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

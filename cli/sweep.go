@@ -152,7 +152,7 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		if err != nil {
 			return userErrorf("%s: the sweep's %d pending jobs do not fit its budget, so none was run: %v", name, len(costs), err)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: the sweep's %d jobs on %s fit its budget (all together ε = %s)\n", l.Path, len(costs), name, accounting.FormatEpsilon(float64(g.Epsilon)))
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: the sweep's %d jobs on %s fit its budget (all together ε = %s)\n", l.Path, len(costs), name, accounting.FormatUp(float64(g.Epsilon)))
 		return nil
 	}
 	return func(ds int, method string, g accounting.Guarantee) error {

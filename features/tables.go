@@ -31,6 +31,10 @@ const (
 	TableNPZ     = "npz"
 )
 
+// TableExtensions are the extensions of the table formats, the outputs of
+// predict and convert.
+var TableExtensions = []string{".arrow", ".feather", ".ipc", ".parquet", ".pq", ".csv", ".tsv", ".npy", ".npz"}
+
 // TableFormat returns the table format of an output path from its
 // extension: .parquet, .csv, .tsv, .npy, .npz; anything else is Arrow.
 func TableFormat(path string) string {

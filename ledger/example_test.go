@@ -27,7 +27,7 @@ func ExampleLedger_Spend() {
 	}
 	for _, z := range []float64{4, 4, 1} {
 		g, err := l.Spend(release(z))
-		fmt.Printf("%s, refused: %v\n", accounting.FormatEpsilon(float64(g.Epsilon)), err != nil)
+		fmt.Printf("%s, refused: %v\n", accounting.FormatUp(float64(g.Epsilon)), err != nil)
 	}
 	// Output:
 	// 0.926342, refused: false

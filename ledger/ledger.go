@@ -309,7 +309,7 @@ func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
 	}
 	if float64(g.Epsilon) > b.Epsilon {
 		return g, fmt.Errorf("%w of %s: these %d releases with the %d already recorded compose to ε = %s at δ = %g (%s), the budget is ε = %g",
-			ErrOverspend, l.Key, len(rs), len(rel), accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
+			ErrOverspend, l.Key, len(rs), len(rel), accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
 	}
 	return g, nil
 }
@@ -347,7 +347,7 @@ func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
 	}
 	if float64(g.Epsilon) > b.Epsilon && !r.Forced {
 		return g, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (pass --force to spend anyway; it is recorded)",
-			ErrOverspend, l.Key, accounting.FormatEpsilon(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
+			ErrOverspend, l.Key, accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
 	}
 	if r.Time == "" {
 		r.Time = time.Now().UTC().Format(time.RFC3339Nano)

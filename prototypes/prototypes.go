@@ -23,7 +23,7 @@ var (
 )
 
 func init() {
-	solvers.Register(solvers.Method{Name: "dpplmean", Params: []solvers.Param{
+	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma}, Params: []solvers.Param{
 		kPool,
 		{Name: "clip", Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
 		{Name: "count_noise", Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
@@ -32,17 +32,17 @@ func init() {
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
 		}})
-	solvers.Register(solvers.Method{Name: "protomean", Params: []solvers.Param{kPool}, Private: false,
+	solvers.Register(solvers.Method{Name: "protomean", Reads: []string{solvers.OptDistance}, Params: []solvers.Param{kPool}, Private: false,
 		Summary: "non-private class-mean prototypes",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublic", Params: []solvers.Param{dMin, dMax}, Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublic", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention}, Params: []solvers.Param{dMin, dMax}, Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
 			return fitPublic(ctx, d, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublick", Params: []solvers.Param{
+	solvers.Register(solvers.Method{Name: "dpplpublick", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention}, Params: []solvers.Param{
 		dMin, dMax,
 		{Name: "k", Default: 3, Doc: "prototypes per class"},
 	}, Private: true, Pure: true,

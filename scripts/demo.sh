@@ -2,7 +2,7 @@
 # The main job of dpfeat, end to end, on its embedded default: the small
 # encoder in models/demo (trained on Fashion-MNIST's public half only) and
 # Debian's Fashion-MNIST (installed by scripts/setup.sh). Outputs go to
-# demo-out/ (git-ignored).
+# demo-out/ (git-ignored), replaced on each run (--force).
 #   private half: train rows 30000..59999 — what the DP solvers train on;
 #   test set: the 10000 test images — what results are evaluated on.
 set -euo pipefail
@@ -19,13 +19,13 @@ run() {
 }
 
 echo "== 1. Features of the private half and of the test set (frozen encoder, ONNX Runtime)"
-run extract --model "$model" --data "$data" --split train --offset 30000 --limit 30000 --out "$out/private.arrow" --quiet
-run extract --model "$model" --data "$data" --split test --out "$out/test.arrow" --quiet
+run extract --model "$model" --data "$data" --split train --offset 30000 --limit 30000 --out "$out/private.arrow" --quiet --force
+run extract --model "$model" --data "$data" --split test --out "$out/test.arrow" --quiet --force
 run inspect "$out/private.arrow"
 
 echo "== 2. A classifier with (1, 1e-5)-differential privacy (auto: the method and feature transform for this n and ε), and the non-private reference"
-run fit --method auto --train "$out/private.arrow" --epsilon 1 --delta 1e-5 --out "$out/auto.safetensors"
-run fit --method newton --train "$out/private.arrow" --epsilon inf --out "$out/newton.safetensors"
+run fit --method auto --train "$out/private.arrow" --epsilon 1 --delta 1e-5 --out "$out/auto.safetensors" --force
+run fit --method newton --train "$out/private.arrow" --epsilon inf --out "$out/newton.safetensors" --force
 
 echo "== 3. Test accuracy"
 "$dpfeat" eval --classifier "$out/auto.safetensors" --test "$out/test.arrow" --json >"$out/auto-eval.json"

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dplp", Private: true, Params: []Param{
+	Register(Method{Name: "dplp", Reads: []string{OptSigma}, Private: true, Params: []Param{
 		{Name: "norm", Default: 1, Doc: "the fixed norm C rows are scaled to before private centring"},
 		{Name: "clip", Default: 1, Doc: "clipping norm of per-example gradients"},
 		{Name: "steps", Default: 100, Doc: "iterations T"},

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpnewton", Features: &FeatureMap{Clip: "clip"}, Params: []Param{
+	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
 		featureClip,
 		{Name: "steps", Default: 1, Doc: "Newton steps T"},
 		newtonLR,
@@ -24,7 +24,7 @@ func init() {
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "newton", Params: []Param{
+	Register(Method{Name: "newton", Reads: []string{OptMemory}, Params: []Param{
 		{Name: "steps", Default: 10, Doc: "Newton steps T"},
 		newtonLR,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},

@@ -190,6 +190,10 @@ type Method struct {
 	// settings are derived from it. Any other name is refused before the
 	// fit, and a method that reads an undeclared one panics.
 	Params []Param
+	// Reads lists the fit options beyond Params that the method reads
+	// (OptOptimizer, OptPublic, …): the command line refuses the others'
+	// flags rather than ignore them.
+	Reads []string
 	// Features, for the logistic methods, says how they see a row
 	// (BiasFeatures) and what they clip; nil for the others.
 	Features *FeatureMap
@@ -199,6 +203,22 @@ type Method struct {
 	// in-memory data through it.
 	Stream func(ctx context.Context, rows Rows, m int, o *Options) (*Result, error)
 }
+
+// The fit options a method may read besides its hyperparameters
+// (Method.Reads), named as their flags.
+const (
+	OptOptimizer        = "optimizer"         // Options.Optimizer
+	OptPublic           = "public"            // Options.Public
+	OptDistance         = "distance"          // Options.Distance
+	OptBudgetConvention = "budget-convention" // Options.BudgetConvention
+	OptMemory           = "memory"            // Options.MemoryBudget
+	OptSigma            = "sigma"             // Options.Sigma
+)
+
+// OptionsForTransform are the options any method reads when a feature
+// transform is learned first (TransformSpec): its public rows, and the
+// memory for its D×D statistics.
+var OptionsForTransform = []string{OptPublic, OptMemory}
 
 var methods = map[string]Method{}
 

@@ -634,7 +634,7 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 	row.Accountant = "rdp (private selection)"
 	row.EpsilonSpent = &total
 	row.Rho = nil
-	row.Privacy = fmt.Sprintf("(ε = %s, δ = %g)-DP including the hyperparameter selection (RDP of Papernot & Steinke Thm. 2 over per-run ρ = %.4g)", accounting.FormatEpsilon(total), j.Delta, rho)
+	row.Privacy = fmt.Sprintf("(ε = %s, δ = %g)-DP including the hyperparameter selection (RDP of Papernot & Steinke Thm. 2 over per-run ρ = %.4g)", accounting.FormatUp(total), j.Delta, rho)
 	if bestOut == nil {
 		row.Error = "every run of the selection failed"
 		return
