@@ -32,7 +32,8 @@ test: setup vet
 	@$(MAKE) --no-print-directory fuzz-smoke
 	$(GO) test -count=1 -run 'Conformance' ./solvers
 	@$(MAKE) --no-print-directory python-test
-	DPFEAT_REQUIRE_ORT=1 $(GO) test $(GOFLAGS_TAGS) -count=1 ./...
+	@echo "go test ./... (each package as it finishes; the count closes the run)"
+	@set -o pipefail; DPFEAT_REQUIRE_ORT=1 $(GO) test $(GOFLAGS_TAGS) -count=1 -json ./... | $(GO) run ./internal/testsum
 
 # The Python package (python/dpfeat) against the binary, with Debian's
 # python3-numpy and python3-sklearn (scripts/setup.sh installs them).
@@ -47,11 +48,12 @@ python-test: build
 FUZZ_TARGETS := features:FuzzOpen features:FuzzOpenForeign features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
 FUZZTIME ?= 8000x
 fuzz-smoke:
-	@for t in $(FUZZ_TARGETS); do \
+	@log=$$(mktemp -t dpfeat-fuzz.XXXXXX); trap 'rm -f "$$log"' EXIT; \
+	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
-		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5x >/tmp/dpfeat-fuzz.log 2>&1 \
-			|| { cat /tmp/dpfeat-fuzz.log; exit 1; }; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5x >"$$log" 2>&1 \
+			|| { cat "$$log"; exit 1; }; \
 	done
 
 # Longer fuzzing by hand: make fuzz LONG_FUZZTIME=1h

@@ -199,6 +199,15 @@ func (p *columnPlan) describe() string {
 	return describeColumns(feats, label, id)
 }
 
+// guardedBatch is batch with a damaged record's panic (offsets past its
+// buffers) turned into an error naming the rows.
+func (p *columnPlan) guardedBatch(rec arrow.RecordBatch, row int64) (b *rawBatch, err error) {
+	if gerr := guard(func() error { b, err = p.batch(rec, row); return nil }); gerr != nil {
+		return nil, fmt.Errorf("rows from %d: corrupt data: %v", row, gerr)
+	}
+	return b, err
+}
+
 // batch converts one record, whose first row is row of the file.
 func (p *columnPlan) batch(rec arrow.RecordBatch, row int64) (*rawBatch, error) {
 	n := int(rec.NumRows())
@@ -502,7 +511,7 @@ func (s *arrowSource) next() (*rawBatch, error) {
 			rec.Release()
 			continue
 		}
-		b, err := s.plan.batch(rec, s.row)
+		b, err := s.plan.guardedBatch(rec, s.row)
 		rec.Release()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", s.path, err)

@@ -118,7 +118,7 @@ func (s *parquetSource) next() (*rawBatch, error) {
 		if rec.NumRows() == 0 {
 			continue
 		}
-		b, err := s.plan.batch(rec, s.row)
+		b, err := s.plan.guardedBatch(rec, s.row)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", s.path, err)
 		}
