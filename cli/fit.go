@@ -403,15 +403,17 @@ func parseBytes(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// fitProgress shows a solver's progress lines: updated in place at most
-// four times a second on a terminal, one line every 30 s otherwise (batch
-// logs), nothing for fits that end sooner.
+// fitProgress shows a long phase's progress lines (fits, audits):
+// updated in place at most four times a second on a terminal; otherwise
+// (batch logs) a first line after 2 s, then one every 30 s; nothing for
+// work that ends sooner.
 type fitProgress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-	shown bool
+	w      io.Writer
+	tty    bool
+	start  time.Time
+	last   time.Time
+	shown  bool
+	logged bool
 }
 
 func newFitProgress(w io.Writer) *fitProgress {
@@ -427,13 +429,17 @@ func newFitProgress(w io.Writer) *fitProgress {
 
 func (p *fitProgress) line(format string, args ...any) {
 	every := 30 * time.Second
-	if p.tty {
+	switch {
+	case p.tty:
 		every = 250 * time.Millisecond
+	case !p.logged:
+		every = 2 * time.Second // a log says early that a long phase has begun
 	}
 	now := time.Now()
 	if now.Sub(p.last) < every {
 		return
 	}
+	p.logged = true
 	p.last = now
 	msg := fmt.Sprintf(format, args...)
 	elapsed := now.Sub(p.start).Round(time.Second)
