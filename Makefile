@@ -11,15 +11,28 @@ export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && ldconfig -p | grep -q 'liblapacke\.so ' && echo openblas)
 GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
 
-.PHONY: all setup build test python-test vet fuzz-smoke fuzz demo bench audit clean
+.PHONY: all setup build install test python-test vet fuzz-smoke fuzz demo bench audit clean
 
 all: build
 
 setup:
 	@scripts/setup.sh >/dev/null
 
+# The binary remembers the ONNX Runtime library it was built against, so
+# that it runs from anywhere it is copied (encode.BuiltWithLibrary).
+LDFLAGS = -X github.com/dpfeat/dpfeat/encode.BuiltWithLibrary=$(ONNXRUNTIME_LIB)
 build:
-	$(GO) build $(GOFLAGS_TAGS) -o bin/dpfeat .
+	@[ -x bin/dpfeat ] || echo "first build: downloading Go modules and compiling the cgo parts (ONNX Runtime bindings, OpenBLAS); about 5 minutes on 2 cores, seconds after that"
+	$(GO) build $(GOFLAGS_TAGS) -ldflags "$(LDFLAGS)" -o bin/dpfeat .
+
+# make install [PREFIX=~/.local]: the binary in PREFIX/bin and the ONNX
+# Runtime library it needs in PREFIX/lib/dpfeat, where it looks first.
+PREFIX ?= $(HOME)/.local
+install: setup build
+	install -D -m 0755 bin/dpfeat $(PREFIX)/bin/dpfeat
+	install -D -m 0644 $(ONNXRUNTIME_LIB) $(PREFIX)/lib/dpfeat/libonnxruntime.so.1
+	@echo "installed $(PREFIX)/bin/dpfeat (with $(PREFIX)/lib/dpfeat/libonnxruntime.so.1)"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add it to PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
 vet:
 	$(GO) vet $(GOFLAGS_TAGS) ./...

@@ -21,7 +21,16 @@ var (
 	initLib string
 )
 
-// libraryCandidates lists where ONNX Runtime's library is looked for.
+// BuiltWithLibrary is the ONNX Runtime library the build was made
+// against (make build sets it with -ldflags -X): the binary finds it
+// wherever it is copied, as long as the library stays.
+var BuiltWithLibrary = ""
+
+// libraryCandidates lists where ONNX Runtime's library is looked for:
+// $ONNXRUNTIME_LIB when set (the user's choice wins, e.g. a GPU build);
+// the library the build was made against; a library directory beside the
+// binary (make install's PREFIX/lib/dpfeat, or lib/ next to it); the
+// repository's .deps; the system's.
 func libraryCandidates(explicit string) []string {
 	if explicit != "" {
 		return []string{explicit}
@@ -30,8 +39,17 @@ func libraryCandidates(explicit string) []string {
 		return []string{env}
 	}
 	var c []string
+	if BuiltWithLibrary != "" {
+		c = append(c, BuiltWithLibrary)
+	}
 	if exe, err := os.Executable(); err == nil {
-		c = append(c, filepath.Join(filepath.Dir(exe), "..", ".deps", "onnxruntime", "libonnxruntime.so.1"))
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dir := filepath.Dir(exe)
+		c = append(c, filepath.Join(dir, "..", "lib", "dpfeat", "libonnxruntime.so.1"),
+			filepath.Join(dir, "lib", "libonnxruntime.so.1"),
+			filepath.Join(dir, "..", ".deps", "onnxruntime", "libonnxruntime.so.1"))
 	}
 	if wd, err := os.Getwd(); err == nil {
 		for dir := wd; ; dir = filepath.Dir(dir) {
@@ -65,7 +83,7 @@ func InitRuntime(library string) error {
 		initLib = p
 		return nil
 	}
-	return fmt.Errorf("ONNX Runtime's library was not found (tried %s); run scripts/setup.sh (or make setup), or set ONNXRUNTIME_LIB to a libonnxruntime.so.1",
+	return fmt.Errorf("ONNX Runtime's library was not found (tried %s): make install puts it beside the binary (PREFIX/lib/dpfeat), scripts/setup.sh fetches it, or set ONNXRUNTIME_LIB to a libonnxruntime.so.1",
 		strings.Join(tried, ", "))
 }
 
