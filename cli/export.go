@@ -30,6 +30,7 @@ func exportCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "format", Usage: strings.Join(sweep.Formats, ", ") + " (required)"},
 			&ucli.StringFlag{Name: "out", Usage: "file to write (required)"},
 			&ucli.BoolFlag{Name: "summary", Usage: "csv, json: write the summary rather than every job"},
+			&ucli.BoolFlag{Name: "share-y", Usage: "png, svg: one y range for every panel (to compare datasets)"},
 			&ucli.BoolFlag{Name: "force", Usage: "replace --out if it exists"},
 		},
 		Action: exportAction,
@@ -82,7 +83,7 @@ func exportAction(c *ucli.Context) error {
 	}
 	// Rendered in memory first: a failure leaves no partial file.
 	var buf bytes.Buffer
-	if err := sweep.Export(&buf, format, rows, sweep.ExportOptions{Summary: summary, Results: filepath.ToSlash(rel), Version: Version}); err != nil {
+	if err := sweep.Export(&buf, format, rows, sweep.ExportOptions{Summary: summary, Results: filepath.ToSlash(rel), Version: Version, Plot: sweep.PlotOptions{ShareY: c.Bool("share-y")}}); err != nil {
 		return internal(fmt.Errorf("export %s: %w", format, err))
 	}
 	if out == "-" {

@@ -25,6 +25,8 @@ type ExportOptions struct {
 	// Results is the results file as the notebook loads it (relative to
 	// the notebook); Version is recorded in the notebook.
 	Results, Version string
+	// Plot tunes png and svg.
+	Plot PlotOptions
 }
 
 // Export renders rows in one of Formats: the rows or their summary as
@@ -52,7 +54,7 @@ func Export(w io.Writer, format string, rows []Row, o ExportOptions) error {
 	case "ipynb":
 		return WriteNotebook(w, o.Results, o.Version)
 	case "png", "svg":
-		return WritePlot(w, format, Summarize(rows))
+		return WritePlot(w, format, Summarize(rows), o.Plot)
 	}
 	return fmt.Errorf("unknown export format %q (one of %v)", format, Formats)
 }

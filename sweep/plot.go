@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,21 +19,39 @@ import (
 )
 
 // Panel sizes: PNGs are rendered at PlotDPI, so a panel is
-// PanelWidth·PlotDPI/72 × PanelHeight·PlotDPI/72 pixels (576 × 384).
+// PanelWidth·PlotDPI/72 × PanelHeight·PlotDPI/72 pixels (576 × 384), and
+// the legend is a column LegendWidth wide at the right of the figure.
 const (
 	PanelWidth  = 6 * vg.Inch
 	PanelHeight = 4 * vg.Inch
+	LegendWidth = 2 * vg.Inch
 	PlotDPI     = 96
 )
 
-// PlotLayout is the grid WritePlot draws for a summary: a panel of
-// accuracy per dataset, a panel of balanced and minority accuracy per
-// imbalanced dataset, and a legend, flowing left to right in at most three
-// columns.
+// PlotOptions tune WritePlot.
+type PlotOptions struct {
+	// ShareY gives every panel the same y range (comparisons across
+	// datasets); otherwise each panel fits its own data.
+	ShareY bool
+}
+
+// PlotLayout is the grid of panels WritePlot draws for a summary: a panel
+// of accuracy per dataset, then a panel of balanced and minority accuracy
+// per imbalanced dataset, left to right in at most three columns (one
+// dataset: one panel), the legend in a column of its own at the right.
 func PlotLayout(sel []Selected) (cols, rows int) {
-	n := len(panels(sel)) + 1
-	cols = min(3, int(math.Ceil(math.Sqrt(float64(n)))))
+	n := max(1, len(panels(sel)))
+	cols = min(3, n)
+	if n > 3 {
+		cols = min(3, int(math.Ceil(math.Sqrt(float64(n)))))
+	}
 	return cols, (n + cols - 1) / cols
+}
+
+// PlotSize is the figure's size for a summary: the panels and the legend.
+func PlotSize(sel []Selected) (width, height vg.Length) {
+	cols, rows := PlotLayout(sel)
+	return PanelWidth*vg.Length(cols) + LegendWidth, PanelHeight * vg.Length(rows)
 }
 
 type panel struct {
@@ -104,12 +123,14 @@ func newStyle(sel []Selected) style {
 
 // WritePlot draws the summary as png or svg: per dataset, test accuracy
 // against ε (log axis) with one line per private method through the
-// medians over seeds and a band from their min to max, and the non-private
+// medians over seeds and a bar from their min to max at each ε (methods
+// side by side, so that overlapping ones stay apart), and the non-private
 // references as dashed lines; per imbalanced dataset, balanced (solid)
-// and minority-class (dashed) accuracy against ε; and one legend.
-func WritePlot(w io.Writer, format string, sel []Selected) error {
-	cols, rows := PlotLayout(sel)
-	width, height := PanelWidth*vg.Length(cols), PanelHeight*vg.Length(rows)
+// and minority-class (dashed) accuracy against ε; one legend, in its own
+// column, covering no data.
+func WritePlot(w io.Writer, format string, sel []Selected, opt PlotOptions) error {
+	cols, _ := PlotLayout(sel)
+	width, height := PlotSize(sel)
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -120,13 +141,15 @@ func WritePlot(w io.Writer, format string, sel []Selected) error {
 		return fmt.Errorf("plot format %q: expected png or svg", format)
 	}
 	dc := draw.New(canvas)
+	panelArea := draw.Crop(dc, 0, -LegendWidth, 0, 0)
+	_, rows := PlotLayout(sel)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
 		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
 	st := newStyle(sel)
 	legend := plot.NewLegend()
 	inLegend := map[string]bool{}
-	ps := panels(sel)
-	for k, pn := range ps {
+	var plots []*plot.Plot
+	for _, pn := range panels(sel) {
 		var p *plot.Plot
 		var err error
 		if pn.imbalance {
@@ -137,15 +160,54 @@ func WritePlot(w io.Writer, format string, sel []Selected) error {
 		if err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, k%cols, k/cols))
+		plots = append(plots, p)
 	}
-	k := len(ps)
-	lc := tiles.At(dc, k%cols, k/cols)
+	if opt.ShareY && len(plots) > 0 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range plots {
+			lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
+		}
+		for _, p := range plots {
+			p.Y.Min, p.Y.Max = lo, hi
+		}
+	}
+	for k, p := range plots {
+		accuracyTicks(p)
+		p.Draw(tiles.At(panelArea, k%cols, k/cols))
+	}
+	lc := draw.Crop(dc, width-LegendWidth, 0, vg.Millimeter*3, -vg.Millimeter*3)
 	legend.Top, legend.Left = true, true
 	legend.Padding = vg.Millimeter
 	legend.Draw(lc)
 	_, err := canvas.WriteTo(w)
 	return err
+}
+
+// accuracyTicks puts 5 to 10 labelled y ticks at round steps over the
+// panel's range (gonum's default gave three).
+func accuracyTicks(p *plot.Plot) {
+	lo, hi := p.Y.Min, p.Y.Max
+	if !(hi > lo) {
+		lo, hi = lo-0.05, hi+0.05
+	}
+	step := 0.5
+	for _, s := range []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25, 0.5} {
+		if (hi-lo)/s <= 9 {
+			step = s
+			break
+		}
+	}
+	first, last := math.Floor(lo/step), math.Ceil(hi/step)
+	p.Y.Min, p.Y.Max = first*step, last*step
+	decimals := 0
+	if s := strconv.FormatFloat(step, 'f', -1, 64); strings.Contains(s, ".") {
+		decimals = len(s) - strings.Index(s, ".") - 1
+	}
+	var ticks []plot.Tick
+	for k := first; k <= last; k++ {
+		ticks = append(ticks, plot.Tick{Value: k * step, Label: strconv.FormatFloat(k*step, 'f', decimals, 64)})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
 // epsAxis makes the x axis logarithmic with ticks at the sweep's ε.
@@ -161,7 +223,7 @@ func epsAxis(p *plot.Plot, eps []float64) {
 		ticks = append(ticks, plot.Tick{Value: e, Label: strconv.FormatFloat(e, 'g', 4, 64)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.X.Min, p.X.Max = eps[0]/1.25, eps[len(eps)-1]*1.25
+	p.X.Min, p.X.Max = eps[0]/1.35, eps[len(eps)-1]*1.35
 }
 
 // byMethod groups a dataset's private summary lines by method, ε ascending,
@@ -204,33 +266,32 @@ func newPanel(sel []Selected, dataset, title, ylabel string) (*plot.Plot, []stri
 }
 
 func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
-	p, methods, lines, refs := newPanel(sel, dataset, "test accuracy", "median over seeds; band: min–max")
-	for _, m := range methods {
+	p, methods, lines, refs := newPanel(sel, dataset, "median over seeds, bars min–max", "test accuracy")
+	for j, m := range methods {
 		i := st.index[m]
 		ls := lines[m]
-		mid, band := make(plotter.XYs, len(ls)), make(plotter.XYs, 0, 2*len(ls))
-		for k, s := range ls {
-			mid[k] = plotter.XY{X: s.Epsilon, Y: s.TestMedian}
-			band = append(band, plotter.XY{X: s.Epsilon, Y: s.TestMin})
-		}
-		for k := len(ls) - 1; k >= 0; k-- {
-			band = append(band, plotter.XY{X: ls[k].Epsilon, Y: ls[k].TestMax})
-		}
+		// Methods side by side at each ε (a log axis: a factor), so that
+		// their bars do not overlap.
+		dodge := math.Pow(1.06, float64(j)-float64(len(methods)-1)/2)
+		mid := make(plotter.XYs, len(ls))
 		col := colorOf(i)
-		poly, err := plotter.NewPolygon(band)
-		if err != nil {
-			return nil, err
+		for k, s := range ls {
+			x := s.Epsilon * dodge
+			mid[k] = plotter.XY{X: x, Y: s.TestMedian}
+			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: s.TestMin}, {X: x, Y: s.TestMax}})
+			if err != nil {
+				return nil, err
+			}
+			bar.Color, bar.Width = col, vg.Points(1.5)
+			p.Add(bar)
 		}
-		r, g, b, _ := col.RGBA()
-		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
-		poly.LineStyle.Width = 0
 		line, points, err := plotter.NewLinePoints(mid)
 		if err != nil {
 			return nil, err
 		}
 		line.Color, points.Color = col, col
 		points.Shape = plotutil.Shape(i)
-		p.Add(poly, line, points)
+		p.Add(line, points)
 		if !inLegend[m] {
 			inLegend[m] = true
 			legend.Add(m, line, points)
@@ -254,7 +315,7 @@ func accuracyPanel(sel []Selected, dataset string, st style, legend *plot.Legend
 }
 
 func imbalancePanel(sel []Selected, dataset string, st style, legend *plot.Legend, inLegend map[string]bool) (*plot.Plot, error) {
-	p, methods, lines, _ := newPanel(sel, dataset, "balanced (solid), minority (dashed)", "test accuracy, median over seeds")
+	p, methods, lines, _ := newPanel(sel, dataset, "balanced (solid), minority (dashed), medians", "test accuracy")
 	for _, m := range methods {
 		i := st.index[m]
 		var bal, minor plotter.XYs

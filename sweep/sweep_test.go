@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
@@ -202,23 +203,26 @@ func exportAll(t *testing.T, dir string, rows []Row, sum []Selected) {
 	checkNotebook(t, b.Bytes())
 
 	cols, nrows := PlotLayout(sum)
-	if cols != 2 || nrows != 2 {
-		t.Errorf("layout %d×%d, want 2×2: two accuracy panels, one imbalance panel, the legend", cols, nrows)
+	if cols != 3 || nrows != 1 {
+		t.Errorf("layout %d×%d, want 3×1: two accuracy panels, one imbalance panel (the legend has its own column)", cols, nrows)
+	}
+	if c, r := PlotLayout(sum[:1]); c != 1 || r != 1 {
+		t.Errorf("one dataset: layout %d×%d, want one panel filling the figure", c, r)
 	}
 	b.Reset()
-	if err := WritePlot(&b, "png", sum); err != nil {
+	if err := WritePlot(&b, "png", sum, PlotOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantW, wantH := int(float64(PanelWidth)*PlotDPI/72)*cols, int(float64(PanelHeight)*PlotDPI/72)*nrows
+	wantW, wantH := int(float64(PanelWidth*vg.Length(cols)+LegendWidth)*PlotDPI/72), int(float64(PanelHeight)*PlotDPI/72)*nrows
 	if sz := img.Bounds().Size(); sz.X != wantW || sz.Y != wantH {
 		t.Errorf("png %v, want %d×%d", sz, wantW, wantH)
 	}
 	b.Reset()
-	if err := WritePlot(&b, "svg", sum); err != nil {
+	if err := WritePlot(&b, "svg", sum, PlotOptions{ShareY: true}); err != nil {
 		t.Fatal(err)
 	}
 	var svg struct {
@@ -229,7 +233,7 @@ func exportAll(t *testing.T, dir string, rows []Row, sum []Selected) {
 	if err := xml.Unmarshal(b.Bytes(), &svg); err != nil {
 		t.Fatal(err)
 	}
-	if svg.XMLName.Local != "svg" || svg.Width != fmt.Sprintf("%gpt", float64(PanelWidth)*float64(cols)) || svg.Height != fmt.Sprintf("%gpt", float64(PanelHeight)*float64(nrows)) {
+	if svg.XMLName.Local != "svg" || svg.Width != fmt.Sprintf("%gpt", float64(PanelWidth)*float64(cols)+float64(LegendWidth)) || svg.Height != fmt.Sprintf("%gpt", float64(PanelHeight)*float64(nrows)) {
 		t.Errorf("svg %s %s×%s", svg.XMLName.Local, svg.Width, svg.Height)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plot.svg"), b.Bytes(), 0o644); err != nil {
