@@ -60,6 +60,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			exportCommand(),
 			exportONNXCommand(),
 			convertCommand(),
+			reportCommand(),
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),

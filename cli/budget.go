@@ -118,17 +118,27 @@ func budgetShow(c *ucli.Context) error {
 
 // showLedger prints a ledger's releases, repairs and what is left.
 func showLedger(c *ucli.Context, l *ledger.Ledger) error {
+	rep, text, err := ledgerState(l)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return printf(c.App.Writer, "%s", text)
+}
+
+// ledgerState is a ledger's state, as budget show --json and as text
+// (budget show, the HTML report).
+func ledgerState(l *ledger.Ledger) (budgetReport, string, error) {
 	b, rel, g, err := l.Status()
 	if err != nil {
-		return userErrorf("%v", err)
+		return budgetReport{}, "", userErrorf("%v", err)
 	}
 	rep := budgetReport{Key: l.Key, Ledger: l.Path, Budget: b, Releases: rel, Spent: g.Epsilon,
 		Remaining: accounting.Float(math.Max(0, b.Epsilon-float64(g.Epsilon))), Accountant: string(g.Accountant)}
 	if rep.Releases == nil {
 		rep.Releases = []ledger.Release{}
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rep)
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s (%s): budget (ε = %g, δ = %g)\n", l.Key, l.Path, b.Epsilon, b.Delta)
@@ -144,7 +154,7 @@ func showLedger(c *ucli.Context, l *ledger.Ledger) error {
 	}
 	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s\n",
 		accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)))
-	return printf(c.App.Writer, "%s", s.String())
+	return rep, s.String(), nil
 }
 
 func budgetRepair(c *ucli.Context) error {

@@ -4,7 +4,7 @@
 #   - Debian packages: OpenBLAS and LAPACKE headers (the accelerated linear
 #     algebra backend), dataset-fashion-mnist (the benchmark data), and
 #     python3-numpy, python3-sklearn, python3-matplotlib (the Python
-#     package's tests);
+#     package's tests) and chromium (the HTML report's rendering test);
 #   - ONNX Runtime's shared library: $ONNXRUNTIME_LIB if set, else
 #     libonnxruntime.so.1 taken from the npm package onnxruntime-node@1.30.0
 #     into .deps/onnxruntime/ (git-ignored).
@@ -47,7 +47,7 @@ apt_install() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-apt_install libopenblas-dev liblapacke-dev dataset-fashion-mnist python3-numpy python3-sklearn python3-matplotlib
+apt_install libopenblas-dev liblapacke-dev dataset-fashion-mnist python3-numpy python3-sklearn python3-matplotlib chromium
 
 if [ -n "${ONNXRUNTIME_LIB:-}" ] && [ "$ONNXRUNTIME_LIB" != "$deps/onnxruntime/libonnxruntime.so.1" ]; then
 	[ -f "$ONNXRUNTIME_LIB" ] || die "ONNXRUNTIME_LIB=$ONNXRUNTIME_LIB: no such file (unset it to fetch ONNX Runtime $ort_version from npm)"
