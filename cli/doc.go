@@ -2,7 +2,7 @@
 // parse and check flags, call a package, print text or --json. No algorithm
 // lives here.
 //
-// Exit codes follow ../shared/SPEC.md: 0 on success, 1 on a user error (a
+// Exit codes (docs/design.md): 0 on success, 1 on a user error (a
 // bad flag, a bad file, an impossible budget) with a one-line message that
 // names the culprit, 2 on an internal error. With --json a command prints one
 // JSON object on stdout; progress and logs go to stderr.

@@ -1,7 +1,7 @@
 // Package features owns dpfeat's feature files and the datasets they come
 // from:
 //
-//   - the Arrow IPC feature file of ../shared/SPEC.md (a fixed_size_list of
+//   - the Arrow IPC feature file of docs/formats.md (a fixed_size_list of
 //     float32 features, an int32 label, an optional utf8 id, and schema
 //     metadata: encoder, classes, source, derivation, and dpfeat.data_id,
 //     the identity of the source examples that keys budget ledgers): its

@@ -528,10 +528,8 @@ func openForeign(path, format string, opt ReadOptions) (*File, error) {
 	}
 	ff, err := openNative(path, f, ReadOptions{AllowNonFinite: opt.AllowNonFinite, NoMmap: opt.NoMmap})
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	ff.owned = true
 	imp := c.imp
 	ff.imported = &imp
 	return ff, nil

@@ -43,7 +43,6 @@ type File struct {
 	path   string
 	opt    ReadOptions
 	f      *os.File
-	owned  bool // Close closes f (not when f is a shared conversion)
 	unmap  func() error
 	data   []byte // the memory map, when there is one
 	r      *ipc.FileReader
@@ -72,7 +71,7 @@ var releaseAbove = 1 << 30
 
 // Open opens a feature file, checks its schema and metadata, and counts its
 // rows. It fails, naming the file, on anything that is not a non-empty
-// feature file as ../shared/SPEC.md describes it.
+// feature file as docs/formats.md describes it.
 //
 // A file in another format — an Arrow IPC file or stream with another
 // schema or without class names, Parquet, NumPy .npy/.npz, CSV — is read
@@ -97,32 +96,29 @@ func Open(path string, opt ReadOptions) (*File, error) {
 // nil for a dpfeat file.
 func (f *File) Imported() *Import { return f.imported }
 
-// openNative opens a dpfeat feature file: path, or, when shared is not nil,
-// the open file shared (which Close leaves open), reported as path. It
-// returns an error wrapping errForeign for an Arrow IPC file that Open
-// should convert.
-func openNative(path string, shared *os.File, opt ReadOptions) (_ *File, err error) {
+// openNative opens a dpfeat feature file: path, or, when f is not nil,
+// that open descriptor (a conversion's), named path in errors; the File
+// owns f either way. It returns an error wrapping errForeign for an Arrow
+// IPC file that Open should convert.
+func openNative(path string, f *os.File, opt ReadOptions) (_ *File, err error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("read %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	f, owned := shared, shared == nil
-	if owned {
+	if f == nil {
 		if f, err = os.Open(path); err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
 	st, err := f.Stat()
 	if err != nil {
-		if owned {
-			f.Close()
-		}
+		f.Close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if st.IsDir() {
 		f.Close()
 		return nil, fail("is a directory; expected an Arrow IPC feature file")
 	}
-	ff := &File{path: path, opt: opt, f: f, owned: owned}
+	ff := &File{path: path, opt: opt, f: f}
 	defer func() {
 		if err != nil {
 			ff.Close()
@@ -467,12 +463,12 @@ func (f *File) Close() error {
 		err = f.unmap()
 		f.unmap, f.data = nil, nil
 	}
-	if f.f != nil && f.owned {
+	if f.f != nil {
 		if cerr := f.f.Close(); err == nil {
 			err = cerr
 		}
+		f.f = nil
 	}
-	f.f = nil
 	return err
 }
 

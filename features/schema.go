@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Column names of a feature file (../shared/SPEC.md).
+// Column names of a feature file (docs/formats.md).
 const (
 	ColFeatures = "features"
 	ColLabel    = "label"
