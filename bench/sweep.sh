@@ -26,9 +26,12 @@ bin/dpfeat sweep --config bench/sweep.yaml --out "$res" --jobs "${JOBS:-2}" $fla
 secs=$(( $(date +%s) - start ))
 took="$secs s for this run"
 [ "$flag" = --resume ] && took="$secs s for the part this run resumed (SWEEP_FORCE=1 times it all)"
-for f in png svg ipynb; do
-	bin/dpfeat export --results "$res" --format "$f" --out "bench/results/sweep.$f" --force 2>/dev/null
+# One y range for the ten panels, so that datasets compare at a glance.
+for f in png svg; do
+	bin/dpfeat export --results "$res" --format "$f" --out "bench/results/sweep.$f" --share-y --force 2>/dev/null
 done
+bin/dpfeat export --results "$res" --format ipynb --out bench/results/sweep.ipynb --force 2>/dev/null
+bin/dpfeat report --results "$res" --out bench/results/sweep.html --force >/dev/null
 {
 	echo "## Sweep: the tables above in one command"
 	echo
