@@ -22,7 +22,7 @@ setup:
 # that it runs from anywhere it is copied (encode.BuiltWithLibrary).
 LDFLAGS = -X github.com/dpfeat/dpfeat/encode.BuiltWithLibrary=$(ONNXRUNTIME_LIB)
 build:
-	@[ -x bin/dpfeat ] || echo "first build: downloading Go modules and compiling the cgo parts (ONNX Runtime bindings, OpenBLAS); about 5 minutes on 2 cores, seconds after that"
+	@[ -x bin/dpfeat ] || echo "first build: downloading Go modules and compiling the cgo parts (ONNX Runtime bindings, OpenBLAS); 1 to 5 minutes on 2 cores, seconds after that"
 	$(GO) build $(GOFLAGS_TAGS) -ldflags "$(LDFLAGS)" -o bin/dpfeat .
 
 # make install [PREFIX=~/.local]: the binary in PREFIX/bin and the ONNX
