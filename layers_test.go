@@ -24,6 +24,7 @@ func TestLayers(t *testing.T) {
 		"sweep":         {"cli"},
 		"ledger":        {"cli", "sweep", "train", "solvers"},
 		"onnxexport":    {"encode", "features", "solvers", "train", "sweep", "cli"},
+		"augment":       {"encode", "models", "solvers", "train", "sweep", "cli", "accounting"},
 	}
 	for pkg, bad := range forbidden {
 		p, err := build.ImportDir(filepath.FromSlash(pkg), 0)
