@@ -288,7 +288,7 @@ func deriveClasses(src source, path string) ([]string, error) {
 
 // convert writes src as a dpfeat feature file to dst (through Create's
 // temporary file and rename) and says how it was read.
-func convert(src source, path, format, dst string, opt ImportOptions) (Import, error) {
+func convert(src source, path, format, dst string, opt ImportOptions, allowNonFinite bool) (Import, error) {
 	imp := Import{Format: format, Columns: src.columns()}
 	meta := src.meta()
 	if meta.Source == "" {
@@ -333,7 +333,7 @@ func convert(src source, path, format, dst string, opt ImportOptions) (Import, e
 	if src.dim() < 1 {
 		return imp, fmt.Errorf("read %s: no rows; a feature file needs at least one", path)
 	}
-	w, err := Create(dst, src.dim(), meta, WriterOptions{WithID: src.hasIDs()})
+	w, err := Create(dst, src.dim(), meta, WriterOptions{WithID: src.hasIDs(), AllowNonFinite: allowNonFinite})
 	if err != nil {
 		return imp, err
 	}
@@ -368,7 +368,7 @@ func convert(src source, path, format, dst string, opt ImportOptions) (Import, e
 				return imp, fmt.Errorf("read %s: row %d: the id is not valid UTF-8", path, row+int64(i))
 			}
 		}
-		if j := FirstNonFinite(b.Features); j >= 0 {
+		if j := FirstNonFinite(b.Features); j >= 0 && !allowNonFinite {
 			return imp, fmt.Errorf("read %s: row %d: feature %d is %v; expected finite values", path, row+int64(j/rb.dim), j%rb.dim, b.Features[j])
 		}
 		if err := w.Write(b); err != nil {
@@ -434,7 +434,7 @@ func Convert(path, dst string, opt ImportOptions) (Import, error) {
 		return Import{}, err
 	}
 	defer src.close()
-	return convert(src, path, format, dst, opt)
+	return convert(src, path, format, dst, opt, false)
 }
 
 // copyNative writes an open dpfeat file (with its classes as opened) to dst.
@@ -467,7 +467,7 @@ type conversion struct {
 	imp Import
 }
 
-func conversionKey(path string, opt ImportOptions) (string, error) {
+func conversionKey(path string, opt ImportOptions, allowNonFinite bool) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
@@ -476,13 +476,13 @@ func conversionKey(path string, opt ImportOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.Join([]string{abs, strconv.FormatInt(st.Size(), 10), st.ModTime().Format(time.RFC3339Nano), opt.key()}, "\x02"), nil
+	return strings.Join([]string{abs, strconv.FormatInt(st.Size(), 10), st.ModTime().Format(time.RFC3339Nano), opt.key(), strconv.FormatBool(allowNonFinite)}, "\x02"), nil
 }
 
 // openForeign converts a foreign file once per process and opens the
 // result, reporting errors by the original path.
 func openForeign(path, format string, opt ReadOptions) (*File, error) {
-	key, err := conversionKey(path, opt.Import)
+	key, err := conversionKey(path, opt.Import, opt.AllowNonFinite)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -501,7 +501,7 @@ func openForeign(path, format string, opt ReadOptions) (*File, error) {
 		}
 		defer os.RemoveAll(dir)
 		dst := filepath.Join(dir, "features.arrow")
-		imp, err := convert(src, path, format, dst, opt.Import)
+		imp, err := convert(src, path, format, dst, opt.Import, opt.AllowNonFinite)
 		if err != nil {
 			return nil, err
 		}

@@ -539,3 +539,22 @@ func TestPredictionsFormats(t *testing.T) {
 		t.Errorf(".npy scores %v, %v", m, err)
 	}
 }
+
+// inspect reads a foreign file with NaN (it counts them); a fit's read of
+// the same file refuses it, naming the row, even after inspect's read.
+func TestForeignNonFiniteForInspectOnly(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.csv")
+	writeText(t, p, strings.Replace(csvText(true, ",", func(i int) string { return refNames[refY[i]] }), "img1,1,", "img1,nan,", 1))
+	f, err := Open(p, ReadOptions{AllowNonFinite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(f, nil)
+	f.Close()
+	if err != nil || s.NonFinite != 1 || s.NonFiniteRows != 1 {
+		t.Errorf("summary %+v, %v: want one NaN in one row", s, err)
+	}
+	if _, err := Open(p, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "row 1: feature 0 is NaN") {
+		t.Errorf("a fit's read: %v", err)
+	}
+}

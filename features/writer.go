@@ -19,6 +19,10 @@ import (
 type WriterOptions struct {
 	// WithID adds the optional id column.
 	WithID bool
+	// AllowNonFinite writes NaN and ±Inf features (a conversion for
+	// inspect, which counts them); otherwise a batch holding one is
+	// refused.
+	AllowNonFinite bool
 	// Allocator for Arrow buffers; nil means Go's allocator.
 	Allocator memory.Allocator
 	// Partial, when set, is the path rows are written to before Close
@@ -41,6 +45,7 @@ type Writer struct {
 	dim       int
 	withID    bool
 	classes   int
+	nonFinite bool
 	rows      int64
 	batches   int
 	mem       memory.Allocator
@@ -76,7 +81,7 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, classes: len(meta.Classes), mem: mem}, nil
+	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
 }
 
 // Rows returns the number of rows written so far.
@@ -96,7 +101,7 @@ func (w *Writer) Write(b Batch) error {
 		return fmt.Errorf("write %s: batch has dimension %d, file has %d", w.path, b.Dim, w.dim)
 	}
 	b.Offset = w.rows
-	if err := b.check(w.classes, false); err != nil {
+	if err := b.check(w.classes, w.nonFinite); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	if b.IDs != nil && !w.withID {
