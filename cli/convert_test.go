@@ -157,3 +157,31 @@ func TestConvertAndPredictFormats(t *testing.T) {
 		}
 	}
 }
+
+// A sweep over CSV files reads the test file with the training file's
+// classes: a class the test file lacks does not shift the others.
+func TestSweepOverForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 4, []string{"ant", "bee", "cow"}, "sha-1", 1)
+	blobFile(t, test, 90, 4, []string{"ant", "bee", "cow"}, "sha-1", 2)
+	for _, f := range []string{"train", "test"} {
+		if code, _, errs := run(t, "convert", "--in", filepath.Join(dir, f+".arrow"), "--out", filepath.Join(dir, f+".csv")); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "test.csv"))
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.HasPrefix(line, "cow,") && !strings.Contains(line, ",cow,") {
+			kept = append(kept, line)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "test.csv"), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
+	cfg := filepath.Join(dir, "s.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.csv, test: test.csv}]\nmethods: {ls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 1\n"), 0o644)
+	code, out, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow"))
+	if code != 0 || !strings.Contains(out, "| ls |") {
+		t.Fatalf("sweep over CSV files: exit %d\n%s\n%s", code, out, errs)
+	}
+}

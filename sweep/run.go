@@ -336,9 +336,11 @@ func load(c *Config, d Dataset) (*data, error) {
 }
 
 // readLike reads an evaluation file and checks it against the training
-// file's metadata and dimension: dimension, classes, encoder.
+// file's metadata and dimension: dimension, classes, encoder. A file
+// without class names (another tool's) is read with the training file's
+// classes, so that a class absent from it does not shift the others.
 func readLike(path string, tr features.Metadata, dim int) (*features.Matrix, error) {
-	m, err := features.ReadAll(path, features.ReadOptions{})
+	m, err := features.ReadAll(path, features.ReadOptions{Import: features.ImportOptions{Expected: tr.Classes}})
 	if err != nil {
 		return nil, err
 	}
