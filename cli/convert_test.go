@@ -184,4 +184,20 @@ func TestSweepOverForeignFiles(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "| ls |") {
 		t.Fatalf("sweep over CSV files: exit %d\n%s\n%s", code, out, errs)
 	}
+	// classes: in the configuration fixes the list (and its order), as
+	// fit --classes does; the private rows' guarantee then lists no
+	// data-derived class list.
+	os.WriteFile(cfg, []byte("datasets: [{train: train.csv, test: test.csv, classes: [cow, bee, ant]}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 1\n"), 0o644)
+	results := filepath.Join(dir, "r2.arrow")
+	if code, out, errs := run(t, "sweep", "--config", cfg, "--out", results); code != 0 {
+		t.Fatalf("sweep with classes: exit %d\n%s\n%s", code, out, errs)
+	}
+	_, js, _ := run(t, "export", "--results", results, "--format", "json", "--out", "-")
+	if strings.Contains(js, "taken from the label values") || !strings.Contains(js, "dpls") {
+		t.Errorf("with classes: the job's guarantee still calls the class list data-derived:\n%s", js)
+	}
+	os.WriteFile(cfg, []byte("datasets: [{train: train.csv, test: test.csv, classes: [cow, cow]}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 1\n"), 0o644)
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r3.arrow")); code != 1 || !strings.Contains(errs, "datasets[0]: classes") {
+		t.Errorf("duplicate classes: exit %d, %q", code, errs)
+	}
 }

@@ -73,6 +73,10 @@ type Dataset struct {
 	// labelled public set): choosing hyperparameters on them costs no
 	// privacy, and the rows say so.
 	ValidationPublic bool `yaml:"validation_public"`
+	// Classes fixes the class list of a training file without class names
+	// (another tool's), as fit --classes does; otherwise the label values
+	// give it, and the guarantee lists it as assumed public.
+	Classes []string `yaml:"classes"`
 
 	valFraction float64
 }
@@ -90,6 +94,10 @@ type Selection struct {
 	// accuracy is used as it is. Otherwise it gets Gaussian noise at
 	// the runs' privacy level.
 	ValidationPublic bool `yaml:"validation_public"`
+	// Classes fixes the class list of a training file without class names
+	// (another tool's), as fit --classes does; otherwise the label values
+	// give it, and the guarantee lists it as assumed public.
+	Classes []string `yaml:"classes"`
 }
 
 // optionKeys are grid keys that are not numeric hyperparameters.
@@ -219,6 +227,11 @@ func (c *Config) check() error {
 		where := fmt.Sprintf("datasets[%d]", i)
 		if d.Train == "" || d.Test == "" {
 			return fmt.Errorf("%s: train and test are required", where)
+		}
+		if d.Classes != nil {
+			if err := features.CheckClassNames(d.Classes); err != nil || len(d.Classes) < 2 {
+				return fmt.Errorf("%s: classes: %v; expected at least two distinct names", where, err)
+			}
 		}
 		if d.Name == "" {
 			d.Name = strings.TrimSuffix(filepath.Base(d.Train), filepath.Ext(d.Train))
@@ -688,3 +701,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // unknownField matches yaml.v3's "field X not found in type T".
 var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// importOptions says how to read the dataset's training file.
+func (d Dataset) importOptions() features.ImportOptions {
+	return features.ImportOptions{Classes: d.Classes}
+}

@@ -302,7 +302,7 @@ func deref(p *float64) float64 {
 // off by the per-row rule, if asked, are the ones every fit leaves out.
 func load(c *Config, d Dataset) (*data, error) {
 	cache := &train.Cache{}
-	meta, dim, rows, err := cache.Check(d.Train)
+	meta, dim, rows, err := cache.Check(d.Train, d.importOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func load(c *Config, d Dataset) (*data, error) {
 		if ds.exclude, err = features.NewRowSplit(d.valFraction, c.SplitSeed); err != nil {
 			return nil, fmt.Errorf("%s: validation split: %w", d.Train, err)
 		}
-		if ds.val, ds.trainRows, err = cache.Held(d.Train, ds.exclude); err != nil {
+		if ds.val, ds.trainRows, err = cache.Held(d.Train, d.importOptions(), ds.exclude); err != nil {
 			return nil, err
 		}
 	} else if ds.val, err = readLike(d.Validation, meta, dim); err != nil {
@@ -387,7 +387,7 @@ func (c *Config) noiseSeed(j Job) (seed uint64, ok bool) {
 // validation rows) through the dataset's cache.
 func (c *Config) request(j Job, ds *data, o solvers.Options) train.Request {
 	d := c.Datasets[j.Dataset]
-	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, Options: o, Exclude: ds.exclude, Cache: ds.cache}
+	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, Options: o, Exclude: ds.exclude, Cache: ds.cache, Import: d.importOptions()}
 }
 
 // runJob fits and evaluates one job; failures become the row's error.

@@ -113,8 +113,11 @@ func (c *Cache) prepared(rows solvers.Rows, key dataKey, classes int) (*solvers.
 // Check opens a training file and checks it as Fit does (CheckClasses,
 // CountLabels; once per cache), and returns its metadata, dimension and
 // number of rows.
-func (c *Cache) Check(path string) (features.Metadata, int, int64, error) {
-	tf, err := features.Open(path, features.ReadOptions{})
+//
+// imp says how to read a training file of another tool (the Import of the
+// fits' Requests).
+func (c *Cache) Check(path string, imp features.ImportOptions) (features.Metadata, int, int64, error) {
+	tf, err := features.Open(path, features.ReadOptions{Import: imp})
 	if err != nil {
 		return features.Metadata{}, 0, 0, err
 	}
@@ -129,8 +132,8 @@ func (c *Cache) Check(path string) (features.Metadata, int, int64, error) {
 // with Exclude: rule leaves out, a sweep's validation rows — in file
 // order, and how many rows are left for training. The selection is the
 // one later fits through this cache use (computed once).
-func (c *Cache) Held(path string, rule *features.RowRule) (*features.Matrix, int64, error) {
-	tf, err := features.Open(path, features.ReadOptions{})
+func (c *Cache) Held(path string, imp features.ImportOptions, rule *features.RowRule) (*features.Matrix, int64, error) {
+	tf, err := features.Open(path, features.ReadOptions{Import: imp})
 	if err != nil {
 		return nil, 0, err
 	}
