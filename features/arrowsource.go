@@ -77,6 +77,9 @@ func planColumns(s *arrow.Schema, opt ImportOptions) (*columnPlan, error) {
 	if p.meta, err = parseMetadata(md); err != nil {
 		return nil, err
 	}
+	if p.meta.Views != nil {
+		return nil, fmt.Errorf("a multi-view file (%s) is read only in dpfeat's own Arrow format, which keeps each row's example", MetaViews)
+	}
 	// Another writer's keys (pandas', Hugging Face's) describe columns
 	// the feature file does not have.
 	for k := range p.meta.Extra {

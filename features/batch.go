@@ -18,6 +18,9 @@ type Batch struct {
 	Labels []int32
 	// IDs is nil, or holds one id per row ("" for a null id).
 	IDs []string
+	// Examples, in a multi-view file, holds the private example each row
+	// came from; nil otherwise.
+	Examples []string
 	// Offset is the index in the file of the batch's first row.
 	Offset int64
 }
@@ -41,6 +44,9 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 	}
 	if b.IDs != nil && len(b.IDs) != n {
 		return fmt.Errorf("batch at row %d: %d ids for %d rows", b.Offset, len(b.IDs), n)
+	}
+	if b.Examples != nil && len(b.Examples) != n {
+		return fmt.Errorf("batch at row %d: %d example ids for %d rows", b.Offset, len(b.Examples), n)
 	}
 	for i, l := range b.Labels {
 		if l < Unlabeled || (classes > 0 && l >= int32(classes)) {

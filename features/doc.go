@@ -23,6 +23,9 @@
 //     takes them from its label values, sorted, and marks the file
 //     (dpfeat.classes_from), so that a fit's guarantee lists the class list
 //     as assumed public — it was read from the data;
+//   - multi-view files (Views, the example column): several rows per
+//     private example, the example the unit that splits, subsets and
+//     copies keep whole;
 //   - Export and WritePredictions write features and predictions as Arrow,
 //     Parquet, CSV/TSV, .npy or .npz (tables.go);
 //   - prediction files, and the summary `dpfeat inspect` prints (stats.go).

@@ -48,6 +48,7 @@ type File struct {
 	r      *ipc.FileReader
 	dim    int
 	withID bool
+	views  bool // multi-view: batches carry Examples
 	meta   Metadata
 	rows   int64
 	starts []int64 // first row of each batch; len = batches+1
@@ -164,6 +165,11 @@ func openNative(path string, f *os.File, opt ReadOptions) (_ *File, err error) {
 	if ff.meta, err = parseMetadata(md); err != nil {
 		return nil, fail("%v", err)
 	}
+	hasExample := len(ff.r.Schema().FieldIndices(ColExample)) == 1
+	if hasExample != (ff.meta.Views != nil) {
+		return nil, fail("a multi-view file has both the %q column and %s metadata; this one has the column: %v, the metadata: %v", ColExample, MetaViews, hasExample, ff.meta.Views != nil)
+	}
+	ff.views = hasExample
 	if names := opt.Import.Classes; len(names) > 0 && len(ff.meta.Classes) > 0 {
 		if len(names) != len(ff.meta.Classes) {
 			return nil, fail("--classes names %d classes; the file names %d", len(names), len(ff.meta.Classes))
@@ -254,6 +260,10 @@ func (f *File) Rows() int64 { return f.rows }
 
 // HasIDs reports whether the file has an id column.
 func (f *File) HasIDs() bool { return f.withID }
+
+// Views returns a multi-view file's description (its rows carry the
+// example they came from), nil for a file of one row per example.
+func (f *File) Views() *Views { return f.meta.Views }
 
 // Metadata returns the file's schema metadata.
 func (f *File) Metadata() Metadata { return f.meta }
@@ -360,6 +370,19 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 			}
 		}
 	}
+	if f.views {
+		ex, ok := rec.Column(rec.Schema().FieldIndices(ColExample)[0]).(*array.String)
+		if !ok || ex.Len() != n {
+			return b, fmt.Errorf("column %q is not a utf8 column of %d rows", ColExample, n)
+		}
+		b.Examples = make([]string, n)
+		for i := range b.Examples {
+			if ex.IsNull(i) || ex.Value(i) == "" || !utf8.ValidString(ex.Value(i)) {
+				return b, fmt.Errorf("row %d: no valid example id; every row of a multi-view file names its example", offset+int64(i))
+			}
+			b.Examples[i] = strings.Clone(ex.Value(i))
+		}
+	}
 	if f.withID {
 		ids, ok := rec.Column(rec.Schema().FieldIndices(ColID)[0]).(*array.String)
 		if !ok || ids.Len() != n {
@@ -410,7 +433,9 @@ type Matrix struct {
 	Data      []float32
 	Labels    []int32
 	IDs       []string
-	Meta      Metadata
+	// Examples, in a multi-view file, names each row's private example.
+	Examples []string
+	Meta     Metadata
 	// Imported says how a foreign file was read (nil for a dpfeat file).
 	Imported *Import
 }
@@ -429,7 +454,7 @@ func (f *File) Load() (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Data, m.Labels, m.IDs = b.Features, b.Labels, b.IDs
+		m.Data, m.Labels, m.IDs, m.Examples = b.Features, b.Labels, b.IDs, b.Examples
 		return m, nil
 	}
 	m.Data = bigmem.Float32s(int(f.rows) * f.dim)[:0]
@@ -443,6 +468,7 @@ func (f *File) Load() (*Matrix, error) {
 		if f.withID {
 			m.IDs = append(m.IDs, b.IDs...)
 		}
+		m.Examples = append(m.Examples, b.Examples...)
 		return nil
 	})
 	if err != nil {
@@ -489,6 +515,7 @@ func ReadAll(path string, opt ReadOptions) (*Matrix, error) {
 		m.Data = append(m.Data, b.Features...)
 		m.Labels = append(m.Labels, b.Labels...)
 		m.IDs = append(m.IDs, b.IDs...)
+		m.Examples = append(m.Examples, b.Examples...)
 		return nil
 	})
 	if err != nil {

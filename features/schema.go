@@ -14,6 +14,9 @@ const (
 	ColFeatures = "features"
 	ColLabel    = "label"
 	ColID       = "id"
+	// ColExample names, in a multi-view file (Metadata.Views), the private
+	// example each row was made from: the privacy unit the methods group by.
+	ColExample = "example"
 )
 
 // Schema metadata keys of a feature file. The first six are the SPEC's; the
@@ -33,7 +36,26 @@ const (
 	// gives the same identity, and split and imbalance keep it, so that a
 	// budget ledger keyed by it covers every file derived from the data.
 	MetaDataID = "dpfeat.data_id"
+	// MetaViews marks a multi-view file: several rows (augmented views,
+	// mixes) per private example, named by the example column. A JSON
+	// object, see Views.
+	MetaViews = "dpfeat.views"
 )
+
+// Views describes a multi-view file: how many rows each private example
+// gave and how they were made (package augment).
+type Views struct {
+	// Views is the number of augmented views per example (K_base).
+	Views int `json:"views"`
+	// Augment is the augmentation spec (augment.Parse).
+	Augment string `json:"augment"`
+	// MixSelf is the number of self-mixups per example (K_self), with
+	// λ ~ Beta(MixAlpha, MixAlpha).
+	MixSelf  int     `json:"mix_self,omitempty"`
+	MixAlpha float64 `json:"mix_alpha,omitempty"`
+	// Seed keys the augmentation streams (not a privacy mechanism).
+	Seed uint64 `json:"seed"`
+}
 
 // Unlabeled is the label of an example without one (a null label in the
 // file), as in public data for DPPL-Public.
@@ -53,6 +75,9 @@ type Metadata struct {
 	Subset *Derivation
 	// DataID is the source data's identity (MetaDataID), "" when unknown.
 	DataID string
+	// Views, when set, makes the file multi-view (MetaViews): its rows
+	// carry the example column.
+	Views *Views
 	// Extra holds any other keys, kept as they are.
 	Extra map[string]string
 }
@@ -101,6 +126,10 @@ func (m Metadata) arrow() arrow.Metadata {
 		b, _ := json.Marshal(m.Subset)
 		kv[MetaSubset] = string(b)
 	}
+	if m.Views != nil {
+		b, _ := json.Marshal(m.Views)
+		kv[MetaViews] = string(b)
+	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)
@@ -140,6 +169,12 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 				return m, fmt.Errorf("schema metadata %s is not valid JSON: %v", MetaSubset, err)
 			}
 			m.Subset = &d
+		case MetaViews:
+			var vw Views
+			if err := json.Unmarshal([]byte(v), &vw); err != nil || vw.Views < 1 {
+				return m, fmt.Errorf("schema metadata %s is not a views object with views ≥ 1: %s", MetaViews, v)
+			}
+			m.Views = &vw
 		default:
 			m.Extra[k] = v
 		}
@@ -150,7 +185,8 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 	return m, nil
 }
 
-// schema returns the Arrow schema of a feature file of dimension dim.
+// schema returns the Arrow schema of a feature file of dimension dim; a
+// multi-view file (meta.Views) has the example column last.
 func schema(dim int, withID bool, meta Metadata) *arrow.Schema {
 	fields := []arrow.Field{
 		{Name: ColFeatures, Type: arrow.FixedSizeListOf(int32(dim), arrow.PrimitiveTypes.Float32), Nullable: false},
@@ -158,6 +194,9 @@ func schema(dim int, withID bool, meta Metadata) *arrow.Schema {
 	}
 	if withID {
 		fields = append(fields, arrow.Field{Name: ColID, Type: arrow.BinaryTypes.String, Nullable: true})
+	}
+	if meta.Views != nil {
+		fields = append(fields, arrow.Field{Name: ColExample, Type: arrow.BinaryTypes.String, Nullable: false})
 	}
 	md := meta.arrow()
 	return arrow.NewSchema(fields, &md)
@@ -189,6 +228,11 @@ func checkSchema(s *arrow.Schema) (dim int, withID bool, err error) {
 			return 0, false, fmt.Errorf("column %q has type %s; expected utf8", ColID, t)
 		}
 		withID = true
+	}
+	if ii := s.FieldIndices(ColExample); len(ii) == 1 {
+		if t := s.Field(ii[0]).Type; t.ID() != arrow.STRING {
+			return 0, false, fmt.Errorf("column %q has type %s; expected utf8", ColExample, t)
+		}
 	}
 	return int(ft.Len()), withID, nil
 }

@@ -161,7 +161,7 @@ func (r *RowRule) Selects(id string, label int32, feats []float32) bool {
 // Select applies a rule to every row of a matrix: the selected rows and the
 // others, both in file order (either may be empty on small data).
 func (r *RowRule) Select(m *Matrix) (selected, others []int) {
-	r.split(Batch{Dim: m.Dim, Features: m.Data, Labels: m.Labels, IDs: m.IDs}, &selected, &others)
+	r.split(Batch{Dim: m.Dim, Features: m.Data, Labels: m.Labels, IDs: m.IDs, Examples: m.Examples}, &selected, &others)
 	return selected, others
 }
 
@@ -175,11 +175,16 @@ func (r *RowRule) SelectFile(f *File) (selected, others []int, err error) {
 }
 
 // split appends the file rows of b the rule selects to selected, the
-// others to others.
+// others to others. In a multi-view file the rule reads each row's
+// example, so that an example's views all go the same way: the example,
+// not the row, is the unit a split or a subset keeps whole.
 func (r *RowRule) split(b Batch, selected, others *[]int) {
 	for i := 0; i < b.Rows(); i++ {
 		id := ""
-		if b.IDs != nil {
+		switch {
+		case b.Examples != nil:
+			id = b.Examples[i]
+		case b.IDs != nil:
 			id = b.IDs[i]
 		}
 		if r.Selects(id, b.Labels[i], b.Row(i)) {
@@ -191,10 +196,14 @@ func (r *RowRule) split(b Batch, selected, others *[]int) {
 }
 
 // CopyRows writes the given rows (ascending) of src to a new feature file at
-// path with the given metadata, streaming batch by batch.
+// path with the given metadata, streaming batch by batch; a multi-view
+// file's rows keep their example (meta.Views must be src's).
 func CopyRows(src *File, rows []int, path string, meta Metadata) error {
 	if !sort.IntsAreSorted(rows) {
 		return fmt.Errorf("write %s: rows must be in ascending order", path)
+	}
+	if (meta.Views != nil) != (src.Views() != nil) {
+		return fmt.Errorf("write %s: a copy of a multi-view file is multi-view, and only such a copy", path)
 	}
 	w, err := Create(path, src.Dim(), meta, WriterOptions{WithID: src.HasIDs()})
 	if err != nil {
@@ -210,6 +219,9 @@ func CopyRows(src *File, rows []int, path string, meta Metadata) error {
 			out.Labels = append(out.Labels, b.Labels[i])
 			if b.IDs != nil {
 				out.IDs = append(out.IDs, b.IDs[i])
+			}
+			if b.Examples != nil {
+				out.Examples = append(out.Examples, b.Examples[i])
 			}
 		}
 		return w.Write(out)

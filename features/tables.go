@@ -65,6 +65,9 @@ func TableFormat(path string) string {
 //   - .npz: X (float32), y (int32 class indices, −1 unlabeled), classes
 //     (str) and ids (str) when the file has them — np.load reads it.
 func Export(f *File, path string) error {
+	if f.Views() != nil && TableFormat(path) != TableArrow {
+		return fmt.Errorf("%s is multi-view: it is written as a dpfeat .arrow file, the format that keeps each row's example (the others would drop the privacy unit)", f.Path())
+	}
 	switch TableFormat(path) {
 	case TableArrow:
 		return copyNative(f, path)

@@ -44,6 +44,7 @@ type Writer struct {
 	schema    *arrow.Schema
 	dim       int
 	withID    bool
+	views     bool // multi-view: rows carry their example
 	classes   int
 	nonFinite bool
 	rows      int64
@@ -81,7 +82,7 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
+	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, views: meta.Views != nil, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
 }
 
 // Rows returns the number of rows written so far.
@@ -115,6 +116,14 @@ func (w *Writer) Write(b Batch) error {
 	n := b.Rows()
 	if n == 0 {
 		return nil
+	}
+	if (b.Examples != nil) != w.views {
+		return fmt.Errorf("write %s: a multi-view file's rows name their example, and only its rows do (batch has example ids: %v, file is multi-view: %v)", w.path, b.Examples != nil, w.views)
+	}
+	for i, e := range b.Examples {
+		if e == "" || !utf8.ValidString(e) {
+			return fmt.Errorf("write %s: row %d: the example id is empty or not UTF-8", w.path, b.Offset+int64(i))
+		}
 	}
 	rec := w.record(b)
 	defer rec.Release()
@@ -175,6 +184,14 @@ func (w *Writer) record(b Batch) arrow.RecordBatch {
 		ids := sb.NewArray()
 		defer ids.Release()
 		cols = append(cols, ids)
+	}
+	if w.views {
+		eb := array.NewStringBuilder(w.mem)
+		defer eb.Release()
+		eb.AppendValues(b.Examples, nil)
+		ex := eb.NewArray()
+		defer ex.Release()
+		cols = append(cols, ex)
 	}
 	return array.NewRecordBatch(w.schema, cols, int64(n))
 }

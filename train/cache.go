@@ -67,6 +67,9 @@ func slot[K comparable, T any](c *Cache, field func(*Cache) *map[K]*once[T], key
 // label on every row (CheckClasses, CountLabels).
 func (c *Cache) checked(tf *features.File, path string) error {
 	_, err := slot(c, func(c *Cache) *map[string]*once[struct{}] { return &c.checks }, path).get(func() (struct{}, error) {
+		if err := CheckSingleView(path, tf.Views()); err != nil {
+			return struct{}{}, err
+		}
 		if err := CheckClasses(path, tf.Metadata().Classes); err != nil {
 			return struct{}{}, err
 		}
@@ -150,6 +153,9 @@ func (c *Cache) Held(path string, imp features.ImportOptions, rule *features.Row
 				held.Labels = append(held.Labels, b.Labels[i])
 				if b.IDs != nil {
 					held.IDs = append(held.IDs, b.IDs[i])
+				}
+				if b.Examples != nil {
+					held.Examples = append(held.Examples, b.Examples[i])
 				}
 			}
 		}

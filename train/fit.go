@@ -178,6 +178,19 @@ func CheckClasses(path string, classes []string) error {
 	return nil
 }
 
+// CheckSingleView is the one rule for multi-view training files (several
+// rows per private example, features.Views): until the methods group an
+// example's rows — averaging its views' contributions before clipping, so
+// that the sensitivity stays one example's — a fit on one would count each
+// view as an example and understate the privacy loss up to K-fold, so it
+// is refused.
+func CheckSingleView(path string, v *features.Views) error {
+	if v == nil {
+		return nil
+	}
+	return fmt.Errorf("%s is multi-view (%d views per example, %s): no method groups an example's views yet, and fitting it row by row would count each view as an example; fit a file of one row per example", path, v.Views, features.MetaViews)
+}
+
 // ClassesFromLabelsPublic is the guarantee's entry for a class list taken
 // from the training file's label values (features.ClassesFromLabels):
 // which classes exist is then read from the private data, so it is
