@@ -12,6 +12,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
@@ -35,6 +36,11 @@ func extractCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
 			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
+			&ucli.IntFlag{Name: "views", Usage: "augmentation multiplicity: K augmented views per image, one row each, all naming the image (a multi-view file; the example stays the privacy unit)"},
+			&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "with --views: the augmentation, crop=P (random crop of the image padded by P pixels), flip, or none"},
+			&ucli.IntFlag{Name: "mix-self", Usage: "with --views ≥ 2: M mixups of two of the image's own views (DP-Mix_Self), λ ~ Beta(α, α)"},
+			&ucli.Float64Flag{Name: "mix-alpha", Value: 1, Usage: "α of the mixups' Beta(α, α)"},
+			&ucli.Uint64Flag{Name: "augment-seed", Usage: "keys the views' randomness (not a privacy mechanism; a resume makes the same views)"},
 			forceFlag(),
 			jsonFlag(),
 		),
@@ -124,6 +130,9 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Int("views") < 0 || (!c.IsSet("views") && (c.IsSet("augment") || c.IsSet("mix-self") || c.IsSet("augment-seed"))) {
+		return userErrorf("--augment, --mix-self and --augment-seed make views: give --views K (K ≥ 1)")
+	}
 	rep, err := extractTo(c, modelPath, data, out, features.DatasetOptions{Split: c.String("split"), Classes: classes}, true)
 	if err != nil {
 		return err
@@ -171,16 +180,34 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		}
 	}
 	source := sourceText(c, ds)
+	var views *features.Views
+	var spec augment.Spec
+	if k := c.Int("views"); k > 0 {
+		if spec, err = augment.Parse(c.String("augment")); err != nil {
+			return rep, userErrorf("--augment: %v", err)
+		}
+		views = &features.Views{Views: k, Augment: spec.String(), MixSelf: c.Int("mix-self"), Seed: c.Uint64("augment-seed")}
+		if views.MixSelf > 0 {
+			views.MixAlpha = c.Float64("mix-alpha")
+			if k < 2 || !(views.MixAlpha > 0) || views.MixSelf < 0 {
+				return rep, userErrorf("--mix-self %d: needs --views ≥ 2 and --mix-alpha > 0", views.MixSelf)
+			}
+		} else if c.Int("mix-self") < 0 {
+			return rep, userErrorf("--mix-self must be ≥ 0")
+		}
+	}
+	viewsJSON, _ := json.Marshal(views)
 	manifestJSON, _ := json.Marshal(m)
 	absData, _ := filepath.Abs(data)
 	opt := encode.ExtractOptions{
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
-		Meta: features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID},
+		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views},
+		Augment: spec,
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
 			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
-			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version,
+			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
 		},
 	}
 	if !c.Bool("quiet") && !c.Bool("json") {

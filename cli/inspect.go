@@ -37,6 +37,9 @@ func inspectCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if v := f.Views(); v != nil && !c.Bool("json") {
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s is multi-view: %d views and %d self-mixups per example (augment %s); rows and class counts count rows, not examples\n", f.Path(), v.Views, v.MixSelf, v.Augment)
+			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, s)
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
@@ -52,6 +53,12 @@ type ExtractOptions struct {
 	// Identity lists what must be equal for a run to resume another: the
 	// model's hash, the manifest, the dataset, the batch size, ….
 	Identity map[string]string
+	// Augment, with Meta.Views set, makes a multi-view file: each example
+	// gives Meta.Views.Views augmented views and Meta.Views.MixSelf
+	// self-mixups (package augment), one row each, all naming the example.
+	// Views depend on Meta.Views.Seed and the example's id only, so a
+	// resumed run makes the same rows.
+	Augment augment.Spec
 }
 
 // ExtractResult reports an extraction.
@@ -99,6 +106,7 @@ type prepared struct {
 	tensor   []float32
 	labels   []int32
 	ids      []string
+	examples []string // multi-view: each row's example
 	skipped  []string
 	err      error
 	features []float32
@@ -135,7 +143,17 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if opt.MaxInflight <= 0 {
 		opt.MaxInflight = 512 << 20
 	}
-	opt.RecordRows = max(opt.RecordRows, opt.Batch)
+	// Rows per example: one, or its views and self-mixups; --batch counts
+	// rows per encoder call, so a job takes fewer examples.
+	perExample := 1
+	if v := opt.Meta.Views; v != nil {
+		if v.Views < 1 || v.MixSelf < 0 || (v.MixSelf > 0 && (v.Views < 2 || !(v.MixAlpha > 0))) {
+			return res, fmt.Errorf("views: %d views, %d self-mixups at α = %v: expected at least one view, and two views and α > 0 for mixups", v.Views, v.MixSelf, v.MixAlpha)
+		}
+		perExample = v.Views + v.MixSelf
+		opt.Batch = max(1, opt.Batch/perExample)
+	}
+	opt.RecordRows = max(opt.RecordRows, opt.Batch*perExample)
 	res.Out, res.Dim = out, enc.Dim()
 	// One run owns the output and its partial at a time.
 	release, err := outlock.Lock(out)
@@ -250,14 +268,16 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			background()
 			for j := range jobs {
 				buf, _ := tensors.Get().(*[]float32)
-				if buf == nil || cap(*buf) < len(j.examples)*size {
-					b := make([]float32, 0, len(j.examples)*size)
+				if buf == nil || cap(*buf) < len(j.examples)*perExample*size {
+					b := make([]float32, 0, len(j.examples)*perExample*size)
 					buf = &b
 				}
 				p := prepared{seq: j.seq, first: j.first, n: len(j.examples), tensor: (*buf)[:0]}
 				for _, ex := range j.examples {
 					px, err := features.DecodeImage(ex)
-					if err == nil {
+					if err == nil && opt.Meta.Views != nil {
+						err = p.addViews(ex, px, prep, opt.Meta.Views, opt.Augment)
+					} else if err == nil {
 						p.tensor = p.tensor[:len(p.tensor)+size]
 						err = prep.Apply(px, p.tensor[len(p.tensor)-size:])
 						if err != nil {
@@ -273,8 +293,10 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 						p.skipped = append(p.skipped, ex.ID)
 						continue
 					}
-					p.labels = append(p.labels, ex.Label)
-					p.ids = append(p.ids, ex.ID)
+					if opt.Meta.Views == nil {
+						p.labels = append(p.labels, ex.Label)
+						p.ids = append(p.ids, ex.ID)
+					}
 				}
 				for _, ex := range j.examples {
 					inflight.release(exampleBytes(ex))
@@ -360,12 +382,15 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	bar := newProgress(opt.Progress, total, st.Examples)
 	// The record batch's buffers are allocated once and reused: growing
 	// them by append cost more than the rest of the pipeline.
-	capRows := int64(opt.RecordRows + opt.Batch)
+	capRows := int64(opt.RecordRows + opt.Batch*perExample)
 	if total > 0 {
 		capRows = min(capRows, total) // a small dataset needs no more
 	}
 	acc := features.Batch{Dim: enc.Dim(), Features: make([]float32, 0, capRows*int64(enc.Dim())),
 		Labels: make([]int32, 0, capRows), IDs: make([]string, 0, capRows)}
+	if opt.Meta.Views != nil {
+		acc.Examples = make([]string, 0, capRows)
+	}
 	var accExamples, accSkipped int64
 	var accSkippedIDs []string
 	flush := func() error {
@@ -386,6 +411,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			return err
 		}
 		acc.Features, acc.Labels, acc.IDs = acc.Features[:0], acc.Labels[:0], acc.IDs[:0]
+		if acc.Examples != nil {
+			acc.Examples = acc.Examples[:0]
+		}
 		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
 		return nil
 	}
@@ -407,6 +435,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			featureBufs.Put(&f)
 			acc.Labels = append(acc.Labels, q.labels...)
 			acc.IDs = append(acc.IDs, q.ids...)
+			if acc.Examples != nil {
+				acc.Examples = append(acc.Examples, q.examples...)
+			}
 			accExamples += int64(q.n)
 			accSkipped += int64(len(q.skipped))
 			accSkippedIDs = append(accSkippedIDs, q.skipped...)
@@ -510,4 +541,37 @@ func (b *budget) release(n int64) {
 	b.used -= n
 	b.cond.Broadcast()
 	b.mu.Unlock()
+}
+
+// addViews preprocesses an example's views and self-mixups into the
+// tensor, one row each: ids ID#v0…, ID#m0…, all naming the example. On an
+// error no row of the example is kept.
+func (p *prepared) addViews(ex features.Example, px features.Pixels, prep *Preprocessor, v *features.Views, spec augment.Spec) error {
+	images := spec.Views(px, v.Views, v.Seed, ex.ID)
+	names := make([]string, 0, v.Views+v.MixSelf)
+	for i := range images {
+		names = append(names, fmt.Sprintf("%s#v%d", ex.ID, i))
+	}
+	if v.MixSelf > 0 {
+		mixes, _ := augment.SelfMixes(images, v.MixSelf, v.MixAlpha, v.Seed, ex.ID)
+		for i := range mixes {
+			names = append(names, fmt.Sprintf("%s#m%d", ex.ID, i))
+		}
+		images = append(images, mixes...)
+	}
+	size := prep.Size()
+	start := len(p.tensor)
+	for _, img := range images {
+		p.tensor = p.tensor[:len(p.tensor)+size]
+		if err := prep.Apply(img, p.tensor[len(p.tensor)-size:]); err != nil {
+			p.tensor = p.tensor[:start]
+			return fmt.Errorf("%s: %w", ex.ID, err)
+		}
+	}
+	for _, name := range names {
+		p.labels = append(p.labels, ex.Label)
+		p.ids = append(p.ids, name)
+		p.examples = append(p.examples, ex.ID)
+	}
+	return nil
 }
