@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // columnPlan says which columns of an Arrow schema (an Arrow or Parquet
@@ -402,30 +400,22 @@ func labelAt(col arrow.Array, i int) (string, bool, error) {
 	return strconv.FormatInt(int64(numberAt(col, i)), 10), false, nil
 }
 
-// arrowSource reads an Arrow IPC file or stream from another writer.
-type arrowSource struct {
+// tableSource reads an Arrow IPC file or stream, or a Parquet file, from
+// another writer, through its column plan.
+type tableSource struct {
 	path, format string
-	f            *os.File
-	fr           *ipc.FileReader
-	sr           *ipc.Reader
-	batchI       int
+	r            *records
 	row          int64
 	plan         *columnPlan
 	pending      *rawBatch
 }
 
-func openArrowSource(path, format string, opt ImportOptions) (source, error) {
-	s := &arrowSource{path: path, format: format}
+func openTableSource(path, format string, opt ImportOptions) (source, error) {
+	s := &tableSource{path: path, format: format}
 	if err := s.reset(); err != nil {
 		return nil, err
 	}
-	var schema *arrow.Schema
-	if s.fr != nil {
-		schema = s.fr.Schema()
-	} else {
-		schema = s.sr.Schema()
-	}
-	plan, err := planColumns(schema, opt)
+	plan, err := planColumns(s.r.Schema(), opt)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -439,83 +429,34 @@ func openArrowSource(path, format string, opt ImportOptions) (source, error) {
 	return s, nil
 }
 
-func (s *arrowSource) reset() error {
+func (s *tableSource) reset() error {
 	s.close()
-	f, err := os.Open(s.path)
+	r, err := openRecords(s.path, s.format)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", s.path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("read %s: %w", s.path, err)
-	}
-	read := func(off, n int64) ([]byte, error) {
-		b := make([]byte, n)
-		_, err := f.ReadAt(b, off)
-		return b, err
-	}
-	err = guard(func() error {
-		if s.format == FormatArrowFile {
-			if err := checkIPC(read, st.Size()); err != nil {
-				return err
-			}
-			s.fr, err = ipc.NewFileReader(f, bodyLimit(st.Size()))
-			return err
-		}
-		if err := checkIPCStream(read, st.Size()); err != nil {
-			return err
-		}
-		s.sr, err = ipc.NewReader(f, bodyLimit(st.Size()))
 		return err
-	})
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("read %s: corrupt or truncated %s: %v", s.path, s.format, err)
 	}
-	s.f, s.batchI, s.row, s.pending = f, 0, 0, nil
+	s.r, s.row, s.pending = r, 0, nil
 	return nil
 }
 
-func (s *arrowSource) next() (*rawBatch, error) {
+func (s *tableSource) next() (*rawBatch, error) {
 	if p := s.pending; p != nil {
 		s.pending = nil
 		return p, nil
 	}
 	for {
-		var rec arrow.RecordBatch
-		err := guard(func() error {
-			if s.fr != nil {
-				if s.batchI >= s.fr.NumRecords() {
-					return io.EOF
-				}
-				r, err := s.fr.RecordBatchAt(s.batchI)
-				s.batchI++
-				rec = r
-				return err
-			}
-			if !s.sr.Next() {
-				if err := s.sr.Err(); err != nil {
-					return err
-				}
-				return io.EOF
-			}
-			rec = s.sr.RecordBatch()
-			rec.Retain()
-			return nil
-		})
-		if errors.Is(err, io.EOF) {
+		var ok bool
+		if err := guard(func() error { ok = s.r.Next(); return s.r.Err() }); err != nil {
+			return nil, fmt.Errorf("read %s: at row %d: %v", s.path, s.row, err)
+		}
+		if !ok {
 			return nil, io.EOF
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: record batch %d is corrupt: %v", s.path, s.batchI, err)
-		}
+		rec := s.r.RecordBatch()
 		if rec.NumRows() == 0 {
-			rec.Release()
 			continue
 		}
 		b, err := s.plan.guardedBatch(rec, s.row)
-		rec.Release()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", s.path, err)
 		}
@@ -524,24 +465,16 @@ func (s *arrowSource) next() (*rawBatch, error) {
 	}
 }
 
-func (s *arrowSource) dim() int        { return s.plan.dim }
-func (s *arrowSource) kind() labelKind { return s.plan.kind }
-func (s *arrowSource) meta() Metadata  { return s.plan.meta }
-func (s *arrowSource) hasIDs() bool    { return s.plan.id >= 0 }
-func (s *arrowSource) columns() string { return s.plan.describe() }
+func (s *tableSource) dim() int        { return s.plan.dim }
+func (s *tableSource) kind() labelKind { return s.plan.kind }
+func (s *tableSource) meta() Metadata  { return s.plan.meta }
+func (s *tableSource) hasIDs() bool    { return s.plan.id >= 0 }
+func (s *tableSource) columns() string { return s.plan.describe() }
 
-func (s *arrowSource) close() error {
-	if s.fr != nil {
-		_ = guard(func() error { return s.fr.Close() })
-		s.fr = nil
-	}
-	if s.sr != nil {
-		s.sr.Release()
-		s.sr = nil
-	}
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
+func (s *tableSource) close() error {
+	if s.r != nil {
+		s.r.Close()
+		s.r = nil
 	}
 	return nil
 }

@@ -401,40 +401,14 @@ func CheckClassNames(names []string) error {
 // openSource opens a foreign file of the given format.
 func openSource(path, format string, opt ImportOptions) (source, error) {
 	switch format {
-	case FormatArrowFile, FormatArrowStream:
-		return openArrowSource(path, format, opt)
-	case FormatParquet:
-		return openParquetSource(path, opt)
+	case FormatArrowFile, FormatArrowStream, FormatParquet:
+		return openTableSource(path, format, opt)
 	case FormatNPY, FormatNPZ:
 		return openNumpySource(path, format, opt)
 	case FormatCSV:
 		return openCSVSource(path, opt)
 	}
 	return nil, fmt.Errorf("read %s: no reader for %s", path, format)
-}
-
-// Convert reads the feature file at path in any format Open reads and
-// writes it to dst as a dpfeat feature file (atomically; dst must not be
-// path).
-func Convert(path, dst string, opt ImportOptions) (Import, error) {
-	format, err := sniff(path)
-	if err != nil {
-		return Import{}, err
-	}
-	if format == FormatArrowFile {
-		if f, err := openNative(path, nil, ReadOptions{Import: opt}); err == nil {
-			defer f.Close()
-			return Import{Format: FormatDpfeat}, copyNative(f, dst)
-		} else if !errors.Is(err, errForeign) {
-			return Import{}, err
-		}
-	}
-	src, err := openSource(path, format, opt)
-	if err != nil {
-		return Import{}, err
-	}
-	defer src.close()
-	return convert(src, path, format, dst, opt, false)
 }
 
 // copyNative writes an open dpfeat file (with its classes as opened) to dst.

@@ -1,21 +1,16 @@
 package features
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // hfDataset reads Hugging Face datasets files: Arrow IPC streams (what
@@ -29,9 +24,7 @@ type hfDataset struct {
 	classes []string
 
 	fi       int
-	f        *os.File
-	pf       *file.Reader // a Parquet shard
-	r        recordStream
+	r        *records
 	rec      arrow.RecordBatch
 	row      int
 	imgCol   int
@@ -70,102 +63,37 @@ func openHF(files []string, src string) (Dataset, error) {
 	return d, nil
 }
 
-// recordStream is what hfDataset reads a shard through: an IPC stream
-// reader or a Parquet record reader.
-type recordStream interface {
-	Schema() *arrow.Schema
-	Next() bool
-	RecordBatch() arrow.RecordBatch
-	Err() error
-	Release()
-}
-
 // isParquet reports whether a shard is Parquet (by its name).
 func isParquet(path string) bool {
 	return strings.EqualFold(filepath.Ext(path), ".parquet")
-}
-
-// openParquetShard opens a Parquet shard as a record stream, its schema
-// with the file's key-value metadata (where the Hub keeps "huggingface").
-func (d *hfDataset) openParquetShard(path string) (recordStream, *arrow.Schema, error) {
-	pf, fr, err := openParquet(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var rr pqarrow.RecordReader
-	var s *arrow.Schema
-	err = guard(func() error {
-		var err error
-		if s, err = fr.Schema(); err != nil {
-			return err
-		}
-		rr, err = fr.GetRecordReader(context.Background(), nil, nil)
-		return err
-	})
-	if err != nil {
-		pf.Close()
-		return nil, nil, fmt.Errorf("read %s: %v", path, err)
-	}
-	d.pf = pf
-	return rr, withFileMetadata(s, pf), nil
 }
 
 // openFile opens shard i and locates its columns; all shards must agree on
 // the class names.
 func (d *hfDataset) openFile(i int) error {
 	path := d.files[i]
+	format := FormatArrowStream
 	if isParquet(path) {
-		r, s, err := d.openParquetShard(path)
-		if err != nil {
-			return err
+		format = FormatParquet
+	}
+	r, err := openRecords(path, format)
+	if err != nil {
+		if format == FormatArrowStream {
+			return fmt.Errorf("%w (the Hugging Face datasets format is an Arrow IPC stream)", err)
 		}
-		return d.useShard(i, nil, r, s)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	read := func(off, n int64) ([]byte, error) {
-		b := make([]byte, n)
-		_, err := f.ReadAt(b, off)
-		return b, err
-	}
-	if err := guard(func() error { return checkIPCStream(read, st.Size()) }); err != nil {
-		f.Close()
-		return fmt.Errorf("read %s: not a readable Arrow IPC stream (Hugging Face datasets format): %v", path, err)
-	}
-	var r *ipc.Reader
-	if err := guard(func() error {
-		var err error
-		r, err = ipc.NewReader(f, bodyLimit(st.Size()))
 		return err
-	}); err != nil {
-		f.Close()
-		return fmt.Errorf("read %s: not a readable Arrow IPC stream (Hugging Face datasets format): %v", path, err)
 	}
-	return d.useShard(i, f, r, r.Schema())
+	return d.useShard(i, r)
 }
 
 // useShard locates the columns of shard i, read through r.
-func (d *hfDataset) useShard(i int, f *os.File, r recordStream, s *arrow.Schema) error {
+func (d *hfDataset) useShard(i int, r *records) error {
 	path := d.files[i]
 	fail := func(err error) error {
-		r.Release()
-		if f != nil {
-			f.Close()
-		}
-		if d.pf != nil {
-			d.pf.Close()
-			d.pf = nil
-		}
+		r.Close()
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	img, lab, classes, err := hfColumns(s)
+	img, lab, classes, err := hfColumns(r.Schema())
 	if err != nil {
 		return fail(err)
 	}
@@ -174,7 +102,7 @@ func (d *hfDataset) useShard(i int, f *os.File, r recordStream, s *arrow.Schema)
 	} else if !slices.Equal(classes, d.classes) {
 		return fail(fmt.Errorf("its class names differ from those of %s", d.files[0]))
 	}
-	d.fi, d.f, d.r, d.imgCol, d.labelCol, d.row = i, f, r, img, lab, 0
+	d.fi, d.r, d.imgCol, d.labelCol, d.row = i, r, img, lab, 0
 	return nil
 }
 
@@ -234,16 +162,8 @@ func (d *hfDataset) Close() error {
 		d.rec = nil
 	}
 	if d.r != nil {
-		d.r.Release()
+		d.r.Close()
 		d.r = nil
-	}
-	if d.f != nil {
-		d.f.Close()
-		d.f = nil
-	}
-	if d.pf != nil {
-		d.pf.Close()
-		d.pf = nil
 	}
 	return nil
 }

@@ -549,12 +549,12 @@ func ReadMetadata(path string) (Metadata, error) {
 	}
 	switch format {
 	case FormatArrowFile, FormatArrowStream, FormatParquet:
-		src, err := openSource(path, format, ImportOptions{})
+		r, err := openRecords(path, format)
 		if err != nil {
 			return Metadata{}, err
 		}
-		defer src.close()
-		return src.meta(), nil
+		defer r.Close()
+		return parseMetadata(r.Schema().Metadata())
 	}
 	return Metadata{}, nil
 }
