@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -110,9 +109,9 @@ func planColumns(s *arrow.Schema, opt ImportOptions) (*columnPlan, error) {
 	}
 	used := func(i int) bool { return i == p.label || i == p.id }
 	if opt.FeaturesColumn != "" {
-		i := slices.Index(p.names, opt.FeaturesColumn)
-		if i < 0 {
-			return nil, fmt.Errorf("--features-column %q is not a column (columns: %s)", opt.FeaturesColumn, strings.Join(p.names, ", "))
+		i, err := pickColumn(p.names, opt.FeaturesColumn, "--features-column", "column")
+		if err != nil {
+			return nil, err
 		}
 		p.features = []int{i}
 	} else {

@@ -209,7 +209,10 @@ func allIntegerNames(names []string) bool {
 	return len(names) > 0
 }
 
-func newClassMap(classes []string, kind labelKind, from string) *classMap {
+// newClassMap maps labels of kind to classes. Integer labels index a list
+// the file declares (its labels were written as indices), or any list of
+// non-integer names; they match a list of integer names by name.
+func newClassMap(classes []string, kind labelKind, from string, declared bool) *classMap {
 	m := &classMap{classes: classes, index: map[string]int32{}, from: from}
 	for i, c := range classes {
 		key := c
@@ -220,7 +223,7 @@ func newClassMap(classes []string, kind labelKind, from string) *classMap {
 		}
 		m.index[key] = int32(i)
 	}
-	m.byIndex = kind == intLabels && !allIntegerNames(classes)
+	m.byIndex = kind == intLabels && (declared || !allIntegerNames(classes))
 	return m
 }
 
@@ -305,25 +308,22 @@ func convert(src source, path, format, dst string, opt ImportOptions, allowNonFi
 		if err := CheckClassNames(opt.Classes); err != nil {
 			return imp, fmt.Errorf("--classes: %w", err)
 		}
-		cm = newClassMap(opt.Classes, kind, "--classes")
+		cm = newClassMap(opt.Classes, kind, "--classes", false)
 		imp.ClassesFromLabels = false
 		delete(meta.Extra, MetaClassesFrom)
 	case len(meta.Classes) > 0:
 		if err := CheckClassNames(meta.Classes); err != nil {
 			return imp, fmt.Errorf("read %s: its class names: %w", path, err)
 		}
-		cm = newClassMap(meta.Classes, kind, "the file's class names")
-		if kind == intLabels {
-			cm.byIndex = true // a declared list is indexed by the labels
-		}
+		cm = newClassMap(meta.Classes, kind, "the file's class names", true)
 	case len(opt.Expected) > 0 && kind != noLabels:
-		cm = newClassMap(opt.Expected, kind, "the expected classes")
+		cm = newClassMap(opt.Expected, kind, "the expected classes", false)
 	case kind != noLabels:
 		classes, err := deriveClasses(src, path)
 		if err != nil {
 			return imp, err
 		}
-		cm = newClassMap(classes, kind, "the label values")
+		cm = newClassMap(classes, kind, "the label values", false)
 		imp.ClassesFromLabels = true
 		meta.Extra[MetaClassesFrom] = ClassesFromLabels
 	}
@@ -519,16 +519,22 @@ func float32Of(v float64, row int64, j int) (float32, error) {
 	return f, nil
 }
 
-// labelColumn picks the label column among names: the one asked for, or the
-// first default present. It returns -1 when there is none.
-func labelColumn(names []string, asked string) (int, error) {
+// pickColumn is the one rule for choosing a column (or an .npz array,
+// noun) among names: the one asked for by flag, an error naming the
+// others when there is none of that name, or else the first default
+// present; −1 when none is.
+func pickColumn(names []string, asked, flag, noun string, defaults ...string) (int, error) {
 	if asked != "" {
 		if i := slices.Index(names, asked); i >= 0 {
 			return i, nil
 		}
-		return -1, fmt.Errorf("--label-column %q is not a column (columns: %s)", asked, strings.Join(names, ", "))
+		what := "a column"
+		if noun == "array" {
+			what = "an array of the archive"
+		}
+		return -1, fmt.Errorf("%s %q is not %s (%ss: %s)", flag, asked, what, noun, strings.Join(names, ", "))
 	}
-	for _, d := range DefaultLabelColumns {
+	for _, d := range defaults {
 		if i := slices.Index(names, d); i >= 0 {
 			return i, nil
 		}
@@ -536,15 +542,15 @@ func labelColumn(names []string, asked string) (int, error) {
 	return -1, nil
 }
 
+// labelColumn picks the label column: the one asked for, or the first of
+// DefaultLabelColumns present.
+func labelColumn(names []string, asked string) (int, error) {
+	return pickColumn(names, asked, "--label-column", "column", DefaultLabelColumns...)
+}
+
 // idColumn picks the id column: the one asked for, or "id".
 func idColumn(names []string, asked string) (int, error) {
-	if asked != "" {
-		if i := slices.Index(names, asked); i >= 0 {
-			return i, nil
-		}
-		return -1, fmt.Errorf("--id-column %q is not a column (columns: %s)", asked, strings.Join(names, ", "))
-	}
-	return slices.Index(names, ColID), nil
+	return pickColumn(names, asked, "--id-column", "column", ColID)
 }
 
 // describeColumns says which columns became what.

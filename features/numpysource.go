@@ -357,19 +357,12 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 			entries[name] = f
 			names = append(names, name)
 		}
-		pick := func(asked string, defaults []string, what string) (string, error) {
-			if asked != "" {
-				if entries[asked] == nil {
-					return "", fmt.Errorf("%s %q is not an array of the archive (arrays: %s)", what, asked, strings.Join(names, ", "))
-				}
-				return asked, nil
+		pick := func(asked string, defaults []string, flag string) (string, error) {
+			i, err := pickColumn(names, asked, flag, "array", defaults...)
+			if i < 0 {
+				return "", err
 			}
-			for _, d := range defaults {
-				if entries[d] != nil {
-					return d, nil
-				}
-			}
-			return "", nil
+			return names[i], nil
 		}
 		if xName, err = pick(opt.FeaturesColumn, npzFeatures, "--features-column"); err != nil {
 			return fail(err)
