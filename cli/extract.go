@@ -30,7 +30,7 @@ func extractCommand() *ucli.Command {
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
 			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
 		Flags: append(encoderFlags(true),
-			&ucli.StringFlag{Name: "classes", Usage: "the class list, comma-separated: for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
+			&ucli.StringFlag{Name: "classes", Usage: "the class list, as a,b,c or @FILE (one per line): for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
@@ -260,20 +260,6 @@ func extractFlags(c *ucli.Context, out string) error {
 		}
 	}
 	return nil
-}
-
-// classList reads --classes (comma-separated, none empty).
-func classList(c *ucli.Context) ([]string, error) {
-	var classes []string
-	if list := c.String("classes"); list != "" {
-		for _, n := range strings.Split(list, ",") {
-			if n = strings.TrimSpace(n); n == "" {
-				return nil, userErrorf("--classes %q: an empty class name", list)
-			}
-			classes = append(classes, n)
-		}
-	}
-	return classes, nil
 }
 
 // dataIdentity hashes the source examples: the data's identity keys its

@@ -26,29 +26,35 @@ func importFlags() []ucli.Flag {
 func importOptions(c *ucli.Context) (features.ImportOptions, error) {
 	o := features.ImportOptions{FeaturesColumn: c.String("features-column"), LabelColumn: c.String("label-column"),
 		IDColumn: c.String("id-column"), Labels: c.String("labels")}
+	var err error
+	o.Classes, err = classList(c)
+	return o, err
+}
+
+// classList reads --classes, the one parser of the flag (extract's and
+// every command's that reads features): a,b,c or @FILE with one name per
+// line; none empty, none twice; nil when not given.
+func classList(c *ucli.Context) ([]string, error) {
 	spec := c.String("classes")
+	var names []string
 	switch {
 	case spec == "":
+		return nil, nil
 	case strings.HasPrefix(spec, "@"):
 		b, err := os.ReadFile(spec[1:])
 		if err != nil {
-			return o, userErrorf("--classes %s: %v", spec, err)
+			return nil, userErrorf("--classes %s: %v", spec, err)
 		}
 		for _, line := range strings.Split(strings.TrimRight(string(b), "\r\n"), "\n") {
-			o.Classes = append(o.Classes, strings.TrimSpace(strings.TrimSuffix(line, "\r")))
+			names = append(names, strings.TrimSpace(strings.TrimSuffix(line, "\r")))
 		}
 	default:
 		for _, name := range strings.Split(spec, ",") {
-			o.Classes = append(o.Classes, strings.TrimSpace(name))
+			names = append(names, strings.TrimSpace(name))
 		}
 	}
-	if spec != "" {
-		if len(o.Classes) < 1 {
-			return o, userErrorf("--classes %s names no class", spec)
-		}
-		if err := features.CheckClassNames(o.Classes); err != nil {
-			return o, userErrorf("--classes: %v", err)
-		}
+	if err := features.CheckClassNames(names); err != nil {
+		return nil, userErrorf("--classes: %v", err)
 	}
-	return o, nil
+	return names, nil
 }
