@@ -275,15 +275,12 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				p := prepared{seq: j.seq, first: j.first, n: len(j.examples), tensor: (*buf)[:0]}
 				for _, ex := range j.examples {
 					px, err := features.DecodeImage(ex)
-					if err == nil && opt.Meta.Views != nil {
-						err = p.addViews(ex, px, prep, opt.Meta.Views, opt.Augment)
-					} else if err == nil {
-						p.tensor = p.tensor[:len(p.tensor)+size]
-						err = prep.Apply(px, p.tensor[len(p.tensor)-size:])
-						if err != nil {
-							p.tensor = p.tensor[:len(p.tensor)-size]
-							err = fmt.Errorf("%s: %w", ex.ID, err)
+					if err == nil {
+						images, names := []features.Pixels{px}, []string{ex.ID}
+						if v := opt.Meta.Views; v != nil {
+							images, names = views(ex, px, v, opt.Augment)
 						}
+						err = p.addRows(ex, images, names, prep, opt.Meta.Views != nil)
 					}
 					if err != nil {
 						if !opt.SkipBad {
@@ -292,10 +289,6 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 						}
 						p.skipped = append(p.skipped, ex.ID)
 						continue
-					}
-					if opt.Meta.Views == nil {
-						p.labels = append(p.labels, ex.Label)
-						p.ids = append(p.ids, ex.ID)
 					}
 				}
 				for _, ex := range j.examples {
@@ -384,7 +377,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// them by append cost more than the rest of the pipeline.
 	capRows := int64(opt.RecordRows + opt.Batch*perExample)
 	if total > 0 {
-		capRows = min(capRows, total) // a small dataset needs no more
+		capRows = min(capRows, total*int64(perExample)) // a small dataset needs no more
 	}
 	acc := features.Batch{Dim: enc.Dim(), Features: make([]float32, 0, capRows*int64(enc.Dim())),
 		Labels: make([]int32, 0, capRows), IDs: make([]string, 0, capRows)}
@@ -543,10 +536,9 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// addViews preprocesses an example's views and self-mixups into the
-// tensor, one row each: ids ID#v0…, ID#m0…, all naming the example. On an
-// error no row of the example is kept.
-func (p *prepared) addViews(ex features.Example, px features.Pixels, prep *Preprocessor, v *features.Views, spec augment.Spec) error {
+// views returns an example's augmented views and self-mixups, with their
+// row ids ID#v0…, ID#m0….
+func views(ex features.Example, px features.Pixels, v *features.Views, spec augment.Spec) ([]features.Pixels, []string) {
 	images := spec.Views(px, v.Views, v.Seed, ex.ID)
 	names := make([]string, 0, v.Views+v.MixSelf)
 	for i := range images {
@@ -559,6 +551,13 @@ func (p *prepared) addViews(ex features.Example, px features.Pixels, prep *Prepr
 		}
 		images = append(images, mixes...)
 	}
+	return images, names
+}
+
+// addRows preprocesses an example's images into the tensor, one row each
+// with the example's label and the given row ids (and, in a multi-view
+// file, the example's id). On an error no row of the example is kept.
+func (p *prepared) addRows(ex features.Example, images []features.Pixels, names []string, prep *Preprocessor, multiView bool) error {
 	size := prep.Size()
 	start := len(p.tensor)
 	for _, img := range images {
@@ -571,7 +570,9 @@ func (p *prepared) addViews(ex features.Example, px features.Pixels, prep *Prepr
 	for _, name := range names {
 		p.labels = append(p.labels, ex.Label)
 		p.ids = append(p.ids, name)
-		p.examples = append(p.examples, ex.ID)
+		if multiView {
+			p.examples = append(p.examples, ex.ID)
+		}
 	}
 	return nil
 }
