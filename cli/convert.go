@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
@@ -50,11 +51,11 @@ func convertAction(c *ucli.Context) error {
 	}
 	format := features.TableFormat(out)
 	report := map[string]any{"in": in, "out": out, "format": format}
-	if features.IsPredictions(in) {
-		p, err := features.ReadPredictions(in)
-		if err != nil {
-			return userErrorf("%v", err)
-		}
+	p, err := features.ReadPredictions(in)
+	if err != nil && !errors.Is(err, features.ErrNotPredictions) {
+		return userErrorf("%v", err)
+	}
+	if err == nil {
 		if err := features.WritePredictions(out, p); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package features
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -525,8 +526,8 @@ func TestPredictionsFormats(t *testing.T) {
 	if !slices.Equal(got.Scores, p.Scores) || !slices.Equal(got.Labels, p.Labels) || !slices.Equal(got.IDs, p.IDs) {
 		t.Errorf("read back %+v", got)
 	}
-	if !IsPredictions(filepath.Join(dir, "p.arrow")) {
-		t.Error("IsPredictions: false on a predictions file")
+	if _, err := ReadPredictions(filepath.Join(dir, "p.parquet")); !errors.Is(err, ErrNotPredictions) {
+		t.Errorf("ReadPredictions of a Parquet file: %v, want ErrNotPredictions", err)
 	}
 	csvBytes, _ := os.ReadFile(filepath.Join(dir, "p.csv"))
 	want := "id,label,predicted,predicted_class,score_bird,score_cat,score_dog\nimg0,cat,1,cat,0.1,0.7,0.2\nimg1,,2,dog,0,0.25,3.1415927\n"

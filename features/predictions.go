@@ -4,9 +4,9 @@ import (
 	"archive/zip"
 	"bufio"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -183,71 +183,46 @@ func (p Predictions) npz(w io.Writer) error {
 	return zw.Close()
 }
 
-// IsPredictions reports whether path is a predictions file as
-// WritePredictions writes it in Arrow (columns predicted and scores).
-func IsPredictions(path string) bool {
-	if format, err := sniff(path); err != nil || format != FormatArrowFile {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	ok := false
-	_ = guard(func() error {
-		r, err := ipc.NewFileReader(f)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		s := r.Schema()
-		ok = s.HasField("predicted") && s.HasField("scores") && !s.HasField(ColFeatures)
-		return nil
-	})
-	return ok
-}
+// ErrNotPredictions is ReadPredictions' error for a file that is not a
+// predictions file (another Arrow file, or another format).
+var ErrNotPredictions = errors.New("not a dpfeat predictions file")
 
 // ReadPredictions reads a predictions file written by WritePredictions in
-// Arrow.
+// Arrow; for any other file it returns an error wrapping ErrNotPredictions.
 func ReadPredictions(path string) (Predictions, error) {
 	var p Predictions
 	fail := func(format string, args ...any) (Predictions, error) {
 		return Predictions{}, fmt.Errorf("read %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return p, fmt.Errorf("read %s: %w", path, err)
+	if format, err := sniff(path); err != nil {
+		return p, err
+	} else if format != FormatArrowFile {
+		return p, fmt.Errorf("read %s: %w", path, ErrNotPredictions)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	r, err := openRecords(path, FormatArrowFile)
 	if err != nil {
-		return p, fmt.Errorf("read %s: %w", path, err)
+		return p, err
+	}
+	defer r.Close()
+	s := r.Schema()
+	if !s.HasField("predicted") || !s.HasField("scores") || s.HasField(ColFeatures) {
+		return p, fmt.Errorf("read %s: %w", path, ErrNotPredictions)
+	}
+	meta, err := parseMetadata(s.Metadata())
+	if err != nil {
+		return fail("%v", err)
+	}
+	p.Classes, p.Metadata = meta.Classes, meta.Extra
+	m := len(p.Classes)
+	col := func(rec arrow.RecordBatch, name string) arrow.Array {
+		if i := s.FieldIndices(name); len(i) == 1 {
+			return rec.Column(i[0])
+		}
+		return nil
 	}
 	err = guard(func() error {
-		r, err := ipc.NewFileReader(f, bodyLimit(st.Size()))
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		meta, err := parseMetadata(r.Schema().Metadata())
-		if err != nil {
-			return err
-		}
-		p.Classes, p.Metadata = meta.Classes, meta.Extra
-		m := len(p.Classes)
-		s := r.Schema()
-		col := func(rec arrow.RecordBatch, name string) arrow.Array {
-			if i := s.FieldIndices(name); len(i) == 1 {
-				return rec.Column(i[0])
-			}
-			return nil
-		}
-		for k := 0; k < r.NumRecords(); k++ {
-			rec, err := r.RecordBatchAt(k)
-			if err != nil {
-				return err
-			}
+		for r.Next() {
+			rec := r.RecordBatch()
 			lab, _ := col(rec, "label").(*array.Int32)
 			pred, _ := col(rec, "predicted").(*array.Int32)
 			sc, _ := col(rec, "scores").(*array.FixedSizeList)
@@ -278,7 +253,7 @@ func ReadPredictions(path string) (Predictions, error) {
 				}
 			}
 		}
-		return nil
+		return r.Err()
 	})
 	if err != nil {
 		return fail("%v", err)
