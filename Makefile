@@ -61,7 +61,7 @@ python-test: build
 FUZZ_TARGETS := features:FuzzOpen features:FuzzOpenForeign features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
 FUZZTIME ?= 8000x
 fuzz-smoke:
-	@log=$$(mktemp -t dpfeat-fuzz.XXXXXX); trap 'rm -f "$$log"' EXIT; \
+	@tmp=$$(mktemp -d -t dpfeat-fuzz.XXXXXX); log=$$tmp/log; trap 'rm -rf "$$tmp"' EXIT; \
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
