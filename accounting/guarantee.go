@@ -181,6 +181,11 @@ type Guarantee struct {
 	// who knows the seed.
 	Seeded bool   `json:"seeded"`
 	Note   string `json:"note,omitempty"`
+	// Unit, when the training rows are several views of each private
+	// example (augmentation multiplicity, DP-Mix), says so: the privacy
+	// unit is still the example, whose rows the method averaged before
+	// clipping; the form of the guarantee is unchanged.
+	Unit string `json:"unit,omitempty"`
 }
 
 // SeededNote is the warning a seeded release carries.
@@ -206,6 +211,9 @@ func (g Guarantee) String() string {
 		s += fmt.Sprintf(", optimal order %g", g.Order)
 	}
 	s += "]"
+	if g.Unit != "" {
+		s += "; " + g.Unit
+	}
 	if g.Seeded {
 		s += " — " + SeededNote
 	}

@@ -1,52 +1,127 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/models"
 )
 
-// Until the methods group an example's views, every fit path refuses a
-// multi-view training file (it would count each view as an example), and
-// split keeps an example's views together (#22).
-func TestMultiViewTrainingFilesAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "mv.arrow")
-	b := features.Batch{Dim: 2}
+// viewsFile writes a training file of 60 examples of two classes, k rows
+// each (a multi-view file when views, else one row per example and k must
+// be 1); scatter interleaves the examples' rows.
+func viewsFile(t *testing.T, path string, k int, views, scatter bool) {
+	t.Helper()
+	b := features.Batch{Dim: 3}
+	type row struct {
+		x  []float32
+		y  int32
+		ex string
+	}
+	var rows []row
 	for e := 0; e < 60; e++ {
-		for v := 0; v < 4; v++ {
-			b.Features = append(b.Features, float32(e%2)+0.1*float32(v), float32(v))
-			b.Labels = append(b.Labels, int32(e%2))
-			b.Examples = append(b.Examples, "ex"+strings.Repeat("i", e%7)+string(rune('A'+e)))
+		for v := 0; v < k; v++ {
+			rows = append(rows, row{[]float32{float32(e%2) + 0.1*float32(v), float32(v) - 0.5, float32(e%5) * 0.2}, int32(e % 2), fmt.Sprintf("img-%02d", e)})
 		}
 	}
-	meta := features.Metadata{Classes: []string{"a", "b"}, Views: &features.Views{Views: 4, Augment: "flip"}}
-	if err := features.WriteFile(path, meta, features.WriterOptions{}, b); err != nil {
+	if scatter {
+		// view v of every example, then view v+1 of every example
+		slices.SortStableFunc(rows, func(a, b row) int { return int(a.x[1]*10) - int(b.x[1]*10) })
+	}
+	for _, r := range rows {
+		b.Features = append(b.Features, r.x...)
+		b.Labels = append(b.Labels, r.y)
+		if views {
+			b.Examples = append(b.Examples, r.ex)
+		}
+	}
+	meta := features.Metadata{Classes: []string{"a", "b"}}
+	if views {
+		meta.Views = &features.Views{Views: k, Augment: "flip"}
+	}
+	// Record batches of 50 rows: an example's views cross batches.
+	var parts []features.Batch
+	for lo := 0; lo < len(b.Labels); lo += 50 {
+		hi := min(lo+50, len(b.Labels))
+		p := features.Batch{Dim: 3, Features: b.Features[lo*3 : hi*3], Labels: b.Labels[lo:hi]}
+		if views {
+			p.Examples = b.Examples[lo:hi]
+		}
+		parts = append(parts, p)
+	}
+	if err := features.WriteFile(path, meta, features.WriterOptions{}, parts...); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"dpls", "dpfc", "dpsgd", "dpplmean", "dplp", "dpnewton", "auto", "ls"} {
-		eps := []string{"--epsilon", "1", "--delta", "1e-5"}
-		if m == "ls" {
-			eps = []string{"--epsilon", "inf"}
+}
+
+// TestMultiViewTrainingFiles (#22): every method fits a multi-view file,
+// an example's views grouped wherever they lie in the file; a file of one
+// view per example fits the single-view classifier bit for bit (--seed);
+// n and the stored class counts count examples; the guarantee names the
+// privacy unit; split keeps an example's views together.
+func TestMultiViewTrainingFiles(t *testing.T) {
+	dir := t.TempDir()
+	single, k1 := filepath.Join(dir, "single.arrow"), filepath.Join(dir, "k1.arrow")
+	k4, k4s := filepath.Join(dir, "k4.arrow"), filepath.Join(dir, "k4s.arrow")
+	viewsFile(t, single, 1, false, false)
+	viewsFile(t, k1, 1, true, false)
+	viewsFile(t, k4, 4, true, false)
+	viewsFile(t, k4s, 4, true, true)
+	fit := func(m, train, name string, extra ...string) *models.Classifier {
+		t.Helper()
+		out := filepath.Join(dir, name+".safetensors")
+		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "3", "--public-counts"}
+		if m == "ls" || m == "newton" || m == "logreg" {
+			args = append(args, "--epsilon", "inf")
+		} else {
+			args = append(args, "--epsilon", "1", "--delta", "1e-5")
 		}
-		code, _, errs := run(t, append([]string{"fit", "--method", m, "--train", path, "--out", filepath.Join(dir, m+".safetensors")}, eps...)...)
-		if code != 1 || !strings.Contains(errs, "is multi-view (4 views per example") {
-			t.Errorf("fit %s: exit %d, %q", m, code, errs)
+		if code, _, errs := run(t, append(args, extra...)...); code != 0 {
+			t.Fatalf("fit %s on %s: exit %d, %s", m, train, code, errs)
 		}
-		if _, err := os.Stat(filepath.Join(dir, m+".safetensors")); err == nil {
-			t.Errorf("fit %s wrote a classifier", m)
+		clf, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clf
+	}
+	for _, m := range []string{"dpls", "dpfc", "dpsgd", "dpplmean", "dplp", "dpnewton", "auto", "ls", "logreg", "dpplpublic"} {
+		var extra []string
+		if m == "dpplpublic" {
+			extra = []string{"--public", single}
+		}
+		ref := fit(m, single, m+"-single", extra...)
+		one := fit(m, k1, m+"-k1", extra...)
+		if !slices.Equal(one.Weight, ref.Weight) || !slices.Equal(one.Bias, ref.Bias) {
+			t.Errorf("%s: one view per example fits another classifier than the single-view file", m)
+		}
+		four := fit(m, k4, m+"-k4", extra...)
+		if four.TrainRows != 60 || !slices.Equal(four.TrainCounts, []int64{30, 30}) {
+			t.Errorf("%s: 4 views per example: train_rows %d, counts %v; want 60 examples, 30 + 30", m, four.TrainRows, four.TrainCounts)
+		}
+		if private := four.Guarantee.Accountant != "none"; private && !strings.Contains(four.Guarantee.Unit, "privacy unit: the example, as 4 augmented views (flip)") {
+			t.Errorf("%s: guarantee unit %q", m, four.Guarantee.Unit)
+		}
+		scattered := fit(m, k4s, m+"-k4s", extra...)
+		if m == "dpsgd" || m == "dplp" {
+			// In memory the grouped rows are the same, in the same order.
+			if !slices.Equal(scattered.Weight, four.Weight) {
+				t.Errorf("%s: scattered views fit another classifier than grouped ones", m)
+			}
 		}
 	}
 	cfg := filepath.Join(dir, "s.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: mv.arrow, test: mv.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\n"), 0o644)
-	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow")); code != 1 || !strings.Contains(errs, "multi-view") {
-		t.Errorf("sweep: exit %d, %q", code, errs)
+	os.WriteFile(cfg, []byte("datasets: [{train: k4s.arrow, test: k4.arrow}]\nmethods: {dpls: {}, dpsgd: {}}\nepsilons: [1]\ndelta: 1e-5\n"), 0o644)
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow")); code != 0 {
+		t.Errorf("sweep on a multi-view file: exit %d, %q", code, errs)
 	}
 	tr, va := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "va.arrow")
-	if code, _, errs := run(t, "split", "--in", path, "--train", tr, "--val", va, "--val-fraction", "0.3"); code != 0 {
+	if code, _, errs := run(t, "split", "--in", k4s, "--train", tr, "--val", va, "--val-fraction", "0.3"); code != 0 {
 		t.Fatal(errs)
 	}
 	seen := map[string]string{}
@@ -62,7 +137,16 @@ func TestMultiViewTrainingFilesAreRefused(t *testing.T) {
 			seen[e] = part
 		}
 	}
-	if code, _, errs := run(t, "convert", "--in", path, "--out", filepath.Join(dir, "mv.csv")); code != 1 || !strings.Contains(errs, "multi-view") {
+	if code, _, errs := run(t, "convert", "--in", k4, "--out", filepath.Join(dir, "mv.csv")); code != 1 || !strings.Contains(errs, "multi-view") {
 		t.Errorf("convert to CSV: exit %d, %q", code, errs)
+	}
+	// An example's views must share its label.
+	bad := filepath.Join(dir, "bad.arrow")
+	b := features.Batch{Dim: 1, Features: []float32{1, 2, 3}, Labels: []int32{0, 1, 1}, Examples: []string{"a", "a", "b"}}
+	if err := features.WriteFile(bad, features.Metadata{Classes: []string{"a", "b"}, Views: &features.Views{Views: 2, Augment: "flip"}}, features.WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", bad, "--out", filepath.Join(dir, "bad.safetensors"), "--epsilon", "1", "--delta", "1e-5"); code != 1 || !strings.Contains(errs, "row 1 has label 1") {
+		t.Errorf("views of one example with different labels: exit %d, %q", code, errs)
 	}
 }

@@ -25,7 +25,8 @@
 //     as assumed public — it was read from the data;
 //   - multi-view files (Views, the example column): several rows per
 //     private example, the example the unit that splits, subsets and
-//     copies keep whole;
+//     copies keep whole (and that package train groups rows by for the
+//     solvers);
 //   - Export and WritePredictions write features and predictions as Arrow,
 //     Parquet, CSV/TSV, .npy or .npz (tables.go);
 //   - prediction files, and the summary `dpfeat inspect` prints (stats.go).

@@ -57,6 +57,16 @@ type Views struct {
 	Seed uint64 `json:"seed"`
 }
 
+// Unit says, for a guarantee, what the rows of one example are: its views
+// and mixes, one privacy unit.
+func (v *Views) Unit() string {
+	s := fmt.Sprintf("privacy unit: the example, as %d augmented views (%s)", v.Views, v.Augment)
+	if v.MixSelf > 0 {
+		s += fmt.Sprintf(" and %d self-mixups (λ ~ Beta(%g, %g))", v.MixSelf, v.MixAlpha, v.MixAlpha)
+	}
+	return s + " averaged before clipping"
+}
+
 // Unlabeled is the label of an example without one (a null label in the
 // file), as in public data for DPPL-Public.
 const Unlabeled int32 = -1

@@ -165,14 +165,24 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 // sum is linear, n_c + (Σx)·p, and sum (Σx, from classSum) is used;
 // otherwise the similarities come from one matrix product per block (sim is
 // scratch of nc·b values), summed row by row so memory is read in order.
-func classUtilities(xc []float64, nc int, sum []float64, block []float64, b, D int, dmin, dmax float64, sim, out []float64) {
+// w, when not nil, weighs each row (1/k for an example of k rows: its
+// views add the mean of their terms, so an example still moves a utility
+// by at most d_max − d_min, and only upwards); sum is then Σ w·x.
+func classUtilities(xc []float64, nc int, w, sum []float64, block []float64, b, D int, dmin, dmax float64, sim, out []float64) {
 	if sum != nil {
+		count := float64(nc)
+		if w != nil {
+			count = 0
+			for _, v := range w {
+				count += v
+			}
+		}
 		for j := 0; j < b; j++ {
 			var dot float64
 			for k, v := range block[j*D : (j+1)*D] {
 				dot += sum[k] * v
 			}
-			out[j] = float64(nc) + dot
+			out[j] = count + dot
 		}
 		return
 	}
@@ -185,6 +195,12 @@ func classUtilities(xc []float64, nc int, sum []float64, block []float64, b, D i
 		acc[j] = 0
 	}
 	for i := 0; i < nc; i++ {
+		if w != nil {
+			for j, v := range sim[i*b : (i+1)*b] {
+				acc[j] += w[i] * (min(max(1+v, dmin), dmax) - dmin)
+			}
+			continue
+		}
 		for j, v := range sim[i*b : (i+1)*b] {
 			acc[j] += min(max(1+v, dmin), dmax) - dmin
 		}
@@ -221,16 +237,20 @@ func unitBallInto(dst, src []float64, D int) []float64 {
 	return dst
 }
 
-// classSum returns Σx over a class when the utility is linear (no
-// clipping), else nil.
-func classSum(xc []float64, nc, D int, dmin, dmax float64) []float64 {
+// classSum returns Σx (Σ w·x when w is not nil) over a class when the
+// utility is linear (no clipping), else nil.
+func classSum(xc []float64, nc int, w []float64, D int, dmin, dmax float64) []float64 {
 	if dmin > 0 || dmax < 2 {
 		return nil
 	}
 	s := make([]float64, D)
 	for i := 0; i < nc; i++ {
+		f := 1.0
+		if w != nil {
+			f = w[i]
+		}
 		for k, v := range xc[i*D : (i+1)*D] {
-			s[k] += v
+			s[k] += f * v
 		}
 	}
 	return s
@@ -240,13 +260,13 @@ func classSum(xc []float64, nc, D int, dmin, dmax float64) []float64 {
 func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float64) []float64 {
 	D := pub.Dim()
 	xc = unitBall(xc[:nc*D], D)
-	sum := classSum(xc, nc, D, dmin, dmax)
+	sum := classSum(xc, nc, nil, D, dmin, dmax)
 	u := make([]float64, 0, pub.Rows())
 	sim := make([]float64, nc*solvers.PublicBlock)
 	out := make([]float64, solvers.PublicBlock)
 	pub.Each(func(raw []float64, b int) error {
 		block := unitBall(raw[:b*D], D)
-		classUtilities(xc, nc, sum, block, b, D, dmin, dmax, sim, out)
+		classUtilities(xc, nc, nil, sum, block, b, D, dmin, dmax, sim, out)
 		u = append(u, out[:b]...)
 		return nil
 	})
@@ -353,8 +373,13 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	// linear path n_c + (Σx)·p is exactly the clipped sum.
 	X := unitBall(d.X, D)
 	sums := make([][]float64, M)
+	weights := make([][]float64, M) // each class's rows' weights (nil: 1)
+	w := solvers.RowWeights(d)
 	for c := 0; c < M; c++ {
-		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], D, dmin, dmax)
+		if w != nil {
+			weights[c] = w[starts[c]:starts[c+1]]
+		}
+		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], weights[c], D, dmin, dmax)
 	}
 	N := o.Public.Rows()
 	chosen := make([][]int, M)
@@ -382,7 +407,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 					if sums[c] == nil && len(sims[w]) < nc*b {
 						sims[w] = make([]float64, nc*solvers.PublicBlock)
 					}
-					classUtilities(X[starts[c]*D:starts[c+1]*D], nc, sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
+					classUtilities(X[starts[c]*D:starts[c+1]*D], nc, weights[c], sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
 				}
 			}(w)
 		}

@@ -37,4 +37,14 @@
 // stream of float32 blocks, for the methods with sufficient statistics)
 // and Data (prepared in memory by Prepare) — and public rows through
 // PublicSource; package train adapts feature files to them.
+//
+// # Several rows per example
+//
+// Rows and Data may group rows into private examples (Rows.Groups,
+// Data.Groups): the views of augmentation multiplicity (De et al. 2022)
+// and DP-Mix (Bao et al. 2023, Alg. 1, whose per-example gradient is the
+// mean over the example's augmentations and mixups before clipping).
+// Every method then clips or bounds the mean of an example's rows, weighs
+// each row 1/k in its sums, and counts examples (groups.go); a grouping of
+// one row per example takes the single-row arithmetic exactly.
 package solvers

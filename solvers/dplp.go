@@ -87,13 +87,14 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	D, M := d.D, d.M
-	n, err := o.Rows(int64(d.N))
+	n, err := o.Rows(int64(d.Examples()))
 	if err != nil {
 		return nil, err
 	}
 	// Steps 1 and 2: x′ = C·x/‖x‖, the noisy mean, x̃ = x′ − m̃.
-	x := &Data{X: bigmem.Float64s(d.N * D), Y: d.Y, N: d.N, D: D, M: M}
+	x := &Data{X: bigmem.Float64s(d.N * D), Y: d.Y, N: d.N, D: D, M: M, Groups: d.Groups}
 	mean := make([]float64, D)
+	w := rowWeights(d.Groups, d.N) // an example's rows weigh 1/k
 	for i := 0; i < d.N; i++ {
 		row, src := x.Row(i), d.Row(i)
 		s := 0.0
@@ -102,7 +103,11 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		}
 		for k, v := range src {
 			row[k] = s * v
-			mean[k] += row[k]
+			if w == nil {
+				mean[k] += row[k]
+			} else {
+				mean[k] += w[i] * row[k]
+			}
 		}
 	}
 	o.released("mean", 0, o.Gaussian("mean", mean, ratio*z*C, C), mean) // the noisy sum
@@ -142,7 +147,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	res := &Result{W: W, B: make([]float64, M), Prep: Preprocessing{Normalize: true, Scale: C, Center: mean},
 		Guarantee: g, NoiseMultiplier: z}
 	p.Record("sigma_mean", ratio*z)
-	publicN(o, res, d.N)
+	publicN(o, res, d.Examples())
 	p.Finish(res)
 	return res, nil
 }

@@ -67,12 +67,12 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	batch := p.Get("batch")
-	n, err := o.Rows(int64(d.N)) // n̂ when n is not public
+	n, err := o.Rows(int64(d.Examples())) // n̂ when n is not public
 	if err != nil {
 		return nil, err
 	}
 	if batch < 0 || batch != math.Trunc(batch) || (o.PrivateN <= 0 && batch >= n) {
-		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", d.N, batch)
+		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", d.Examples(), batch)
 	}
 	q := 1.0
 	defSteps := 50
@@ -119,11 +119,14 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		o.released("theta", t-1, 0, theta) // the state the step's gradients are taken at
 		var rows []int
 		if q < 1 {
-			for i := 0; i < u.N; i++ {
+			// Examples are sampled, each with all its rows.
+			eachGroup(u.Groups, 0, u.N, func(a, b int) {
 				if accounting.Bernoulli(o.Noise, q) { // exactly q: the rate the accountant is told
-					rows = append(rows, i)
+					for i := a; i < b; i++ {
+						rows = append(rows, i)
+					}
 				}
-			}
+			})
 		}
 		scores(u, theta, zbuf)
 		residuals(u, zbuf)
@@ -138,7 +141,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	// The rows came through Prepare, normalised unless NoNormalize.
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
 	res.W, res.B = fromBias(theta, M, d.D, 1)
-	publicN(o, res, d.N)
+	publicN(o, res, d.Examples())
 	p.Record("sampling_rate", q)
 	p.Finish(res)
 	return res, nil

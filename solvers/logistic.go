@@ -71,27 +71,37 @@ func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float6
 // per-example gradients are never formed: each residual row is scaled by
 // min(1, C′/(‖rᵢ‖‖uᵢ‖)) with C′ = C·clipMargin (rounding cannot take a
 // norm above C), and the sum is one matrix product Rᵀ·U. clip ≤ 0 does
-// not clip.
+// not clip. With several rows per example (u.Groups), each example's mean
+// gradient is clipped (groups.go); unclipped, its rows weigh 1/k.
 func addClippedGradient(u *Data, r []float64, clip float64, g []float64) {
 	m, d := u.M, u.D
 	// Parts of rows in parallel, each into its own sum, added in part
 	// order: the result does not depend on scheduling.
 	parts := rowParts(u)
+	bounds := splitParts(u.Groups, u.N, parts)
 	sums := make([][]float64, parts)
 	lim := clip * clipMargin
 	backend.Parallel(parts, func(q int) {
-		lo, hi := q*u.N/parts, (q+1)*u.N/parts
-		if clip > 0 {
-			for i := lo; i < hi; i++ {
-				row := r[i*m : (i+1)*m]
-				if n := l2(row) * l2(u.Row(i)); n > lim {
-					f := lim / n
-					for j := range row {
-						row[j] *= f
-					}
+		lo, hi := bounds[q], bounds[q+1]
+		eachGroup(u.Groups, lo, hi, func(a, b int) {
+			if b-a > 1 {
+				f := groupScale(r, m, u.Row, func(v int) float64 { x := u.Row(v); return dot64(x, x) }, a, b, lim)
+				for j := range r[a*m : b*m] {
+					r[a*m+j] *= f
+				}
+				return
+			}
+			row := r[a*m : (a+1)*m]
+			if clip <= 0 {
+				return
+			}
+			if n := l2(row) * l2(u.Row(a)); n > lim {
+				f := lim / n
+				for j := range row {
+					row[j] *= f
 				}
 			}
-		}
+		})
 		out := g
 		if q > 0 {
 			sums[q] = make([]float64, m*d)
@@ -120,11 +130,12 @@ type gradient32 struct {
 	m, d    int
 	theta   []float32
 	z, sums [][]float32
+	rr      [][]float64 // each part's ‖rᵢ‖², for examples of one row
 }
 
 func newGradient32(m, d int) *gradient32 {
 	parts := runtime.GOMAXPROCS(0)
-	g := &gradient32{m: m, d: d, theta: make([]float32, m*d), z: make([][]float32, parts), sums: make([][]float32, parts)}
+	g := &gradient32{m: m, d: d, theta: make([]float32, m*d), z: make([][]float32, parts), sums: make([][]float32, parts), rr: make([][]float64, parts)}
 	for q := range g.z {
 		g.z[q] = make([]float32, uBlockRows*m)
 		g.sums[q] = make([]float32, m*d)
@@ -143,8 +154,9 @@ func (g *gradient32) setTheta(theta []float64) {
 // over the cores.
 func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
 	parts := max(1, min(len(g.z), u.N/partRows))
+	b := splitParts(u.Groups, u.N, parts)
 	backend.Parallel(parts, func(q int) {
-		g.part(q, u, q*u.N/parts, (q+1)*u.N/parts, clip)
+		g.part(q, u, b[q], b[q+1], clip)
 	})
 	for q := 0; q < parts; q++ {
 		for i, v := range g.sums[q] {
@@ -164,15 +176,41 @@ func (g *gradient32) addOn(q int, u uBlock[float32], clip float64, total []float
 	}
 }
 
-// part computes the clipped gradient sum of rows lo..hi−1 of the block into
-// g.sums[q].
+// part computes the clipped gradient sum of rows lo..hi−1 of the block
+// (example edges) into g.sums[q]: each example's mean gradient is clipped
+// (groups.go).
 func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
 	m, d := g.m, g.d
 	lim := clip * clipMargin
+	if cap(g.z[q]) < (hi-lo)*m {
+		g.z[q] = make([]float32, (hi-lo)*m) // an example of more than uBlockRows rows
+	}
 	x := blas32.General{Rows: hi - lo, Cols: d, Stride: d, Data: u.X[lo*d : hi*d]}
 	th := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.theta}
 	z := blas32.General{Rows: hi - lo, Cols: m, Stride: m, Data: g.z[q][:(hi-lo)*m]}
 	blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, th, 0, z)
+	normSq := func(i int) float64 {
+		if u.NormSq != nil {
+			return u.NormSq[i]
+		}
+		var uu float64
+		for _, v := range u.Row(i) {
+			uu += float64(v) * float64(v)
+		}
+		return uu
+	}
+	clipRow := func(i int, rr float64) {
+		row := z.Data[(i-lo)*m : (i-lo+1)*m]
+		if n := math.Sqrt(rr * normSq(i)); n > lim {
+			f := float32(lim / n)
+			for j := range row {
+				row[j] *= f
+			}
+		}
+	}
+	if u.Groups != nil && cap(g.rr[q]) < hi-lo {
+		g.rr[q] = make([]float64, max(hi-lo, uBlockRows))
+	}
 	for i := lo; i < hi; i++ {
 		row := z.Data[(i-lo)*m : (i-lo+1)*m]
 		var rr float64
@@ -184,20 +222,23 @@ func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
 			row[j] = float32(r)
 			rr += r * r
 		}
-		var uu float64
-		if u.NormSq != nil {
-			uu = u.NormSq[i]
+		if u.Groups == nil {
+			clipRow(i, rr)
 		} else {
-			for _, v := range u.Row(i) {
-				uu += float64(v) * float64(v)
-			}
+			g.rr[q][i-lo] = rr
 		}
-		if n := math.Sqrt(rr * uu); n > lim {
-			f := float32(lim / n)
-			for j := range row {
-				row[j] *= f
+	}
+	if u.Groups != nil {
+		eachGroup(u.Groups, lo, hi, func(a, b int) {
+			if b-a == 1 {
+				clipRow(a, g.rr[q][a-lo])
+				return
 			}
-		}
+			f := float32(groupScale(z.Data, m, func(v int) []float32 { return u.Row(v + lo) }, func(v int) float64 { return normSq(v + lo) }, a-lo, b-lo, lim))
+			for j := range z.Data[(a-lo)*m : (b-lo)*m] {
+				z.Data[(a-lo)*m+j] *= f
+			}
+		})
 	}
 	s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
 	blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)

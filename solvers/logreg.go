@@ -36,7 +36,8 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	}
 	const big = 1e6 // no clipping: the clip norm is far above unit-norm rows
 	u := withBias(d, 1)
-	M, D, n := u.M, u.D, float64(u.N)
+	M, D, n := u.M, u.D, float64(u.Examples())
+	w := rowWeights(u.Groups, u.N) // an example's rows weigh 1/k
 	zbuf := make([]float64, u.N*M)
 	objective := func(theta, grad []float64) float64 {
 		scores(u, theta, zbuf)
@@ -44,7 +45,11 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		for i := 0; i < u.N; i++ {
 			row := zbuf[i*M : (i+1)*M]
 			lse := floats.LogSumExp(row)
-			loss += lse - row[u.Y[i]]
+			if w == nil {
+				loss += lse - row[u.Y[i]]
+			} else {
+				loss += w[i] * (lse - row[u.Y[i]])
+			}
 			for j := range row {
 				row[j] = math.Exp(row[j] - lse) // softmax
 			}

@@ -198,8 +198,18 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			}
 			o.progress("%s step %d/%d: pass %d/%d over the data", o.method, t+1, T, ci+1, len(chunks))
 			err := us.each(ctx, func(b uBlock[float64]) error {
-				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M}
+				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M, Groups: b.Groups}
+				if len(zbuf) < u.N*M {
+					zbuf = make([]float64, u.N*M) // an example of more than uBlockRows rows
+				}
 				scores(u, theta, zbuf)
+				// With several rows per example, each weighs 1/k
+				// (groups.go): √ of it scales the Hessian's rows, the
+				// gradient's residuals take it in addClippedGradient.
+				root := rowWeights(u.Groups, u.N)
+				for i := range root {
+					root[i] = math.Sqrt(root[i])
+				}
 				for i := 0; i < u.N; i++ {
 					row := zbuf[i*M : (i+1)*M]
 					for j := range row {
@@ -213,12 +223,15 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					wp := w32.Get().(*[]float32)
 					defer w32.Put(wp)
 					if cap(*wp) < u.N*D {
-						*wp = make([]float32, uBlockRows*D)
+						*wp = make([]float32, max(u.N, uBlockRows)*D)
 					}
 					w := (*wp)[:u.N*D]
 					for i := 0; i < u.N; i++ {
 						s := zbuf[i*M+j]
 						f := math.Sqrt(s * (1 - s))
+						if root != nil {
+							f *= root[i]
+						}
 						for k, v := range u.Row(i) {
 							w[i*D+k] = float32(f * v)
 						}
@@ -230,12 +243,26 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					// (|ℓ'| ≤ 1 and ‖u‖ ≤ C: no clipping needed).
 					for i, y := range u.Y {
 						zbuf[i*M+int(y)] -= 1
-						if t == 0 {
+					}
+					if t == 0 {
+						eachGroup(u.Groups, 0, u.N, func(a, b int) {
+							y := u.Y[a]
 							counts[y]++
-							if private {
-								floatsAdd(classSums[int(y)*D:(int(y)+1)*D], u.Row(i))
+							if !private {
+								return
 							}
-						}
+							sum := classSums[int(y)*D : (int(y)+1)*D]
+							if b-a == 1 {
+								floatsAdd(sum, u.Row(a))
+								return
+							}
+							w := 1 / float64(b-a)
+							for i := a; i < b; i++ {
+								for k, v := range u.Row(i) {
+									sum[k] += w * v
+								}
+							}
+						})
 					}
 					if !private || t > 0 {
 						// (the private first step's gradients follow from

@@ -14,14 +14,20 @@ import (
 // unit L2 norm if normalize (a per-example map that costs no privacy; the
 // default, which makes every clipping norm scale-free). Rows are grouped by
 // class (stable within a class), so that per-class statistics are
-// contiguous blocks.
-func Prepare(x []float32, y []int32, dim, classes int, normalize bool) (*Data, error) {
+// contiguous blocks. groups, when not nil, is the number of consecutive
+// rows of each private example (Data.Groups); an example's rows share its
+// label, so they stay together, and the result's Groups follow the new
+// order.
+func Prepare(x []float32, y []int32, groups []int32, dim, classes int, normalize bool) (*Data, error) {
 	rows := len(y)
 	if rows == 0 {
 		return nil, fmt.Errorf("no rows")
 	}
 	if len(x) != rows*dim {
 		panic(fmt.Sprintf("solvers.Prepare: %d values for %d rows of %d", len(x), rows, dim))
+	}
+	if err := CheckGroups(groups, y); err != nil {
+		return nil, err
 	}
 	// A stable counting sort by label (unlabeled rows, −1, first).
 	bucket := func(l int32) int { return min(max(int(l)+1, 0), classes+1) }
@@ -47,6 +53,20 @@ func Prepare(x []float32, y []int32, dim, classes int, normalize bool) (*Data, e
 			row[j] = float64(v)
 		}
 		Preprocessing{Normalize: normalize}.Apply(row)
+	}
+	if groups != nil {
+		// The same stable order, example by example.
+		byClass := make([][]int32, classes+2)
+		at := 0
+		for _, k := range groups {
+			b := bucket(y[at])
+			byClass[b] = append(byClass[b], k)
+			at += int(k)
+		}
+		d.Groups = make([]int32, 0, len(groups))
+		for _, g := range byClass {
+			d.Groups = append(d.Groups, g...)
+		}
 	}
 	return d, nil
 }

@@ -22,6 +22,10 @@ type Data struct {
 	X       []float64
 	Y       []int32
 	N, D, M int
+	// Groups, when not nil, says how many consecutive rows each private
+	// example has (its views: groups.go); nil when every row is its own
+	// example. The rows of one example share its label.
+	Groups []int32
 }
 
 // Row returns row i of X.
@@ -128,6 +132,9 @@ type Options struct {
 	// the releases' sensitivities grow by the float64 summation's error
 	// bound for it (accounting.SumSlack).
 	sumRows int
+	// examples is the true number of training examples (n; below sumRows
+	// when examples have several rows), what n̂ is a noisy count of.
+	examples int
 	// method is the name of the method being fitted, for its messages.
 	method string
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
@@ -348,8 +355,8 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
-	o.sumRows, o.method = d.N, m.Name
-	if m, err = resolveAuto(m, int64(d.N), &o); err != nil {
+	o.sumRows, o.examples, o.method = d.N, d.Examples(), m.Name
+	if m, err = resolveAuto(m, int64(d.Examples()), &o); err != nil {
 		return nil, err
 	}
 	t, err := learnTransform(ctx, m, DataRows(d), &o)
@@ -387,7 +394,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if err := prepareOptions(m, &o); err != nil {
 		return nil, err
 	}
-	o.sumRows, o.method = int(rows.Len()), m.Name
+	o.sumRows, o.examples, o.method = int(rows.Len()), int(ExamplesOf(rows)), m.Name
 	t, err := learnTransform(ctx, m, rows, &o)
 	if err != nil {
 		return nil, err
@@ -504,6 +511,9 @@ func (d *Data) check() error {
 		return fmt.Errorf("%d class(es); a classifier needs at least 2", d.M)
 	case len(d.X) != d.N*d.D || len(d.Y) != d.N:
 		return fmt.Errorf("data shape: %d values and %d labels for %d×%d", len(d.X), len(d.Y), d.N, d.D)
+	}
+	if err := CheckGroups(d.Groups, d.Y); err != nil {
+		return err
 	}
 	// Every class count is accepted, zero included. The class list is
 	// public, and a private fit must not branch on private counts: a class
@@ -635,7 +645,7 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 	method := build
 	if o.PrivateN > 0 {
 		// n̂ first (charged on its own); the target covers both.
-		if _, err := o.Rows(int64(o.sumRows)); err != nil {
+		if _, err := o.Rows(int64(o.examples)); err != nil {
 			return 0, accounting.Guarantee{}, err
 		}
 	}
@@ -699,7 +709,7 @@ func (o *Options) Rows(total int64) (float64, error) {
 	if err := o.chargeFirst(g); err != nil {
 		return 0, err
 	}
-	v := []float64{float64(o.sumRows)}
+	v := []float64{float64(total)}
 	std := m.NoiseStd
 	if o.Noise != nil {
 		std = accounting.AddGaussian(o.Noise, v, m.NoiseStd, 1) // a count: exact, no summation slack

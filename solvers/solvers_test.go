@@ -400,7 +400,7 @@ func TestClippingSurvivesRounding(t *testing.T) {
 			}
 		}
 		p := make([]float32, dim)
-		prep32(x, p, StatsOptions{Normalize: trial%2 == 0, Clip: c})
+		prep32(x, p, StatsOptions{Normalize: trial%2 == 0, Clip: c}, 1)
 		w := make([]float64, dim)
 		for k, v := range p {
 			w[k] = float64(v)
@@ -681,8 +681,9 @@ type batchedRows struct {
 	batch int
 }
 
-func (r batchedRows) Dim() int   { return r.d.D }
-func (r batchedRows) Len() int64 { return int64(r.d.N) }
+func (r batchedRows) Dim() int        { return r.d.D }
+func (r batchedRows) Len() int64      { return int64(r.d.N) }
+func (r batchedRows) Groups() []int32 { return r.d.Groups }
 func (r batchedRows) Each(fn func(x []float32, y []int32) error) error {
 	for start := 0; start < r.d.N; start += r.batch {
 		n := min(r.batch, r.d.N-start)

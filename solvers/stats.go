@@ -22,7 +22,12 @@ type Rows interface {
 	Dim() int
 	Len() int64
 	// Each calls fn with consecutive blocks: x holds len(y)·Dim() values.
+	// With Groups, a block never splits an example's rows.
 	Each(fn func(x []float32, y []int32) error) error
+	// Groups returns nil when every row is its own example; else the
+	// number of rows of each example, in the order Each hands them out
+	// (an example's rows consecutive, sharing its label: groups.go).
+	Groups() []int32
 }
 
 type dataRows struct{ d *Data }
@@ -30,19 +35,25 @@ type dataRows struct{ d *Data }
 // DataRows streams an in-memory data set (converted to float32 blocks).
 func DataRows(d *Data) Rows { return dataRows{d} }
 
-func (r dataRows) Dim() int   { return r.d.D }
-func (r dataRows) Len() int64 { return int64(r.d.N) }
+func (r dataRows) Dim() int        { return r.d.D }
+func (r dataRows) Len() int64      { return int64(r.d.N) }
+func (r dataRows) Groups() []int32 { return r.d.Groups }
 func (r dataRows) Each(fn func(x []float32, y []int32) error) error {
 	const block = 4096
-	buf := make([]float32, block*r.d.D)
-	for start := 0; start < r.d.N; start += block {
-		n := min(block, r.d.N-start)
+	var buf []float32
+	walk := newGroupWalk(r.d.Groups, r.d.N)
+	for start := 0; start < r.d.N; {
+		n, _ := walk.next(block)
+		if cap(buf) < n*r.d.D {
+			buf = make([]float32, n*r.d.D)
+		}
 		for i, v := range r.d.X[start*r.d.D : (start+n)*r.d.D] {
 			buf[i] = float32(v)
 		}
 		if err := fn(buf[:n*r.d.D], r.d.Y[start:start+n]); err != nil {
 			return err
 		}
+		start += n
 	}
 	return nil
 }
@@ -154,7 +165,12 @@ func (g *gramAcc) drain() {
 }
 
 // add accumulates XᵀX of the rows×d block x (upper triangle).
-func (g *gramAcc) add(x []float32, rows int) {
+func (g *gramAcc) add(x []float32, rows int) { g.addScaled(x, rows, nil) }
+
+// addScaled accumulates Σᵢ sᵢ²·xᵢxᵢᵀ, each row scaled by s (nil: 1) as it
+// is converted to float64: with s = √(1/k), an example's k rows add the
+// mean of their Grams.
+func (g *gramAcc) addScaled(x []float32, rows int, s []float64) {
 	if rows == 0 {
 		return
 	}
@@ -176,6 +192,13 @@ func (g *gramAcc) add(x []float32, rows int) {
 		buf := conv[:n]
 		for i, v := range x[lo*g.d : hi*g.d] {
 			buf[i] = float64(v)
+		}
+		if s != nil {
+			for i := lo; i < hi; i++ {
+				for k := range buf[(i-lo)*g.d : (i-lo+1)*g.d] {
+					buf[(i-lo)*g.d+k] *= s[i]
+				}
+			}
 		}
 		a := blas64.General{Rows: hi - lo, Cols: g.d, Stride: g.d, Data: buf}
 		c := blas64.Symmetric{Uplo: blas.Upper, N: g.d, Stride: g.d, Data: g.acc[w]}
@@ -245,6 +268,13 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	var work []float32
 	var offset int64
 	rowsOf := make([][]int32, m)
+	// With several rows per example each row weighs 1/k (groups.go): its
+	// preprocessed copy is scaled by √(1/k), so the Grams get the example's
+	// mean of xxᵀ, and the sums take another √(1/k); an example counts
+	// once, at its first row.
+	walk := newGroupWalk(rows.Groups(), int(rows.Len()))
+	var root []float64
+	var first []bool
 	timing := phases.NewSplit("read", "accumulate")
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
@@ -264,7 +294,26 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
 			}
 		}
-		parallelRows(n, d, func(i int) { prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt) })
+		sizes, err := walk.take(n)
+		if err != nil {
+			return err
+		}
+		root, first = root[:0], first[:0]
+		if sizes != nil {
+			eachGroup(sizes, 0, n, func(a, b int) {
+				f := math.Sqrt(1 / float64(b-a))
+				for i := a; i < b; i++ {
+					root, first = append(root, f), append(first, i == a)
+				}
+			})
+		}
+		parallelRows(n, d, func(i int) {
+			f := 1.0
+			if root != nil {
+				f = root[i]
+			}
+			prep32(x[i*d0:(i+1)*d0], work[i*d:(i+1)*d], opt, f)
+		})
 		for c := range rowsOf {
 			rowsOf[c] = rowsOf[c][:0]
 		}
@@ -280,12 +329,22 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		// Each class's count, sum and accumulator are touched by one
 		// worker, its rows in file order.
 		backend.Parallel(m, func(c int) {
-			st.Counts[c] += int64(len(rowsOf[c]))
 			sum := st.Sums[c*d : (c+1)*d]
 			for _, i := range rowsOf[c] {
 				row := work[int(i)*d : (int(i)+1)*d]
-				for k, v := range row {
-					sum[k] += float64(v)
+				if root == nil {
+					st.Counts[c]++
+					for k, v := range row {
+						sum[k] += float64(v)
+					}
+				} else {
+					if first[i] {
+						st.Counts[c]++
+					}
+					f := root[i]
+					for k, v := range row {
+						sum[k] += float64(v) * f
+					}
 				}
 				if classAcc[c] != nil {
 					classAcc[c].push(row)
@@ -342,10 +401,11 @@ func parallelRows(n, d int, fn func(i int)) {
 	wg.Wait()
 }
 
-// prep32 applies normalisation, pooling and clipping to one row. Without
-// pooling the scale is known from one pass (normalised rows have norm 1)
-// and applied in a second.
-func prep32(in, out []float32, opt StatsOptions) {
+// prep32 applies normalisation, pooling and clipping to one row, and
+// then scales it by f (√ of its weight; 1 for a row that is its own
+// example). Without pooling the scale is known from one pass (normalised
+// rows have norm 1) and applied in a second.
+func prep32(in, out []float32, opt StatsOptions, f float64) {
 	var ss float64
 	for _, v := range in {
 		ss += float64(v) * float64(v)
@@ -364,6 +424,13 @@ func prep32(in, out []float32, opt StatsOptions) {
 			}
 			out[g] = float32(scale) * s / float32(hi-lo)
 		}
+		defer func() {
+			if f != 1 {
+				for i := range out {
+					out[i] *= float32(f)
+				}
+			}
+		}()
 		if opt.Clip <= 0 {
 			return
 		}
@@ -373,9 +440,9 @@ func prep32(in, out []float32, opt StatsOptions) {
 			ss += float64(v) * float64(v)
 		}
 		if lim := opt.Clip * clipMargin; math.Sqrt(ss) > lim {
-			f := float32(lim / math.Sqrt(ss))
+			s := float32(lim / math.Sqrt(ss))
 			for i := range out {
-				out[i] *= f
+				out[i] *= s
 			}
 		}
 		return
@@ -384,9 +451,9 @@ func prep32(in, out []float32, opt StatsOptions) {
 	if lim := opt.Clip * clipMargin; opt.Clip > 0 && norm > lim {
 		scale *= lim / norm
 	}
-	f := float32(scale)
+	s := float32(scale * f)
 	for i, v := range in {
-		out[i] = f * v
+		out[i] = s * v
 	}
 }
 

@@ -146,33 +146,41 @@ const (
 // visitRows calls fn with each row of a source, unit-normalised and
 // clipped to norm 1·ClipMargin (so that ‖x̂‖ ≤ 1 however it is rounded),
 // or, when t is not nil, mapped by t and renormalised: training rows
-// (Rows) or public rows (PublicSource). It returns the number of rows.
-type visitRows func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (n int64, err error)
+// (Rows) or public rows (PublicSource), with its weight w: 1/k for a row
+// of an example of k rows (groups.go), else 1. It returns the number of
+// examples.
+type visitRows func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64, w float64)) (n int64, err error)
 
 func visitTraining(rows Rows) visitRows {
-	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (int64, error) {
+	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64, w float64)) (int64, error) {
 		D := rows.Dim()
-		var n int64
 		row := make([]float64, D)
+		walk := newGroupWalk(rows.Groups(), int(rows.Len()))
 		err := rows.Each(func(x []float32, y []int32) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			for i := range y {
-				for k, v := range x[i*D : (i+1)*D] {
-					row[k] = float64(v)
-				}
-				fn(unitRow(t, row))
+			sizes, err := walk.take(len(y))
+			if err != nil {
+				return err
 			}
-			n += int64(len(y))
+			eachGroup(sizes, 0, len(y), func(a, b int) {
+				w := 1 / float64(b-a)
+				for i := a; i < b; i++ {
+					for k, v := range x[i*D : (i+1)*D] {
+						row[k] = float64(v)
+					}
+					fn(unitRow(t, row), w)
+				}
+			})
 			return nil
 		})
-		return n, err
+		return ExamplesOf(rows), err
 	}
 }
 
 func visitPublic(src PublicSource) visitRows {
-	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64)) (int64, error) {
+	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64, w float64)) (int64, error) {
 		D := src.Dim()
 		var n int64
 		row := make([]float64, D)
@@ -182,7 +190,7 @@ func visitPublic(src PublicSource) visitRows {
 			}
 			for i := 0; i < rows; i++ {
 				copy(row, block[i*D:(i+1)*D])
-				fn(unitRow(t, row))
+				fn(unitRow(t, row), 1)
 			}
 			n += int64(rows)
 			return nil
@@ -256,7 +264,15 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	}
 	// Stage 1: the mean.
 	sum := make([]float64, D)
-	total, err := visit(ctx, nil, func(x []float64) { floatsAdd(sum, x) })
+	total, err := visit(ctx, nil, func(x []float64, w float64) {
+		if w == 1 {
+			floatsAdd(sum, x)
+			return
+		}
+		for j, v := range x {
+			sum[j] += w * v
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -309,15 +325,16 @@ func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transfor
 	} else {
 		sq = make([]float64, D)
 	}
-	_, err := visit(ctx, center, func(y []float64) {
+	_, err := visit(ctx, center, func(y []float64, w float64) {
 		if acc == nil {
 			for j, v := range y {
-				sq[j] += v * v
+				sq[j] += w * v * v
 			}
 			return
 		}
+		f := math.Sqrt(w) // rows of an example add the mean of their yyᵀ
 		for j, v := range y {
-			row32[j] = float32(v)
+			row32[j] = float32(f * v)
 		}
 		acc.push(row32)
 	})
@@ -466,8 +483,9 @@ type transformRows struct {
 	t    *preprocessing.Transform
 }
 
-func (r transformRows) Dim() int   { return r.t.OutDim(r.rows.Dim()) }
-func (r transformRows) Len() int64 { return r.rows.Len() }
+func (r transformRows) Dim() int        { return r.t.OutDim(r.rows.Dim()) }
+func (r transformRows) Len() int64      { return r.rows.Len() }
+func (r transformRows) Groups() []int32 { return r.rows.Groups() }
 func (r transformRows) Each(fn func(x []float32, y []int32) error) error {
 	var out []float32
 	return r.rows.Each(func(x []float32, y []int32) error {
@@ -505,7 +523,7 @@ func transformRow(t *preprocessing.Transform, row []float64) []float64 {
 // transformData returns d's rows through t, renormalised.
 func transformData(d *Data, t *preprocessing.Transform) *Data {
 	k := t.OutDim(d.D)
-	return &Data{X: transformBlock(t, d.X, d.N, d.D, bigmem.Float64s(d.N*k)), Y: d.Y, N: d.N, D: k, M: d.M}
+	return &Data{X: transformBlock(t, d.X, d.N, d.D, bigmem.Float64s(d.N*k)), Y: d.Y, N: d.N, D: k, M: d.M, Groups: d.Groups}
 }
 
 // transformSource streams public rows through a transform, renormalised.

@@ -23,11 +23,13 @@ type rows64 interface {
 }
 
 func (r dataRows) each64(fn func(x []float64, y []int32) error) error {
-	for start := 0; start < r.d.N; start += uBlockRows {
-		n := min(uBlockRows, r.d.N-start)
+	walk := newGroupWalk(r.d.Groups, r.d.N)
+	for start := 0; start < r.d.N; {
+		n, _ := walk.next(uBlockRows)
 		if err := fn(r.d.X[start*r.d.D:(start+n)*r.d.D], r.d.Y[start:start+n]); err != nil {
 			return err
 		}
+		start += n
 	}
 	return nil
 }
@@ -40,6 +42,9 @@ type uBlock[T float32 | float64] struct {
 	// NormSq, when set, holds each row's ‖u‖² (cached passes: u is fixed,
 	// and recomputing it was an n·D pass per step).
 	NormSq []float64
+	// Groups, with several rows per example, holds the number of rows of
+	// each example in the block (which never splits one); else nil.
+	Groups []int32
 }
 
 // Row returns row i.
@@ -65,6 +70,15 @@ type uStream[T float32 | float64] struct {
 	labels     []int32
 	normSq     []float64
 	cached     bool
+	// spans are the cached blocks: whole examples, at most uBlockRows
+	// rows unless one example has more (groupWalk.next).
+	spans []uSpan
+}
+
+// uSpan is one cached block: k rows from start, its examples' sizes.
+type uSpan struct {
+	start, k int
+	sizes    []int32
 }
 
 func newUStream[T float32 | float64](rows Rows, m int, c float64, normalize bool, cacheBytes int64) *uStream[T] {
@@ -79,13 +93,11 @@ func (s *uStream[T]) dim() int { return s.rows.Dim() + 1 }
 func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error {
 	d0, dd := s.rows.Dim(), s.dim()
 	if s.cached {
-		n := len(s.labels)
-		for start := 0; start < n; start += uBlockRows {
+		for _, sp := range s.spans {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			k := min(uBlockRows, n-start)
-			if err := fn(s.block(start, k)); err != nil {
+			if err := fn(s.block(sp)); err != nil {
 				return err
 			}
 		}
@@ -102,7 +114,8 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 		s.buf = make([]T, uBlockRows*dd)
 	}
 	var offset int64
-	block := func(n int, fill func(i int, out []T), y []int32) error {
+	walk := newGroupWalk(s.rows.Groups(), int(total))
+	block := func(n int, fill func(i int, out []T), y []int32, sizes []int32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -115,6 +128,10 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			}
 		}
 		x := s.buf
+		if len(x) < n*dd && s.cache == nil {
+			s.buf = make([]T, n*dd) // an example of more than uBlockRows rows
+			x = s.buf
+		}
 		if s.cache != nil {
 			if offset+int64(n) > total {
 				return fmt.Errorf("more rows than the %d announced", total)
@@ -136,27 +153,54 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			}
 		})
 		offset += int64(n)
-		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd})
+		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd, Groups: sizes})
 	}
 	defer func() {
 		// Only a complete pass fills the cache.
 		s.cached = s.cache != nil && offset == total
+		if s.cached {
+			// Later passes read blocks of whole examples, at most
+			// uBlockRows rows, from the start.
+			walk := newGroupWalk(s.rows.Groups(), int(total))
+			for start := 0; start < int(total); {
+				k, sizes := walk.next(uBlockRows)
+				s.spans = append(s.spans, uSpan{start: start, k: k, sizes: sizes})
+				start += k
+			}
+		}
 	}()
 	if r, ok := s.rows.(rows64); ok {
 		return r.each64(func(x []float64, y []int32) error {
-			return block(len(y), func(i int, out []T) { fillU(x[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y)
+			return splitBlock(&walk, x, y, d0, func(xs []float64, ys []int32, sizes []int32) error {
+				return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
+			})
 		})
 	}
 	return s.rows.Each(func(x []float32, y []int32) error {
-		for start := 0; start < len(y); start += uBlockRows {
-			n := min(uBlockRows, len(y)-start)
-			xs := x[start*d0 : (start+n)*d0]
-			if err := block(n, func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, y[start:start+n]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return splitBlock(&walk, x, y, d0, func(xs []float32, ys []int32, sizes []int32) error {
+			return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
+		})
 	})
+}
+
+// splitBlock hands a block of rows (d0 values each) that the walk's
+// grouping says ends on an example's last row to fn in parts of whole
+// examples of at most uBlockRows rows (groupWalk.next; exactly uBlockRows
+// without grouping, the last part shorter).
+func splitBlock[In float32 | float64](walk **groupWalk, x []In, y []int32, d0 int, fn func(x []In, y []int32, sizes []int32) error) error {
+	sizes, err := (*walk).take(len(y))
+	if err != nil {
+		return err
+	}
+	parts := newGroupWalk(sizes, len(y))
+	for start := 0; start < len(y); {
+		n, ss := parts.next(uBlockRows)
+		if err := fn(x[start*d0:(start+n)*d0], y[start:start+n], ss); err != nil {
+			return err
+		}
+		start += n
+	}
+	return nil
 }
 
 // eachOn is each for work that needs no order among blocks: once u is
@@ -168,8 +212,7 @@ func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) err
 	if !s.cached {
 		return s.each(ctx, func(u uBlock[T]) error { return fn(0, u) })
 	}
-	n := len(s.labels)
-	blocks := (n + uBlockRows - 1) / uBlockRows
+	blocks := len(s.spans)
 	workers := s.workers()
 	errs := make([]error, workers)
 	backend.Parallel(workers, func(w int) {
@@ -177,8 +220,7 @@ func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) err
 			if errs[w] = ctx.Err(); errs[w] != nil {
 				return
 			}
-			start := b * uBlockRows
-			if errs[w] = fn(w, s.block(start, min(uBlockRows, n-start))); errs[w] != nil {
+			if errs[w] = fn(w, s.block(s.spans[b])); errs[w] != nil {
 				return
 			}
 		}
@@ -186,10 +228,10 @@ func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) err
 	return firstError(errs)
 }
 
-// block is the cached block of k rows from row start.
-func (s *uStream[T]) block(start, k int) uBlock[T] {
-	dd := s.dim()
-	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k]}
+// block is a cached block.
+func (s *uStream[T]) block(sp uSpan) uBlock[T] {
+	dd, start, k := s.dim(), sp.start, sp.k
+	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k], Groups: sp.sizes}
 }
 
 // workers is the number of workers eachOn uses.

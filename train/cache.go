@@ -67,9 +67,6 @@ func slot[K comparable, T any](c *Cache, field func(*Cache) *map[K]*once[T], key
 // label on every row (CheckClasses, CountLabels).
 func (c *Cache) checked(tf *features.File, path string) error {
 	_, err := slot(c, func(c *Cache) *map[string]*once[struct{}] { return &c.checks }, path).get(func() (struct{}, error) {
-		if err := CheckSingleView(path, tf.Views()); err != nil {
-			return struct{}{}, err
-		}
 		if err := CheckClasses(path, tf.Metadata().Classes); err != nil {
 			return struct{}{}, err
 		}
@@ -105,7 +102,7 @@ func (c *Cache) prepared(rows solvers.Rows, key dataKey, classes int) (*solvers.
 		}); err != nil {
 			return nil, err
 		}
-		data, err := solvers.Prepare(x, y, d, classes, key.normalize)
+		data, err := solvers.Prepare(x, y, rows.Groups(), d, classes, key.normalize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key.path, err)
 		}
@@ -172,6 +169,9 @@ type maskedRows struct {
 }
 
 func (r maskedRows) Dim() int { return r.f.Dim() }
+
+// Groups is nil, as fileRows'.
+func (r maskedRows) Groups() []int32 { return nil }
 
 func (r maskedRows) Len() int64 {
 	var n int64

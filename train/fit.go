@@ -87,14 +87,17 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		return nil, err
 	}
 	var rows solvers.Rows = fileRows{tf}
+	var mask []bool
 	if req.Exclude != nil {
-		mask, err := req.Cache.excluded(tf, req.Train, req.Exclude)
-		if err != nil {
+		if mask, err = req.Cache.excluded(tf, req.Train, req.Exclude); err != nil {
 			return nil, err
 		}
 		rows = maskedRows{tf, mask}
 	}
-	n := int(rows.Len())
+	if rows, err = examplesIn(tf, rows, mask, req.Train); err != nil {
+		return nil, err
+	}
+	n := int(solvers.ExamplesOf(rows)) // n counts examples, not their views
 	note := func(format string, args ...any) {
 		if req.Note != nil {
 			req.Note(format, args...)
@@ -150,6 +153,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fit %s on %s: %w", m.Name, req.Train, err)
 	}
+	if v := tf.Views(); v != nil && m.Private {
+		res.Guarantee.Unit = v.Unit()
+	}
 	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
 		res.Guarantee.Public = append(res.Guarantee.Public, ClassesFromLabelsPublic(req.Train))
 	}
@@ -178,19 +184,6 @@ func CheckClasses(path string, classes []string) error {
 	return nil
 }
 
-// CheckSingleView is the one rule for multi-view training files (several
-// rows per private example, features.Views): until the methods group an
-// example's rows — averaging its views' contributions before clipping, so
-// that the sensitivity stays one example's — a fit on one would count each
-// view as an example and understate the privacy loss up to K-fold, so it
-// is refused.
-func CheckSingleView(path string, v *features.Views) error {
-	if v == nil {
-		return nil
-	}
-	return fmt.Errorf("%s is multi-view (%d views per example, %s): no method groups an example's views yet, and fitting it row by row would count each view as an example; fit a file of one row per example", path, v.Views, features.MetaViews)
-}
-
 // ClassesFromLabelsPublic is the guarantee's entry for a class list taken
 // from the training file's label values (features.ClassesFromLabels):
 // which classes exist is then read from the private data, so it is
@@ -199,13 +192,23 @@ func ClassesFromLabelsPublic(train string) string {
 	return "the class list, taken from the label values of " + train + " (pass --classes to fix it without reading the data)"
 }
 
-// CountLabels counts the labels of training rows; every training row needs
-// one (the error names the first unlabeled row as the stream numbers it).
+// CountLabels counts the labels of training examples (an example of
+// several rows once); every training row needs one (the error names the
+// first unlabeled row as the stream numbers it).
 func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
 	counts := make([]int64, classes)
 	var offset int64
+	first := 0 // the stream's next example's first row
+	groups := rows.Groups()
 	err := rows.Each(func(_ []float32, y []int32) error {
 		for i, l := range y {
+			if groups != nil {
+				if offset+int64(i) != int64(first) {
+					continue
+				}
+				first += int(groups[0])
+				groups = groups[1:]
+			}
 			switch {
 			case l < 0:
 				return fmt.Errorf("%s: row %d is unlabeled; training rows need labels", path, offset+int64(i))
