@@ -91,6 +91,16 @@ type Config struct {
 	// (--no-normalize). Exponential-mechanism methods only, whose
 	// utilities must stay bounded whatever the rows' scale.
 	CanaryNorm float64
+	// Views, when above 1, makes the canary one example of that many rows
+	// — its augmented views and mixes, all the canary itself, as a mix of
+	// two of them is (withViews) — and D's examples one row each: a method
+	// that averages an example's rows before clipping shows one example's
+	// shift, one that took the views for examples K times it.
+	Views int
+	// ungroup is the broken copy of the tests: the grouping is dropped
+	// before the fit, so that every view is clipped and counted as an
+	// example.
+	ungroup bool
 }
 
 // Result is an audit's outcome.
@@ -159,6 +169,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	if c.Method == "dplp" {
 		copy(D2.Row(0), lpCanary(D)) // the canary is D2's first row
+	}
+	if c.Views > 1 {
+		D, D2 = withViews(D, 1), withViews(D2, c.Views)
 	}
 	stats := releaseStats(c.Method)
 	res := Result{Method: c.Method, Runs: c.Runs, Alpha: c.Alpha, Statistic: "class-0 weight on the canary's coordinate"}
@@ -229,6 +242,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			}}
 		if sigma > 0 {
 			o.Sigma = sigma // the same mechanism, without calibrating it again
+		}
+		if c.ungroup {
+			ungrouped := *d
+			ungrouped.Groups = nil
+			d = &ungrouped
 		}
 		r, err := solvers.Fit(ctx, c.Method, d, o)
 		if err != nil {

@@ -307,3 +307,39 @@ func TestAuditCoversTheTransform(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditViews (#22 acceptance): a canary that appears as K views of one
+// example stays within the claim of every method, which averages an
+// example's views before clipping; the broken copy that clips and counts
+// every view as an example is caught.
+func TestAuditViews(t *testing.T) {
+	for _, m := range Audited {
+		params := map[string]float64{}
+		if m == "dpfc" || m == "dpsgd" || m == "dplp" {
+			params["steps"] = 3
+		}
+		// The exponential mechanisms' audit is on ε: at ε = 1 the per-view
+		// copy's 4ε leaves room to show it in 600 runs.
+		eps, delta, runs := 4.0, 1e-5, 300
+		if m == "dpplpublic" || m == "dpplpublick" {
+			eps, delta, runs = 1, 0, 600
+		}
+		cfg := Config{Method: m, Epsilon: eps, Delta: delta, Runs: runs, Params: params, Alpha: 0.01, Views: 4}
+		ok, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ungroup = true
+		broken, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s, 4 views: correct μ_LB %.3f ε_LB %.3f, per-view broken μ_LB %.3f ε_LB %.3f, claim μ %v ε %.3f", m, ok.MuLB, ok.EpsLB, broken.MuLB, broken.EpsLB, deref(ok.MuClaim), ok.EpsClaim)
+		if !ok.Pass {
+			t.Errorf("%s: the canary as 4 views fails the audit of the correct code: %+v", m, ok)
+		}
+		if broken.Pass {
+			t.Errorf("%s: the per-view copy passes its audit: %+v", m, broken)
+		}
+	}
+}

@@ -69,6 +69,27 @@ func dataset(n, d, m int, rare bool) (*solvers.Data, *solvers.Data) {
 	return D, &solvers.Data{X: x2, Y: y2, N: n + 1, D: d, M: m}
 }
 
+// withViews returns d with its first row (the canary, in D′) as an
+// example of k identical rows and every other row an example of one: the
+// views of an image that augmentation left as it was, and their mixes.
+// Averaged, as a correct method does, they are the canary's one row, so
+// every shift the audit computes for it holds; taken for k examples they
+// move each release k times as far.
+func withViews(d *solvers.Data, k int) *solvers.Data {
+	out := &solvers.Data{D: d.D, M: d.M, N: d.N + k - 1}
+	for v := 0; v < k; v++ {
+		out.X = append(out.X, d.Row(0)...)
+		out.Y = append(out.Y, d.Y[0])
+	}
+	out.X, out.Y = append(out.X, d.X[d.D:]...), append(out.Y, d.Y[1:]...)
+	out.Groups = make([]int32, d.N)
+	for i := range out.Groups {
+		out.Groups[i] = 1
+	}
+	out.Groups[0] = int32(k)
+	return out
+}
+
 // setting is a method's hyperparameter as the audit was given it, else
 // the method's declared default (solvers.Setting): one source, so that a
 // changed default changes the audit's canaries with it. A name the method

@@ -31,6 +31,7 @@ func auditCommand() *ucli.Command {
 			&ucli.StringSliceFlag{Name: "param", Usage: "a hyperparameter as name=value (repeatable)"},
 			&ucli.StringFlag{Name: "transform", Usage: "audit the private feature transform of this kind (center, standardize, pca, whiten) learned before --method, against its own share of the claim"},
 			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
+			&ucli.IntFlag{Name: "views", Value: 1, Usage: "the canary as one example of K rows (its augmented views and mixes, as extract --views writes them): the method must average them into one example's contribution"},
 			jsonFlag(),
 		},
 		Action: auditAction,
@@ -48,6 +49,9 @@ func auditAction(c *ucli.Context) error {
 	if a := c.Float64("alpha"); !(a > 0 && a < 1) {
 		return userErrorf("--alpha must be in (0, 1), got %v", a)
 	}
+	if k := c.Int("views"); k < 1 {
+		return userErrorf("--views must be at least 1, got %d", k)
+	}
 	params := map[string]float64{}
 	for _, kv := range c.StringSlice("param") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -60,7 +64,7 @@ func auditAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
-		Transform: c.String("transform"),
+		Transform: c.String("transform"), Views: c.Int("views"),
 		Progress:  func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
 	prog.done()
 	if err != nil {
