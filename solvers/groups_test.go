@@ -111,19 +111,7 @@ func TestSingletonGroupsFitTheSameModel(t *testing.T) {
 // (DP-FC) — and unclipped (DP-Newton, logreg) every row weighs 1/k.
 func TestExampleGradientIsClippedMean(t *testing.T) {
 	d := withViews(blobs(700, 4, 3, 3), func(i int) int { return 1 + i%5 }, 1)
-	u := withBias(d, 1)
-	r := rand.New(rand.NewPCG(4, 4))
-	theta := make([]float64, u.M*u.D)
-	for i := range theta {
-		theta[i] = 3 * r.NormFloat64()
-	}
-	z := make([]float64, u.N*u.M)
-	scores(u, theta, z)
-	residuals(u, z)
-	x32 := make([]float32, len(u.X))
-	for i, v := range u.X {
-		x32[i] = float32(v)
-	}
+	u, theta, z, x32 := gradientCase(d)
 	for _, clip := range []float64{0, 0.05, 0.5, 100} {
 		got := clippedGradientSum(u, z, clip, nil)
 		want := make([]float64, len(theta))

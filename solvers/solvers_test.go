@@ -327,21 +327,29 @@ func TestLogRegIsStationary(t *testing.T) {
 // TestClippedGradientMatchesNaive checks the clipped gradient sums, in
 // float64 (dpsgd, logreg) and in float32 blocks (dpfc), against per-example
 // gradients clipped one by one (to C·clipMargin: see clipMargin).
-func TestClippedGradientMatchesNaive(t *testing.T) {
-	d := blobs(3000, 4, 3, 3) // more than one block and part
-	u := withBias(d, 1)
+// gradientCase is d's rows under the logistic feature map, a random θ
+// (large: some gradients clipped), the residuals at θ, and the rows in
+// float32.
+func gradientCase(d *Data) (u *Data, theta, z []float64, x32 []float32) {
+	u = withBias(d, 1)
 	r := rand.New(rand.NewPCG(4, 4))
-	theta := make([]float64, u.M*u.D)
+	theta = make([]float64, u.M*u.D)
 	for i := range theta {
 		theta[i] = 3 * r.NormFloat64()
 	}
-	z := make([]float64, u.N*u.M)
+	z = make([]float64, u.N*u.M)
 	scores(u, theta, z)
 	residuals(u, z)
-	x32 := make([]float32, len(u.X))
+	x32 = make([]float32, len(u.X))
 	for i, v := range u.X {
 		x32[i] = float32(v)
 	}
+	return u, theta, z, x32
+}
+
+func TestClippedGradientMatchesNaive(t *testing.T) {
+	d := blobs(3000, 4, 3, 3) // more than one block and part
+	u, theta, z, x32 := gradientCase(d)
 	for _, clip := range []float64{0.05, 0.5, 100} {
 		got := clippedGradientSum(u, z, clip, nil)
 		got32 := make([]float64, len(theta))

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Augmentation multiplicity and DP-Mix_Self on frozen features (issue 22):
+# the shared ResNet encoder's features of N private examples (train rows
+# 30000 on) of Fashion-MNIST and of its inverted variant (a shifted set,
+# bench/shift/make.py), each image as K ∈ {1, 4, 16} augmented views
+# (extract --views K --augment crop=2,flip), with and without K/2
+# self-mixups (--mix-self), next to the un-augmented file; every method
+# averages an example's rows before clipping, so each file costs one
+# example's privacy. dpls, dpfc, dpsgd, dpplmean with default
+# hyperparameters, ε ∈ {0.1, 1, 8}, δ = 1e-5, 5 seeds (dpfeat sweep).
+# Writes bench/results/views.md and rebuilds RESULTS.md.
+#   N=10000 bench/views.sh       (the default N)
+#   bench/views.sh extract       only the feature files (bench/out/views-*)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+n="${N:-10000}"
+e=fmnist-resnet
+img=bench/out/shift-images
+[ -f "$img/invert/t10k-labels-idx1-ubyte.gz" ] || /usr/bin/python3 bench/shift/make.py "$data" "$img"
+variants="plain k1 k4 k4m2 k16 k16m8"
+declare -A args=([plain]="" [k1]="--views 1" [k4]="--views 4" [k4m2]="--views 4 --mix-self 2" [k16]="--views 16" [k16m8]="--views 16 --mix-self 8")
+for set in fmnist invert; do
+	src="$data"
+	[ "$set" = invert ] && src="$img/invert"
+	t="bench/out/views-$set-test.arrow"
+	[ -f "$t" ] || bin/dpfeat extract --model "$enc/$e.onnx" --data "$src" --split test --out "$t" --quiet
+	for v in $variants; do
+		o="bench/out/views-$set-$n-$v.arrow"
+		aug=""
+		[ "$v" != plain ] && aug="--augment crop=2,flip --augment-seed 1"
+		[ -f "$o" ] || { echo "extract $o" >&2; /usr/bin/time -f "%e s" bin/dpfeat extract --model "$enc/$e.onnx" --data "$src" --split train --offset 30000 --limit "$n" ${args[$v]} $aug --out "$o" --quiet; }
+	done
+done
+[ "${1:-}" = extract ] && exit 0
+cfg=bench/out/views-sweep.yaml
+{
+	echo "datasets:"
+	for set in fmnist invert; do
+		for v in $variants; do
+			echo "  - {name: $set-$v, train: views-$set-$n-$v.arrow, test: views-$set-test.arrow}"
+		done
+	done
+	echo "methods: {dpls: {}, dpfc: {}, dpsgd: {}, dpplmean: {}}"
+	echo "epsilons: [0.1, 1, 8]"
+	echo "delta: 1e-5"
+	echo "seeds: ${SEEDS:-5}"
+	echo "noise: seeded"
+} >"$cfg"
+res=bench/results/views.arrow
+flag=--force
+[ -f "$res.journal" ] && flag=--resume
+start=$(date +%s)
+bin/dpfeat sweep --config "$cfg" --out "$res" --jobs "${JOBS:-2}" $flag >/dev/null
+secs=$(( $(date +%s) - start ))
+{
+	echo "## Augmentation multiplicity and DP-Mix_Self on frozen features (issue 22)"
+	echo
+	echo "\`bench/views.sh\`, $(date -u +%Y-%m-%d), $(nproc) cores, $secs s of fits. The ResNet encoder's features of $n private"
+	echo "examples (train rows 30000 on) of Fashion-MNIST and of its inverted images (a shifted set), test: the test set."
+	echo "plain: one un-augmented row per image; kK: K views (random crop of the image padded by 2 px, random flip);"
+	echo "kKmM: and M self-mixups of two of its views (λ ~ Beta(1, 1)). Every method averages an example's rows before"
+	echo "clipping, so every column has the same guarantee. Median test accuracy over ${SEEDS:-5} seeded runs (range in"
+	echo "brackets), δ = 1e-5, default hyperparameters."
+	echo
+	/usr/bin/python3 bench/views/table.py "$res" "$variants"
+} >bench/results/views.md.tmp
+mv bench/results/views.md.tmp bench/results/views.md
+assemble
+cat bench/results/views.md
