@@ -83,7 +83,7 @@ func fitCommand() *ucli.Command {
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
-		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training rows n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
+		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training examples n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
 		&ucli.Float64Flag{Name: "n-share", Value: 0.01, Usage: "with --n-public=false: n̂'s share of the budget (of μ²), in (0, 1)"},
 		&ucli.BoolFlag{Name: "public-counts", Usage: "treat the training file's class counts as public (recorded in the guarantee): they are stored in the classifier for eval's minority classes, and dpplmean (euclidean) divides by them"},
 		&ucli.BoolFlag{Name: "force", Usage: "replace --out if it exists; use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},

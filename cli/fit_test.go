@@ -339,7 +339,7 @@ func TestEveryPrivateFitListsN(t *testing.T) {
 		}
 		listed := 0
 		for _, p := range rep.Guarantee.Public {
-			if strings.HasPrefix(p, "the number of training rows (n = 120)") && strings.Contains(p, "train_rows") {
+			if strings.HasPrefix(p, "the number of training examples (n = 120)") && strings.Contains(p, "train_rows") {
 				listed++
 			}
 		}
@@ -366,7 +366,7 @@ func TestFitWithPrivateN(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range rep.Guarantee.Public {
-		if strings.HasPrefix(p, "the number of training rows") {
+		if strings.HasPrefix(p, "the number of training examples") {
 			t.Errorf("n listed as public: %q", p)
 		}
 	}

@@ -109,7 +109,7 @@ type Options struct {
 	// method's calibration, with the whole guarantee. Its hook returns
 	// ErrDryRun to stop there.
 	DryRun bool
-	// PrivateN, when in (0, 1), stops treating the number of training rows
+	// PrivateN, when in (0, 1), stops treating the number of training examples
 	// n as public (the Gaussian methods): before anything else, n̂ = n +
 	// N(0, σₙ²) is released (sensitivity 1) with σₙ = z*/√PrivateN, z*
 	// the multiplier one Gaussian release would need for the whole target
@@ -681,7 +681,7 @@ func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float6
 	return z, g, o.Calibrate(charge)
 }
 
-// Rows returns the number of training rows a method may use: the true
+// Rows returns the number of training examples a method may use: the true
 // count total when n is assumed public (listed by publicN), else the noisy
 // n̂ (PrivateN), released on the first call — its std fixed from the
 // target alone, charged through the Calibrated hook before its noise is
@@ -700,7 +700,7 @@ func (o *Options) Rows(total int64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m := accounting.Mechanism{Name: "noisy number of training rows n̂", Kind: accounting.KindGaussian, Sensitivity: 1,
+	m := accounting.Mechanism{Name: "noisy number of training examples n̂", Kind: accounting.KindGaussian, Sensitivity: 1,
 		NoiseStd: zStar / math.Sqrt(o.PrivateN), Count: 1}
 	g, err := accounting.Account([]accounting.Mechanism{m}, o.Delta, o.Accountant, accounting.Options{Conversion: o.Conversion})
 	if err != nil {
@@ -882,9 +882,9 @@ func publicN(o *Options, res *Result, n int) {
 }
 
 // publicNPrefix starts every statement that n is treated as public.
-const publicNPrefix = "the number of training rows (n = "
+const publicNPrefix = "the number of training examples (n = "
 
-// ListPublicN records in g that the true number of training rows n is
+// ListPublicN records in g that the true number of training examples n is
 // treated as public (add/remove adjacency: n itself differs between
 // neighbours), saying what uses it; once per guarantee. Every private
 // output that uses or stores n calls it: the solvers that divide by n, a

@@ -949,7 +949,7 @@ func TestPrivateN(t *testing.T) {
 		}
 		listed := false
 		for _, mech := range g.Mechanisms {
-			listed = listed || strings.Contains(mech.Name, "number of training rows n̂")
+			listed = listed || strings.Contains(mech.Name, "number of training examples n̂")
 		}
 		if res.RowsReleased != nHat || nHat == 200 || !listed {
 			t.Errorf("%s: n̂ %v (released %v), in the guarantee %v", m, res.RowsReleased, nHat, listed)

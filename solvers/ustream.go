@@ -171,13 +171,13 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 	}()
 	if r, ok := s.rows.(rows64); ok {
 		return r.each64(func(x []float64, y []int32) error {
-			return splitBlock(&walk, x, y, d0, func(xs []float64, ys []int32, sizes []int32) error {
+			return splitBlock(walk, x, y, d0, func(xs []float64, ys []int32, sizes []int32) error {
 				return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
 			})
 		})
 	}
 	return s.rows.Each(func(x []float32, y []int32) error {
-		return splitBlock(&walk, x, y, d0, func(xs []float32, ys []int32, sizes []int32) error {
+		return splitBlock(walk, x, y, d0, func(xs []float32, ys []int32, sizes []int32) error {
 			return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
 		})
 	})
@@ -187,8 +187,8 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 // grouping says ends on an example's last row to fn in parts of whole
 // examples of at most uBlockRows rows (groupWalk.next; exactly uBlockRows
 // without grouping, the last part shorter).
-func splitBlock[In float32 | float64](walk **groupWalk, x []In, y []int32, d0 int, fn func(x []In, y []int32, sizes []int32) error) error {
-	sizes, err := (*walk).take(len(y))
+func splitBlock[In float32 | float64](walk *groupWalk, x []In, y []int32, d0 int, fn func(x []In, y []int32, sizes []int32) error) error {
+	sizes, err := walk.take(len(y))
 	if err != nil {
 		return err
 	}
