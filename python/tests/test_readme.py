@@ -13,7 +13,7 @@ import numpy as np
 import dpfeat
 from fixtures import ROOT, fixture, shell_env
 
-BLOCKS = ["images", "embeddings", "deploy", "python", "privacy", "budget"]
+BLOCKS = ["images", "embeddings", "deploy", "python", "privacy", "budget", "views"]
 
 
 def readme_blocks():
@@ -35,7 +35,7 @@ class ReadmeTest(unittest.TestCase):
                     cmd = [sys.executable, "-c", code]
                 proc = subprocess.run(cmd, cwd=tmp, env=shell_env(tmp), capture_output=True, text=True)
                 self.assertEqual(proc.returncode, 0, "README block %s:\n%s\n%s" % (name, proc.stdout, proc.stderr))
-            for f in ("clf.safetensors", "pred.csv", "embeddings.parquet", "head.onnx", "model.onnx", "photos-pred.csv", "budgeted.safetensors"):
+            for f in ("clf.safetensors", "pred.csv", "embeddings.parquet", "head.onnx", "model.onnx", "photos-pred.csv", "budgeted.safetensors", "views.safetensors"):
                 self.assertTrue(os.path.exists(os.path.join(tmp, f)), f)
             with open(os.path.join(tmp, "photos-pred.csv")) as f:
                 self.assertEqual(len(f.read().splitlines()), 5)  # header + 4 images
