@@ -3,6 +3,9 @@ package solvers
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Several rows per private example: augmentation multiplicity (De et al.
@@ -207,11 +210,16 @@ func groupScale[T float32 | float64](r []T, m int, u func(v int) []T, uu func(v 
 	return f
 }
 
-// dot64 is x·y accumulated in float64.
+// dot64 is x·y accumulated in float64 (float32 products are exact in
+// float64): BLAS's dsdot for float32, ddot for float64, both vectorised.
 func dot64[T float32 | float64](x, y []T) float64 {
-	var s float64
-	for i, v := range x {
-		s += float64(v) * float64(y[i])
+	switch x := any(x).(type) {
+	case []float32:
+		y := any(y).([]float32)
+		return blas32.DDot(blas32.Vector{N: len(x), Data: x, Inc: 1}, blas32.Vector{N: len(x), Data: y, Inc: 1})
+	case []float64:
+		y := any(y).([]float64)
+		return blas64.Dot(blas64.Vector{N: len(x), Data: x, Inc: 1}, blas64.Vector{N: len(x), Data: y, Inc: 1})
 	}
-	return s
+	panic("unreachable")
 }
