@@ -12,7 +12,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
@@ -29,18 +28,13 @@ func extractCommand() *ucli.Command {
 			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
 			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
-		Flags: append(encoderFlags(true),
+		Flags: append(append(encoderFlags(true), viewFlags("one row each, all naming the image (a multi-view file)")...),
 			&ucli.StringFlag{Name: "classes", Usage: "the class list, as a,b,c or @FILE (one per line): for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
 			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
-			&ucli.IntFlag{Name: "views", Usage: "augmentation multiplicity: K augmented views per image, one row each, all naming the image (a multi-view file; the example stays the privacy unit)"},
-			&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "with --views: the augmentation, crop=P (random crop of the image padded by P pixels), flip, or none"},
-			&ucli.IntFlag{Name: "mix-self", Usage: "with --views ≥ 2: M mixups of two of the image's own views (DP-Mix_Self), λ ~ Beta(α, α)"},
-			&ucli.Float64Flag{Name: "mix-alpha", Value: 1, Usage: "α of the mixups' Beta(α, α)"},
-			&ucli.Uint64Flag{Name: "augment-seed", Usage: "keys the views' randomness (not a privacy mechanism; a resume makes the same views)"},
 			forceFlag(),
 			jsonFlag(),
 		),
@@ -130,8 +124,8 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Int("views") < 0 || (!c.IsSet("views") && (c.IsSet("augment") || c.IsSet("mix-self") || c.IsSet("augment-seed"))) {
-		return userErrorf("--augment, --mix-self and --augment-seed make views: give --views K (K ≥ 1)")
+	if _, _, err := viewsFrom(c); err != nil {
+		return err
 	}
 	rep, err := extractTo(c, modelPath, data, out, features.DatasetOptions{Split: c.String("split"), Classes: classes}, true)
 	if err != nil {
@@ -180,21 +174,9 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		}
 	}
 	source := sourceText(c, ds)
-	var views *features.Views
-	var spec augment.Spec
-	if k := c.Int("views"); k > 0 {
-		if spec, err = augment.Parse(c.String("augment")); err != nil {
-			return rep, userErrorf("--augment: %v", err)
-		}
-		views = &features.Views{Views: k, Augment: spec.String(), MixSelf: c.Int("mix-self"), Seed: c.Uint64("augment-seed")}
-		if views.MixSelf > 0 {
-			views.MixAlpha = c.Float64("mix-alpha")
-			if k < 2 || !(views.MixAlpha > 0) || views.MixSelf < 0 {
-				return rep, userErrorf("--mix-self %d: needs --views ≥ 2 and --mix-alpha > 0", views.MixSelf)
-			}
-		} else if c.Int("mix-self") < 0 {
-			return rep, userErrorf("--mix-self must be ≥ 0")
-		}
+	views, spec, err := viewsFrom(c)
+	if err != nil {
+		return rep, err
 	}
 	viewsJSON, _ := json.Marshal(views)
 	manifestJSON, _ := json.Marshal(m)

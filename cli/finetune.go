@@ -38,7 +38,7 @@ func finetuneCommand() *ucli.Command {
 			"Example:\n   dpfeat finetune --graph cnn-train.onnx --params cnn.safetensors --manifest cnn.json \\\n" +
 			"      --data /usr/share/datasets/fashion-mnist --offset 30000 --limit 30000 --head 6.weight,6.bias \\\n" +
 			"      --epsilon 8 --delta 1e-5 --out cnn-dp.safetensors",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "graph", Usage: "training graph (ONNX, required)"},
 			&ucli.StringFlag{Name: "params", Usage: "initial parameters, named as the graph's inputs (safetensors, required)"},
 			&ucli.StringFlag{Name: "manifest", Usage: "manifest whose input section says how to preprocess images (required)"},
@@ -72,7 +72,7 @@ func finetuneCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto (CUDA when the runtime has it, else the CPU, saying so)"},
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
 			jsonFlag(),
-		},
+		}, viewFlags("made afresh for every sampled example at every Phase III step, their gradients averaged before the clip")...),
 		Action: finetuneAction,
 	}
 }
@@ -140,7 +140,7 @@ func finetuneTest(c *ucli.Context, g *finetune.Graph, trained [][]float32, in mo
 	if t == "" {
 		return nil, nil
 	}
-	test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"))
+	test, _, err := finetune.LoadImages(t, features.DatasetOptions{Split: c.String("test-split")}, in, 0, c.Int64("test-limit"), false)
 	if err != nil {
 		return nil, userErrorf("%v", err)
 	}
@@ -199,9 +199,19 @@ func finetuneAction(c *ucli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", req["data"])
-	data, classes, err := finetune.LoadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"))
+	views, spec, err := viewsFrom(c)
+	if err != nil {
+		return err
+	}
+	data, classes, err := finetune.LoadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"), views != nil)
 	if err != nil {
 		return userErrorf("%v", err)
+	}
+	if views != nil {
+		// Phase III trains every parameter on fresh views of each sampled
+		// example, averaged before the clip.
+		p3.Views = &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in)}
+		p3.Unit = views.Unit()
 	}
 	if err := g.CheckLabels(params, len(classes)); err != nil {
 		return userErrorf("%v", err)
@@ -209,6 +219,9 @@ func finetuneAction(c *ucli.Context) error {
 	guarantee, err := finetunePlan(c, eps, delta, share, data.N, &p2, &p3)
 	if err != nil {
 		return err
+	}
+	if views != nil && p3.Steps > 0 {
+		guarantee.Unit = views.Unit()
 	}
 	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {
@@ -442,7 +455,7 @@ func finetuneSettings(c *ucli.Context, req map[string]string, n int, eps, delta,
 	}
 	settings, _ := json.Marshal(map[string]any{"graph": graphSHA, "params": paramsSHA, "data": req["data"], "split": c.String("split"),
 		"offset": c.Int64("offset"), "limit": c.Int64("limit"), "n": n, "epsilon": eps, "delta": delta, "share": share,
-		"phase2": p2, "phase3": p3, "seed": c.String("seed")})
+		"phase2": p2, "phase3": p3, "seed": c.String("seed"), "augment_seed": c.Uint64("augment-seed")})
 	return string(settings), nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,57 @@ func TestFinetune(t *testing.T) {
 	for _, c := range bad {
 		if code, _, errs := run(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args[len(c.args)-2:], code, errs, c.want)
+		}
+	}
+}
+
+// TestFinetuneViews (#22): Phase III with --views and --mix-self trains on
+// fresh views of each sampled example; the guarantee is unchanged in form
+// and names the unit; a seeded run repeats itself, views included; the
+// flags are checked.
+func TestFinetuneViews(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"a", "b", "c"}, 20)
+	manifest := filepath.Join(dir, "mlp.json")
+	os.WriteFile(manifest, []byte(`{"name": "mlp", "input": {"layout": "NCHW", "channels": 1, "height": 4, "width": 2, "mean": [0.5], "std": [0.25]},
+		"output": {"name": "loss", "dim": 1, "pool": "none"}}`), 0o644)
+	graph := filepath.Join("..", "testdata", "training", "mlp.onnx")
+	params := filepath.Join("..", "testdata", "training", "mlp.safetensors")
+	base := []string{"finetune", "--graph", graph, "--params", params, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
+		"--epsilon", "4", "--delta", "1e-3", "--phase2-steps", "5", "--phase3-steps", "5", "--batch", "30", "--seed", "1",
+		"--views", "4", "--augment", "crop=1,flip", "--mix-self", "2", "--json"}
+	var outs [2][]byte
+	for i := range outs {
+		out := filepath.Join(dir, fmt.Sprintf("v%d.safetensors", i))
+		code, stdout, errs := run(t, append(base, "--out", out)...)
+		if code != 0 {
+			t.Fatalf("finetune --views: exit %d: %s", code, errs)
+		}
+		var rep finetuneReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rep.Guarantee.Unit, "4 augmented views (crop=1,flip) and 2 self-mixups") || rep.Phase3.Unit == "" || float64(rep.Epsilon) > 4 {
+			t.Errorf("report: unit %q, phase III %+v, ε %v", rep.Guarantee.Unit, rep.Phase3, rep.Epsilon)
+		}
+		outs[i], _ = os.ReadFile(out)
+	}
+	if len(outs[0]) == 0 || string(outs[0]) != string(outs[1]) {
+		t.Error("two seeded runs with views differ")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--views", "1", "--mix-self", "2"}, "needs --views ≥ 2"},
+		{[]string{"--views", "2", "--augment", "rotate"}, "--augment"},
+		{[]string{"--views", "0", "--mix-self", "1"}, "give --views K"},
+	} {
+		args := append(append([]string{}, base[:len(base)-7]...), "--out", filepath.Join(dir, "bad.safetensors"), "--json")
+		if code, _, errs := run(t, append(args, c.args...)...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errs, c.want)
 		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 // LoadImages reads examples offset … offset+limit−1 (limit 0: to the end)
 // of an image dataset, preprocessed as the manifest input says, into
-// memory as a graph's inputs. Unlabeled examples are refused.
-func LoadImages(src string, opt features.DatasetOptions, in models.Input, offset, limit int64) (Data, []string, error) {
+// memory as a graph's inputs; with keep, also the decoded images and their
+// ids (Data.Pixels, Data.IDs: for PixelViews). Unlabeled examples are
+// refused.
+func LoadImages(src string, opt features.DatasetOptions, in models.Input, offset, limit int64, keep bool) (Data, []string, error) {
 	ds, err := features.OpenDataset(src, opt)
 	if err != nil {
 		return Data{}, nil, err
@@ -45,6 +47,9 @@ func LoadImages(src string, opt features.DatasetOptions, in models.Input, offset
 			return Data{}, nil, fmt.Errorf("%s: example %d: %w", src, ex.Index, err)
 		}
 		d.Labels = append(d.Labels, int64(ex.Label))
+		if keep {
+			d.Pixels, d.IDs = append(d.Pixels, px), append(d.IDs, ex.ID)
+		}
 		d.N++
 	}
 	if d.N == 0 {

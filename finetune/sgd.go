@@ -15,11 +15,15 @@ import (
 const clipMargin = 1 - 1e-6
 
 // Data is a training set held as the graph's inputs: N examples of
-// ImageSize values each, and their labels.
+// ImageSize values each, and their labels; with Pixels and IDs (LoadImages
+// keeps them when asked), the decoded images and their ids, from which a
+// ViewMaker makes augmented rows.
 type Data struct {
 	Images []float32
 	Labels []int64
 	N      int
+	Pixels []features.Pixels
+	IDs    []string
 }
 
 // Phase is one private phase of DP-SGD through a training graph (DP-RandP
@@ -39,6 +43,11 @@ type Phase struct {
 	Sigma     float64 `json:"noise_multiplier"`
 	LR        float64 `json:"lr"`
 	Momentum  float64 `json:"momentum"`
+	// Views, when set, makes several rows of each sampled example (its
+	// augmented views and mixes) whose per-example gradients are averaged
+	// before the joint clip; Unit describes them for reports.
+	Views ViewMaker `json:"-"`
+	Unit  string    `json:"unit,omitempty"`
 }
 
 // Mechanisms is the phase's accounting: Steps releases of a clipped
@@ -67,7 +76,8 @@ type State struct {
 // RunOptions are a phase run's noise source and callbacks.
 type RunOptions struct {
 	Noise accounting.Noise
-	// Chunk bounds the examples per graph call (memory); 0: 256.
+	// Chunk bounds the rows per graph call (memory); 0: 256. An example's
+	// rows (Phase.Views) share a call.
 	Chunk int
 	// Observe sees every noise release (tests check its scale).
 	Observe func(release string, std float64, noise []float64)
@@ -110,14 +120,28 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 		}
 	}
 	size := g.ImageSize()
+	rows := 1 // per example
+	if p.Views != nil {
+		rows = p.Views.Rows()
+	}
+	perCall := max(1, chunk/rows) // examples per graph call
+	chunk = perCall * rows
 	imgs := make([]float32, chunk*size)
 	labs := make([]int64, chunk)
 	grads := make([][]float32, len(g.Params))
 	sums := make([][]float64, len(g.Params))
+	var mean [][]float64 // one example's mean gradient (views)
 	for i, pr := range g.Params {
 		grads[i] = make([]float32, chunk*pr.Size)
 		if trainable[i] {
 			sums[i] = make([]float64, pr.Size)
+			if rows > 1 {
+				mean = append(mean, make([]float64, pr.Size))
+			} else {
+				mean = append(mean, nil)
+			}
+		} else {
+			mean = append(mean, nil)
 		}
 	}
 	loss := make([]float32, chunk)
@@ -138,8 +162,12 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			if k == 0 {
 				return nil
 			}
-			if err := g.Run(st.Params, imgs, labs, k, grads, loss); err != nil {
+			if err := g.Run(st.Params, imgs, labs, k*rows, grads, loss); err != nil {
 				return err
+			}
+			if rows > 1 {
+				addViews(g, grads, trainable, mean, sums, k, rows, lim)
+				return nil
 			}
 			for e := 0; e < k; e++ {
 				var ss float64
@@ -179,9 +207,18 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 			if q < 1 && !accounting.Bernoulli(o.Noise, q) { // exactly q
 				continue
 			}
-			copy(imgs[k*size:(k+1)*size], d.Images[e*size:(e+1)*size])
-			labs[k] = d.Labels[e]
-			if k++; k == chunk {
+			if rows > 1 {
+				if err := p.Views.Fill(e, st.Step, imgs[k*rows*size:(k+1)*rows*size]); err != nil {
+					return fmt.Errorf("%s step %d: %w", p.Name, st.Step+1, err)
+				}
+				for r := range rows {
+					labs[k*rows+r] = d.Labels[e]
+				}
+			} else {
+				copy(imgs[k*size:(k+1)*size], d.Images[e*size:(e+1)*size])
+				labs[k] = d.Labels[e]
+			}
+			if k++; k == perCall {
 				if err := flush(k); err != nil {
 					return err
 				}
@@ -235,6 +272,48 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 		}
 	}
 	return nil
+}
+
+// addViews adds to sums the clipped mean gradients of k examples of rows
+// rows each (consecutive in grads): each example's per-row gradients over
+// the trainable parameters are averaged, then clipped jointly to lim; a
+// non-finite mean counts as zero, as a non-finite gradient does.
+func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, sums [][]float64, k, rows int, lim float64) {
+	for e := 0; e < k; e++ {
+		var ss float64
+		for i, pr := range g.Params {
+			if !trainable[i] {
+				continue
+			}
+			m := mean[i]
+			clear(m)
+			for r := e * rows; r < (e+1)*rows; r++ {
+				for j, v := range grads[i][r*pr.Size : (r+1)*pr.Size] {
+					m[j] += float64(v)
+				}
+			}
+			for j := range m {
+				m[j] /= float64(rows)
+				ss += m[j] * m[j]
+			}
+		}
+		f := 1.0
+		if n := math.Sqrt(ss); n > lim {
+			f = lim / n
+		} else if !(n <= lim) {
+			f = 0
+		}
+		if f == 0 {
+			continue
+		}
+		for i := range g.Params {
+			if trainable[i] {
+				for j, v := range mean[i] {
+					sums[i][j] += f * v
+				}
+			}
+		}
+	}
 }
 
 func (p Phase) check(g *Graph, d Data, o RunOptions) error {

@@ -376,3 +376,96 @@ func TestSeededResumeIsExact(t *testing.T) {
 		t.Error("a secure source's key was exported")
 	}
 }
+
+// scaledViews is a ViewMaker for tests: row r of example e is its image
+// scaled by 1 + r/2 and shifted by the step.
+type scaledViews struct {
+	d    Data
+	size int
+	rows int
+}
+
+func (v scaledViews) Rows() int { return v.rows }
+func (v scaledViews) Fill(e, step int, out []float32) error {
+	for r := range v.rows {
+		for k, x := range v.d.Images[e*v.size : (e+1)*v.size] {
+			out[r*v.size+k] = x*(1+float32(r)/2) + float32(step)/10
+		}
+	}
+	return nil
+}
+
+// TestPhaseClipsTheMeanOverViews (#22): with several rows per example, one
+// noiseless full-batch step moves the parameters by minus the mean over
+// examples of clip_C((1/k)·Σ_r ∇ℓ_r), formed naively here from the graph's
+// per-row gradients — with the clip binding and not (where the mean, not
+// the sum, must come out); examples are never split across graph calls
+// (chunk 8 rows: two examples of 3 rows per call).
+func TestPhaseClipsTheMeanOverViews(t *testing.T) {
+	for _, clip := range []float64{0.05, 100} {
+		meanOverViews(t, clip)
+	}
+}
+
+func meanOverViews(t *testing.T, clip float64) {
+	g, params := openTestGraph(t, "mlp")
+	d := testData(g, 23, 3, 4)
+	const rows = 3
+	views := scaledViews{d: d, size: g.ImageSize(), rows: rows}
+	st := &State{Params: clone(params)}
+	p := Phase{Name: "test", Steps: 1, Clip: clip, Sigma: 1, LR: 1, Views: views}
+	if err := p.Run(context.Background(), g, d, st, RunOptions{Noise: zeroNoise{}, Chunk: 8}); err != nil {
+		t.Fatal(err)
+	}
+	imgs := make([]float32, d.N*rows*g.ImageSize())
+	labs := make([]int64, d.N*rows)
+	for e := 0; e < d.N; e++ {
+		views.Fill(e, 0, imgs[e*rows*g.ImageSize():])
+		for r := range rows {
+			labs[e*rows+r] = d.Labels[e]
+		}
+	}
+	grads := make([][]float32, len(g.Params))
+	for i, pr := range g.Params {
+		grads[i] = make([]float32, d.N*rows*pr.Size)
+	}
+	if err := g.Run(params, imgs, labs, d.N*rows, grads, make([]float32, d.N*rows)); err != nil {
+		t.Fatal(err)
+	}
+	want := clone(params)
+	bound := 0
+	for e := 0; e < d.N; e++ {
+		mean := make([][]float64, len(g.Params))
+		var ss float64
+		for i, pr := range g.Params {
+			mean[i] = make([]float64, pr.Size)
+			for r := e * rows; r < (e+1)*rows; r++ {
+				for k, v := range grads[i][r*pr.Size : (r+1)*pr.Size] {
+					mean[i][k] += float64(v) / rows
+				}
+			}
+			for _, v := range mean[i] {
+				ss += v * v
+			}
+		}
+		f := math.Min(1, clip*clipMargin/math.Sqrt(ss))
+		if f < 1 {
+			bound++
+		}
+		for i := range g.Params {
+			for k, v := range mean[i] {
+				want[i][k] -= float32(f * v / float64(d.N))
+			}
+		}
+	}
+	if (clip < 1) != (bound >= d.N/2) || (clip > 1 && bound > 0) {
+		t.Fatalf("clip %v bound %d of %d examples; the test wants it to bind for most or none", clip, bound, d.N)
+	}
+	for i := range want {
+		for k := range want[i] {
+			if math.Abs(float64(st.Params[i][k]-want[i][k])) > 1e-6 {
+				t.Fatalf("%s[%d] = %v, naive %v", g.Params[i].Name, k, st.Params[i][k], want[i][k])
+			}
+		}
+	}
+}
