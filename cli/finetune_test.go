@@ -110,6 +110,14 @@ func TestFinetuneViews(t *testing.T) {
 	if len(outs[0]) == 0 || string(outs[0]) != string(outs[1]) {
 		t.Error("two seeded runs with views differ")
 	}
+	// DP-Mix_Diff: mixups with public images (here the same folder).
+	other := filepath.Join(dir, "other")
+	imageFolder(t, other, []string{"a", "zebra"}, 2)
+	code, stdout, errs := run(t, append(base, "--out", filepath.Join(dir, "diff.safetensors"), "--mix-with", data, "--mix-diff", "2")...)
+	var rep finetuneReport
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || !strings.Contains(rep.Guarantee.Unit, "and 2 mixups with the public images "+data+" (soft labels") {
+		t.Errorf("--mix-diff: exit %d, unit %q, %s", code, rep.Guarantee.Unit, errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -117,6 +125,9 @@ func TestFinetuneViews(t *testing.T) {
 		{[]string{"--views", "1", "--mix-self", "2"}, "needs --views ≥ 2"},
 		{[]string{"--views", "2", "--augment", "rotate"}, "--augment"},
 		{[]string{"--views", "0", "--mix-self", "1"}, "give --views K"},
+		{[]string{"--views", "2", "--mix-diff", "2"}, "--mix-with SRC and --mix-diff M"},
+		{[]string{"--mix-with", data, "--mix-diff", "2"}, "give --views K"},
+		{[]string{"--views", "2", "--mix-with", other, "--mix-diff", "1"}, `class "zebra" is not a training class`},
 	} {
 		args := append(append([]string{}, base[:len(base)-7]...), "--out", filepath.Join(dir, "bad.safetensors"), "--json")
 		if code, _, errs := run(t, append(args, c.args...)...); code != 1 || !strings.Contains(errs, c.want) {

@@ -55,6 +55,10 @@ type Views struct {
 	MixAlpha float64 `json:"mix_alpha,omitempty"`
 	// Seed keys the augmentation streams (not a privacy mechanism).
 	Seed uint64 `json:"seed"`
+	// MixDiff is the number of mixups with public images per example
+	// (DP-Mix_Diff, soft labels), from MixWith (assumed public).
+	MixDiff int    `json:"mix_diff,omitempty"`
+	MixWith string `json:"mix_with,omitempty"`
 }
 
 // Unit says, for a guarantee, what the rows of one example are: its views
@@ -63,6 +67,9 @@ func (v *Views) Unit() string {
 	s := fmt.Sprintf("privacy unit: the example, as %d augmented views (%s)", v.Views, v.Augment)
 	if v.MixSelf > 0 {
 		s += fmt.Sprintf(" and %d self-mixups (λ ~ Beta(%g, %g))", v.MixSelf, v.MixAlpha, v.MixAlpha)
+	}
+	if v.MixDiff > 0 {
+		s += fmt.Sprintf(" and %d mixups with the public images %s (soft labels, λ ~ Beta(%g, %g))", v.MixDiff, v.MixWith, v.MixAlpha, v.MixAlpha)
 	}
 	return s + " averaged before clipping"
 }

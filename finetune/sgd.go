@@ -131,6 +131,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 	grads := make([][]float32, len(g.Params))
 	sums := make([][]float64, len(g.Params))
 	var mean [][]float64 // one example's mean gradient (views)
+	weights := make([]float64, chunk)
 	for i, pr := range g.Params {
 		grads[i] = make([]float32, chunk*pr.Size)
 		if trainable[i] {
@@ -166,7 +167,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 				return err
 			}
 			if rows > 1 {
-				addViews(g, grads, trainable, mean, sums, k, rows, lim)
+				addViews(g, grads, trainable, mean, sums, weights, k, rows, lim)
 				return nil
 			}
 			for e := 0; e < k; e++ {
@@ -208,11 +209,9 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 				continue
 			}
 			if rows > 1 {
-				if err := p.Views.Fill(e, st.Step, imgs[k*rows*size:(k+1)*rows*size]); err != nil {
+				at := k * rows
+				if err := p.Views.Fill(e, st.Step, d.Labels[e], imgs[at*size:(at+rows)*size], labs[at:at+rows], weights[at:at+rows]); err != nil {
 					return fmt.Errorf("%s step %d: %w", p.Name, st.Step+1, err)
-				}
-				for r := range rows {
-					labs[k*rows+r] = d.Labels[e]
 				}
 			} else {
 				copy(imgs[k*size:(k+1)*size], d.Images[e*size:(e+1)*size])
@@ -275,11 +274,16 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 }
 
 // addViews adds to sums the clipped mean gradients of k examples of rows
-// rows each (consecutive in grads): each example's per-row gradients over
-// the trainable parameters are averaged, then clipped jointly to lim; a
-// non-finite mean counts as zero, as a non-finite gradient does.
-func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, sums [][]float64, k, rows int, lim float64) {
+// rows each (consecutive in grads, with weights): each example's per-row
+// gradients over the trainable parameters are averaged with its rows'
+// weights, then clipped jointly to lim; a non-finite mean counts as zero,
+// as a non-finite gradient does.
+func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, sums [][]float64, weights []float64, k, rows int, lim float64) {
 	for e := 0; e < k; e++ {
+		var total float64
+		for _, w := range weights[e*rows : (e+1)*rows] {
+			total += w
+		}
 		var ss float64
 		for i, pr := range g.Params {
 			if !trainable[i] {
@@ -288,13 +292,13 @@ func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, s
 			m := mean[i]
 			clear(m)
 			for r := e * rows; r < (e+1)*rows; r++ {
+				w := weights[r] / total
 				for j, v := range grads[i][r*pr.Size : (r+1)*pr.Size] {
-					m[j] += float64(v)
+					m[j] += w * float64(v)
 				}
 			}
-			for j := range m {
-				m[j] /= float64(rows)
-				ss += m[j] * m[j]
+			for _, v := range m {
+				ss += v * v
 			}
 		}
 		f := 1.0

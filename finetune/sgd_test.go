@@ -386,8 +386,13 @@ type scaledViews struct {
 }
 
 func (v scaledViews) Rows() int { return v.rows }
-func (v scaledViews) Fill(e, step int, out []float32) error {
+func (v scaledViews) Fill(e, step int, y int64, out []float32, labels []int64, weights []float64) error {
 	for r := range v.rows {
+		// the last row: another label, weighing half
+		labels[r], weights[r] = y, 1
+		if r == v.rows-1 {
+			labels[r], weights[r] = (y+1)%3, 0.5
+		}
 		for k, x := range v.d.Images[e*v.size : (e+1)*v.size] {
 			out[r*v.size+k] = x*(1+float32(r)/2) + float32(step)/10
 		}
@@ -397,7 +402,8 @@ func (v scaledViews) Fill(e, step int, out []float32) error {
 
 // TestPhaseClipsTheMeanOverViews (#22): with several rows per example, one
 // noiseless full-batch step moves the parameters by minus the mean over
-// examples of clip_C((1/k)·Σ_r ∇ℓ_r), formed naively here from the graph's
+// examples of clip_C(Σ_r w_r·∇ℓ_r / Σ_r w_r) (a last row with another
+// label at half weight, as a mixup's soft label), formed naively here from the graph's
 // per-row gradients — with the clip binding and not (where the mean, not
 // the sum, must come out); examples are never split across graph calls
 // (chunk 8 rows: two examples of 3 rows per call).
@@ -419,11 +425,9 @@ func meanOverViews(t *testing.T, clip float64) {
 	}
 	imgs := make([]float32, d.N*rows*g.ImageSize())
 	labs := make([]int64, d.N*rows)
+	weights := make([]float64, d.N*rows)
 	for e := 0; e < d.N; e++ {
-		views.Fill(e, 0, imgs[e*rows*g.ImageSize():])
-		for r := range rows {
-			labs[e*rows+r] = d.Labels[e]
-		}
+		views.Fill(e, 0, d.Labels[e], imgs[e*rows*g.ImageSize():], labs[e*rows:], weights[e*rows:])
 	}
 	grads := make([][]float32, len(g.Params))
 	for i, pr := range g.Params {
@@ -441,7 +445,7 @@ func meanOverViews(t *testing.T, clip float64) {
 			mean[i] = make([]float64, pr.Size)
 			for r := e * rows; r < (e+1)*rows; r++ {
 				for k, v := range grads[i][r*pr.Size : (r+1)*pr.Size] {
-					mean[i][k] += float64(v) / rows
+					mean[i][k] += weights[r] * float64(v) / 2.5 // weights 1, 1, 0.5
 				}
 			}
 			for _, v := range mean[i] {
