@@ -65,7 +65,7 @@ func auditAction(c *ucli.Context) error {
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
 		Transform: c.String("transform"), Views: c.Int("views"),
-		Progress:  func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
+		Progress: func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
 	prog.done()
 	if err != nil {
 		return userErrorf("audit %s: %v", method, err)
