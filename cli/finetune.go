@@ -73,6 +73,7 @@ func finetuneCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
 			&ucli.StringFlag{Name: "mix-with", Usage: "with --views: public labelled images (any source extract reads; assumed public) to mix the examples' views with (DP-Mix_Diff; their classes must be among the training classes)"},
 			&ucli.StringFlag{Name: "mix-with-split", Usage: "split of --mix-with"},
+			&ucli.Int64Flag{Name: "mix-with-limit", Usage: "use at most the first N images of --mix-with"},
 			&ucli.IntFlag{Name: "mix-diff", Usage: "with --mix-with: M mixups per example of one of its views with a public image, soft label λ·y + (1 − λ)·y′, λ ~ Beta(α, α)"},
 			jsonFlag(),
 		}, viewFlags("made afresh for every sampled example at every Phase III step, their gradients averaged before the clip")...),
@@ -405,7 +406,7 @@ func mixWith(c *ucli.Context, pv *finetune.PixelViews, views *features.Views, in
 		return userErrorf("--mix-alpha must be > 0, got %v", c.Float64("mix-alpha"))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s (public, to mix with)\n", src)
-	pub, pubClasses, err := finetune.LoadImages(src, features.DatasetOptions{Split: c.String("mix-with-split")}, in, 0, 0, true)
+	pub, pubClasses, err := finetune.LoadImages(src, features.DatasetOptions{Split: c.String("mix-with-split")}, in, 0, c.Int64("mix-with-limit"), true)
 	if err != nil {
 		return userErrorf("--mix-with: %v", err)
 	}
