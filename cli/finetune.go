@@ -82,19 +82,21 @@ func finetuneCommand() *ucli.Command {
 }
 
 type finetuneReport struct {
-	Epsilon      accounting.Float     `json:"epsilon"`
-	Delta        float64              `json:"delta"`
-	Accountant   string               `json:"accountant"`
-	Phase2       finetune.Phase       `json:"phase2"`
-	Phase3       finetune.Phase       `json:"phase3"`
-	Share        float64              `json:"phase2_share"`
-	TrainRows    int                  `json:"train_rows"`
-	TestAccuracy *float64             `json:"test_accuracy"`
-	Seconds      float64              `json:"seconds"`
-	Out          string               `json:"out"`
-	Export       string               `json:"export,omitempty"`
-	Provider     string               `json:"provider"`
-	Guarantee    accounting.Guarantee `json:"guarantee"`
+	Epsilon      accounting.Float `json:"epsilon"`
+	Delta        float64          `json:"delta"`
+	Accountant   string           `json:"accountant"`
+	Phase2       finetune.Phase   `json:"phase2"`
+	Phase3       finetune.Phase   `json:"phase3"`
+	Share        float64          `json:"phase2_share"`
+	TrainRows    int              `json:"train_rows"`
+	TestAccuracy *float64         `json:"test_accuracy"`
+	Seconds      float64          `json:"seconds"`
+	// StepSeconds is the mean wall time per step of Phases II and III.
+	StepSeconds [2]float64           `json:"step_seconds"`
+	Out         string               `json:"out"`
+	Export      string               `json:"export,omitempty"`
+	Provider    string               `json:"provider"`
+	Guarantee   accounting.Guarantee `json:"guarantee"`
 }
 
 // finetuneClaim checks that no output replaces an input or an existing
@@ -214,10 +216,11 @@ func finetuneAction(c *ucli.Context) error {
 	if views != nil {
 		// Phase III trains every parameter on fresh views of each sampled
 		// example, averaged before the clip.
-		pv := &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in)}
+		pv := &finetune.PixelViews{Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in)}
 		if err := mixWith(c, pv, views, in, classes); err != nil {
 			return err
 		}
+		pv.Views = *views // with mixWith's settings
 		p3.Views, p3.Unit = pv, views.Unit()
 	} else if c.IsSet("mix-with") || c.IsSet("mix-diff") {
 		return userErrorf("--mix-with and --mix-diff mix the examples' views: give --views K (K ≥ 1)")
@@ -257,7 +260,7 @@ func finetuneAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	rep := finetuneReport{Epsilon: guarantee.Epsilon, Delta: guarantee.Delta, Accountant: string(guarantee.Accountant), Phase2: p2, Phase3: p3,
-		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee, Provider: g.Provider}
+		Share: share, TrainRows: data.N, Out: out, Guarantee: guarantee, Provider: g.Provider, StepSeconds: run.StepSeconds}
 	if rep.Export, err = writeFinetuned(c, g, trained, guarantee, settings, classes); err != nil {
 		return err
 	}

@@ -113,7 +113,9 @@ func TestFinetuneViews(t *testing.T) {
 	// DP-Mix_Diff: mixups with public images (here the same folder).
 	other := filepath.Join(dir, "other")
 	imageFolder(t, other, []string{"a", "zebra"}, 2)
-	code, stdout, errs := run(t, append(base, "--out", filepath.Join(dir, "diff.safetensors"), "--mix-with", data, "--mix-diff", "2")...)
+	// (without --mix-self: --mix-alpha's default must reach the mixups)
+	diff := append(append([]string{}, base[:len(base)-3]...), "--json", "--out", filepath.Join(dir, "diff.safetensors"), "--mix-with", data, "--mix-diff", "2")
+	code, stdout, errs := run(t, diff...)
 	var rep finetuneReport
 	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || !strings.Contains(rep.Guarantee.Unit, "and 2 mixups with the public images "+data+" (soft labels") {
 		t.Errorf("--mix-diff: exit %d, unit %q, %s", code, rep.Guarantee.Unit, errs)

@@ -30,6 +30,9 @@ type Run struct {
 	// the phase, the step and the norm of the step's noisy gradient (the
 	// loss on private examples is never released).
 	Progress func(phase string, step, steps int, noisyNorm float64)
+	// StepSeconds, after Drive, is each phase's (II, III) mean wall time
+	// per step this run took (0 for a phase it did not run).
+	StepSeconds [2]float64
 }
 
 // ErrInterrupted is returned when the context ends a phase; the
@@ -89,14 +92,22 @@ func (r *Run) Drive(ctx context.Context, params [][]float32, resume bool) ([][]f
 		}
 		return err
 	}
+	timed := func(p Phase, num int) error {
+		t0, from := time.Now(), st.Step
+		err := run(p, num)
+		if st.Step > from {
+			r.StepSeconds[num-2] = time.Since(t0).Seconds() / float64(st.Step-from)
+		}
+		return err
+	}
 	if phase == 2 {
-		if err := run(r.Phase2, 2); err != nil {
+		if err := timed(r.Phase2, 2); err != nil {
 			return nil, err
 		}
 		st.Step, st.Velocity = 0, nil
 	}
 	if r.Phase3.Steps > 0 {
-		if err := run(r.Phase3, 3); err != nil {
+		if err := timed(r.Phase3, 3); err != nil {
 			return nil, err
 		}
 	}

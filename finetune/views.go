@@ -62,6 +62,9 @@ func (v *PixelViews) Fill(e, step int, y int64, out []float32, labels []int64, w
 		labels[i], weights[i] = y, 1
 	}
 	if v.MixDiff > 0 {
+		if !(v.Views.MixAlpha > 0) || len(v.Public) == 0 {
+			return fmt.Errorf("mixups with public images need public images and α > 0 (got %d images, α = %v)", len(v.Public), v.Views.MixAlpha)
+		}
 		r := augment.Stream(seed, v.IDs[e], "mix-diff")
 		for range v.MixDiff {
 			own, pub := views[r.IntN(len(views))], r.IntN(len(v.Public))
