@@ -12,17 +12,26 @@ import (
 	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
+// mlpFinetune makes what the finetune tests train on in dir — an image
+// folder of three classes of 20 images and the test MLP's manifest — and
+// returns their paths with the test MLP's training graph and parameters.
+func mlpFinetune(t *testing.T, dir string) (data, manifest, graph, params string) {
+	t.Helper()
+	data = filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"a", "b", "c"}, 20)
+	manifest = filepath.Join(dir, "mlp.json")
+	os.WriteFile(manifest, []byte(`{"name": "mlp", "input": {"layout": "NCHW", "channels": 1, "height": 4, "width": 2, "mean": [0.5], "std": [0.25]},
+		"output": {"name": "loss", "dim": 1, "pool": "none"}}`), 0o644)
+	graph = filepath.Join("..", "testdata", "training", "mlp.onnx")
+	params = filepath.Join("..", "testdata", "training", "mlp.safetensors")
+	return data, manifest, graph, params
+}
+
 func TestFinetune(t *testing.T) {
 	orttest.Need(t)
 	strictUmask(t)
 	dir := t.TempDir()
-	data := filepath.Join(dir, "images")
-	imageFolder(t, data, []string{"a", "b", "c"}, 20)
-	manifest := filepath.Join(dir, "mlp.json")
-	os.WriteFile(manifest, []byte(`{"name": "mlp", "input": {"layout": "NCHW", "channels": 1, "height": 4, "width": 2, "mean": [0.5], "std": [0.25]},
-		"output": {"name": "loss", "dim": 1, "pool": "none"}}`), 0o644)
-	graph := filepath.Join("..", "testdata", "training", "mlp.onnx")
-	params := filepath.Join("..", "testdata", "training", "mlp.safetensors")
+	data, manifest, graph, params := mlpFinetune(t, dir)
 	out := filepath.Join(dir, "trained.safetensors")
 	base := []string{"finetune", "--graph", graph, "--params", params, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
 		"--epsilon", "4", "--delta", "1e-3", "--out", out, "--phase2-steps", "10", "--phase3-steps", "10", "--batch", "30", "--seed", "1"}
@@ -81,13 +90,7 @@ func TestFinetune(t *testing.T) {
 func TestFinetuneViews(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
-	data := filepath.Join(dir, "images")
-	imageFolder(t, data, []string{"a", "b", "c"}, 20)
-	manifest := filepath.Join(dir, "mlp.json")
-	os.WriteFile(manifest, []byte(`{"name": "mlp", "input": {"layout": "NCHW", "channels": 1, "height": 4, "width": 2, "mean": [0.5], "std": [0.25]},
-		"output": {"name": "loss", "dim": 1, "pool": "none"}}`), 0o644)
-	graph := filepath.Join("..", "testdata", "training", "mlp.onnx")
-	params := filepath.Join("..", "testdata", "training", "mlp.safetensors")
+	data, manifest, graph, params := mlpFinetune(t, dir)
 	base := []string{"finetune", "--graph", graph, "--params", params, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
 		"--epsilon", "4", "--delta", "1e-3", "--phase2-steps", "5", "--phase3-steps", "5", "--batch", "30", "--seed", "1",
 		"--views", "4", "--augment", "crop=1,flip", "--mix-self", "2", "--json"}

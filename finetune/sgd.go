@@ -179,16 +179,7 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 						}
 					}
 				}
-				f := 1.0
-				if n := math.Sqrt(ss); n > lim {
-					f = lim / n
-				} else if !(n <= lim) {
-					// A non-finite gradient (NaN or ±Inf anywhere) counts
-					// as zero: a per-example map, so the sensitivity
-					// stands, and one bad example cannot turn the whole
-					// sum (and the model) into NaN.
-					f = 0
-				}
+				f := clipFactor(ss, lim)
 				if f == 0 {
 					continue
 				}
@@ -273,11 +264,24 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 	return nil
 }
 
+// clipFactor is the factor that clips a per-example gradient of squared
+// norm ss to lim. A non-finite gradient (NaN or ±Inf anywhere) counts as
+// zero: a per-example map, so the sensitivity stands, and one bad example
+// cannot turn the whole sum (and the model) into NaN.
+func clipFactor(ss, lim float64) float64 {
+	switch n := math.Sqrt(ss); {
+	case n > lim:
+		return lim / n
+	case n <= lim:
+		return 1
+	}
+	return 0
+}
+
 // addViews adds to sums the clipped mean gradients of k examples of rows
 // rows each (consecutive in grads, with weights): each example's per-row
 // gradients over the trainable parameters are averaged with its rows'
-// weights, then clipped jointly to lim; a non-finite mean counts as zero,
-// as a non-finite gradient does.
+// weights, then clipped jointly to lim (clipFactor).
 func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, sums [][]float64, weights []float64, k, rows int, lim float64) {
 	for e := 0; e < k; e++ {
 		var total float64
@@ -301,12 +305,7 @@ func addViews(g *Graph, grads [][]float32, trainable []bool, mean [][]float64, s
 				ss += v * v
 			}
 		}
-		f := 1.0
-		if n := math.Sqrt(ss); n > lim {
-			f = lim / n
-		} else if !(n <= lim) {
-			f = 0
-		}
+		f := clipFactor(ss, lim)
 		if f == 0 {
 			continue
 		}
