@@ -38,7 +38,7 @@ func inspectCommand() *ucli.Command {
 				return err
 			}
 			if v := f.Views(); v != nil && !c.Bool("json") {
-				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s is multi-view: %d views and %d self-mixups per example (augment %s); rows and class counts count rows, not examples\n", f.Path(), v.Views, v.MixSelf, v.Augment)
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s is multi-view: %d examples, %d views and %d self-mixups per example (augment %s); rows and class counts count rows, not examples\n", f.Path(), s.Examples, v.Views, v.MixSelf, v.Augment)
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, s)

@@ -115,6 +115,9 @@ func TestMultiViewTrainingFiles(t *testing.T) {
 			}
 		}
 	}
+	if code, _, errs := run(t, "inspect", k4s); code != 0 || !strings.Contains(errs, "is multi-view: 60 examples, 4 views") {
+		t.Errorf("inspect: exit %d, %q", code, errs)
+	}
 	cfg := filepath.Join(dir, "s.yaml")
 	os.WriteFile(cfg, []byte("datasets: [{train: k4s.arrow, test: k4.arrow}]\nmethods: {dpls: {}, dpsgd: {}}\nepsilons: [1]\ndelta: 1e-5\n"), 0o644)
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow")); code != 0 {

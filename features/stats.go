@@ -8,7 +8,10 @@ import (
 // Summary describes a feature file for people: what `dpfeat inspect`
 // prints.
 type Summary struct {
-	Rows      int64    `json:"rows"`
+	Rows int64 `json:"rows"`
+	// Examples, in a multi-view file, is the number of distinct examples
+	// its rows name (0 otherwise).
+	Examples  int64    `json:"examples,omitempty"`
 	Dim       int      `json:"dim"`
 	Batches   int      `json:"record_batches"`
 	HasIDs    bool     `json:"has_ids"`
@@ -42,7 +45,11 @@ func Summarize(f *File, md map[string]string) (Summary, error) {
 		s.Classes = []string{}
 	}
 	norms := make([]float64, 0, f.Rows())
+	examples := map[string]struct{}{}
 	err := f.Each(func(b Batch) error {
+		for _, e := range b.Examples {
+			examples[e] = struct{}{}
+		}
 		for i := 0; i < b.Rows(); i++ {
 			l := b.Labels[i]
 			if l == Unlabeled {
@@ -77,6 +84,7 @@ func Summarize(f *File, md map[string]string) (Summary, error) {
 		}
 		return nil
 	})
+	s.Examples = int64(len(examples))
 	if err != nil {
 		return s, err
 	}
