@@ -10,14 +10,15 @@ import (
 
 // Cache keeps what Fit reads from a training file for later fits of the
 // same file, each part computed once: the file's check (classes, a label
-// on every row), the rows an Exclude rule selects, and the in-memory
-// methods' prepared rows. A sweep's jobs share one, so a dataset is read,
+// on every row), the rows an Exclude rule selects, a multi-view file's
+// grouping by example, and the in-memory methods' prepared rows. A sweep's jobs share one, so a dataset is read,
 // split and prepared once however many jobs fit it. A nil *Cache caches
 // nothing. The files must not change while a Cache is in use.
 type Cache struct {
 	mu     sync.Mutex
 	checks map[string]*once[struct{}]
 	masks  map[maskKey]*once[[]bool]
+	groups map[maskKey]*once[*grouping]
 	data   map[dataKey]*once[*solvers.Data]
 }
 

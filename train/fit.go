@@ -94,7 +94,8 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		rows = maskedRows{tf, mask}
 	}
-	if rows, err = examplesIn(tf, rows, mask, req.Train); err != nil {
+	mk := maskKey{req.Train, req.Exclude}
+	if rows, err = req.Cache.examplesIn(tf, rows, mask, mk); err != nil {
 		return nil, err
 	}
 	n := int(solvers.ExamplesOf(rows)) // n counts examples, not their views
@@ -119,7 +120,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	storeCounts := req.PublicCounts || !m.Private
 	var data *solvers.Data
 	if !solvers.Streams(m.Name) {
-		key := dataKey{maskKey{req.Train, req.Exclude}, !req.NoNormalize}
+		key := dataKey{mk, !req.NoNormalize}
 		if data, err = req.Cache.prepared(rows, key, len(classes)); err != nil {
 			return nil, err
 		}

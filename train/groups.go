@@ -181,12 +181,15 @@ func (r groupedRows) gather(fn func(x []float32, y []int32) error) error {
 }
 
 // examplesIn returns the training rows a fit streams: grouped by example
-// for a multi-view file, else rows as they are.
-func examplesIn(tf *features.File, rows solvers.Rows, mask []bool, path string) (solvers.Rows, error) {
+// for a multi-view file (the grouping read once per file and rule), else
+// rows as they are.
+func (c *Cache) examplesIn(tf *features.File, rows solvers.Rows, mask []bool, key maskKey) (solvers.Rows, error) {
 	if tf.Views() == nil {
 		return rows, nil
 	}
-	g, err := groupExamples(tf, mask, path)
+	g, err := slot(c, func(c *Cache) *map[maskKey]*once[*grouping] { return &c.groups }, key).get(func() (*grouping, error) {
+		return groupExamples(tf, mask, key.path)
+	})
 	if err != nil {
 		return nil, err
 	}
