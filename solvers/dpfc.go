@@ -92,23 +92,10 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	o.progress("dpfc: covariance pass")
 	stop := phases.Start("covariance pass")
 	err = us.each(ctx, func(u uBlock[float32]) error {
-		if u.Groups == nil {
-			for _, c := range u.Y {
-				counts[c]++
-			}
-			acc.add(u.X, u.N)
-			return nil
-		}
-		// An example's rows add the mean of their uuᵀ; it counts once.
-		root := make([]float64, u.N)
-		eachGroup(u.Groups, 0, u.N, func(a, b int) {
-			counts[u.Y[a]]++
-			f := math.Sqrt(1 / float64(b-a))
-			for i := a; i < b; i++ {
-				root[i] = f
-			}
-		})
-		acc.addScaled(u.X, u.N, root)
+		// An example's rows add the mean of their uuᵀ (rootWeights: nil, and
+		// no scaling, for examples of one row); it counts once.
+		eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
+		acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.N))
 		return nil
 	})
 	stop()

@@ -179,6 +179,16 @@ func rowWeights(sizes []int32, n int) []float64 {
 	return w
 }
 
+// rootWeights returns each of n rows' √(1/k), or nil without grouping: rows
+// scaled by it add their example's mean of xxᵀ to a Gram.
+func rootWeights(sizes []int32, n int) []float64 {
+	w := rowWeights(sizes, n)
+	for i := range w {
+		w[i] = math.Sqrt(w[i])
+	}
+	return w
+}
+
 // RowWeights returns each row's weight 1/k (k its example's rows), or nil
 // when every row is its own example.
 func RowWeights(d *Data) []float64 { return rowWeights(d.Groups, d.N) }

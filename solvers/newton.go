@@ -206,10 +206,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				// With several rows per example, each weighs 1/k
 				// (groups.go): √ of it scales the Hessian's rows, the
 				// gradient's residuals take it in addClippedGradient.
-				root := rowWeights(u.Groups, u.N)
-				for i := range root {
-					root[i] = math.Sqrt(root[i])
-				}
+				root := rootWeights(u.Groups, u.N)
 				for i := 0; i < u.N; i++ {
 					row := zbuf[i*M : (i+1)*M]
 					for j := range row {

@@ -273,8 +273,6 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	// mean of xxᵀ, and the sums take another √(1/k); an example counts
 	// once, at its first row.
 	walk := newGroupWalk(rows.Groups(), int(rows.Len()))
-	var root []float64
-	var first []bool
 	timing := phases.NewSplit("read", "accumulate")
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
@@ -298,15 +296,7 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		if err != nil {
 			return err
 		}
-		root, first = root[:0], first[:0]
-		if sizes != nil {
-			eachGroup(sizes, 0, n, func(a, b int) {
-				f := math.Sqrt(1 / float64(b-a))
-				for i := a; i < b; i++ {
-					root, first = append(root, f), append(first, i == a)
-				}
-			})
-		}
+		root := rootWeights(sizes, n)
 		parallelRows(n, d, func(i int) {
 			f := 1.0
 			if root != nil {
@@ -328,19 +318,16 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 		}
 		// Each class's count, sum and accumulator are touched by one
 		// worker, its rows in file order.
+		eachGroup(sizes, 0, n, func(a, _ int) { st.Counts[y[a]]++ })
 		backend.Parallel(m, func(c int) {
 			sum := st.Sums[c*d : (c+1)*d]
 			for _, i := range rowsOf[c] {
 				row := work[int(i)*d : (int(i)+1)*d]
 				if root == nil {
-					st.Counts[c]++
 					for k, v := range row {
 						sum[k] += float64(v)
 					}
 				} else {
-					if first[i] {
-						st.Counts[c]++
-					}
 					f := root[i]
 					for k, v := range row {
 						sum[k] += float64(v) * f
@@ -424,25 +411,22 @@ func prep32(in, out []float32, opt StatsOptions, f float64) {
 			}
 			out[g] = float32(scale) * s / float32(hi-lo)
 		}
-		defer func() {
-			if f != 1 {
+		if opt.Clip > 0 {
+			// Pooling changes the norm: measure it again.
+			ss = 0
+			for _, v := range out {
+				ss += float64(v) * float64(v)
+			}
+			if lim := opt.Clip * clipMargin; math.Sqrt(ss) > lim {
+				s := float32(lim / math.Sqrt(ss))
 				for i := range out {
-					out[i] *= float32(f)
+					out[i] *= s
 				}
 			}
-		}()
-		if opt.Clip <= 0 {
-			return
 		}
-		// Pooling changes the norm: measure it again.
-		ss = 0
-		for _, v := range out {
-			ss += float64(v) * float64(v)
-		}
-		if lim := opt.Clip * clipMargin; math.Sqrt(ss) > lim {
-			s := float32(lim / math.Sqrt(ss))
+		if f != 1 {
 			for i := range out {
-				out[i] *= s
+				out[i] *= float32(f)
 			}
 		}
 		return
