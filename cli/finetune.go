@@ -216,12 +216,13 @@ func finetuneAction(c *ucli.Context) error {
 	if views != nil {
 		// Phase III trains every parameter on fresh views of each sampled
 		// example, averaged before the clip.
-		pv := &finetune.PixelViews{Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in)}
-		if err := mixWith(c, pv, views, in, classes); err != nil {
+		public, publicLabels, err := mixWith(c, views, in, classes)
+		if err != nil {
 			return err
 		}
-		pv.Views = *views // with mixWith's settings
-		p3.Views, p3.Unit = pv, views.Unit()
+		p3.Views = &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in),
+			Public: public, PublicLabels: publicLabels}
+		p3.Unit = views.Unit()
 	} else if c.IsSet("mix-with") || c.IsSet("mix-diff") {
 		return userErrorf("--mix-with and --mix-diff mix the examples' views: give --views K (K ≥ 1)")
 	}
@@ -395,39 +396,39 @@ func finetunePhases(c *ucli.Context, g *finetune.Graph, graph string, share floa
 	return p2, p3, nil
 }
 
-// mixWith loads --mix-with's public images for --mix-diff (DP-Mix_Diff):
-// their labels are mapped to the training classes by name; λ's Beta(α, α)
-// is --mix-alpha's.
-func mixWith(c *ucli.Context, pv *finetune.PixelViews, views *features.Views, in models.Input, classes []string) error {
+// mixWith loads --mix-with's public images for --mix-diff (DP-Mix_Diff)
+// and records the mixing in views (λ's Beta(α, α) is --mix-alpha's): the
+// images, and their labels mapped to the training classes by name; none
+// without --mix-with.
+func mixWith(c *ucli.Context, views *features.Views, in models.Input, classes []string) ([]features.Pixels, []int64, error) {
 	m, src := c.Int("mix-diff"), c.String("mix-with")
 	switch {
 	case m == 0 && src == "":
-		return nil
+		return nil, nil, nil
 	case m < 1 || src == "":
-		return userErrorf("--mix-with SRC and --mix-diff M (M ≥ 1) go together")
+		return nil, nil, userErrorf("--mix-with SRC and --mix-diff M (M ≥ 1) go together")
 	case !(c.Float64("mix-alpha") > 0):
-		return userErrorf("--mix-alpha must be > 0, got %v", c.Float64("mix-alpha"))
+		return nil, nil, userErrorf("--mix-alpha must be > 0, got %v", c.Float64("mix-alpha"))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s (public, to mix with)\n", src)
 	pub, pubClasses, err := finetune.LoadImages(src, features.DatasetOptions{Split: c.String("mix-with-split")}, in, 0, c.Int64("mix-with-limit"), true)
 	if err != nil {
-		return userErrorf("--mix-with: %v", err)
+		return nil, nil, userErrorf("--mix-with: %v", err)
 	}
 	index := map[string]int64{}
 	for i, name := range classes {
 		index[name] = int64(i)
 	}
-	pv.PublicLabels = make([]int64, pub.N)
+	labels := make([]int64, pub.N)
 	for i, l := range pub.Labels {
 		j, ok := index[pubClasses[l]]
 		if !ok {
-			return userErrorf("--mix-with %s: class %q is not a training class (%s)", src, pubClasses[l], strings.Join(classes, ", "))
+			return nil, nil, userErrorf("--mix-with %s: class %q is not a training class (%s)", src, pubClasses[l], strings.Join(classes, ", "))
 		}
-		pv.PublicLabels[i] = j
+		labels[i] = j
 	}
-	pv.MixDiff, pv.Public = m, pub.Pixels
 	views.MixDiff, views.MixWith, views.MixAlpha = m, src, c.Float64("mix-alpha")
-	return nil
+	return pub.Pixels, labels, nil
 }
 
 // writeFinetuned writes the trained parameters with the privacy statement

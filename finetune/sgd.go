@@ -130,19 +130,15 @@ func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOption
 	labs := make([]int64, chunk)
 	grads := make([][]float32, len(g.Params))
 	sums := make([][]float64, len(g.Params))
-	var mean [][]float64 // one example's mean gradient (views)
+	mean := make([][]float64, len(g.Params)) // one example's mean gradient (views)
 	weights := make([]float64, chunk)
 	for i, pr := range g.Params {
 		grads[i] = make([]float32, chunk*pr.Size)
 		if trainable[i] {
 			sums[i] = make([]float64, pr.Size)
 			if rows > 1 {
-				mean = append(mean, make([]float64, pr.Size))
-			} else {
-				mean = append(mean, nil)
+				mean[i] = make([]float64, pr.Size)
 			}
-		} else {
-			mean = append(mean, nil)
 		}
 	}
 	loss := make([]float32, chunk)

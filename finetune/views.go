@@ -28,26 +28,25 @@ type ViewMaker interface {
 }
 
 // PixelViews makes an example's rows from its decoded image: Views.Views
-// views under Spec, Views.MixSelf mixups of two of them, and MixDiff
-// mixups of one of them with a public image (Public, labelled
-// PublicLabels in the private class list; λ ~ Beta(MixAlpha, MixAlpha) on
-// the example's side), fresh at every step (the streams are keyed by the
-// seed, the step and the example's id, so a run, and a resumed one, makes
-// the same rows).
+// views under Spec, Views.MixSelf mixups of two of them, and
+// Views.MixDiff mixups of one of them with a public image (Public,
+// labelled PublicLabels in the private class list; λ ~ Beta(MixAlpha,
+// MixAlpha) on the example's side), fresh at every step (the streams are
+// keyed by the seed, the step and the example's id, so a run, and a
+// resumed one, makes the same rows).
 type PixelViews struct {
 	Views  features.Views
 	Spec   augment.Spec
 	Pixels []features.Pixels
 	IDs    []string
 	Prep   *encode.Preprocessor
-	// MixDiff mixups with public images; Public and PublicLabels hold them.
-	MixDiff      int
+	// Public and PublicLabels are the images Views.MixDiff mixes with.
 	Public       []features.Pixels
 	PublicLabels []int64
 }
 
 // Rows is K + M_self + 2·M_diff (a mixup with a public image is two rows).
-func (v *PixelViews) Rows() int { return v.Views.Views + v.Views.MixSelf + 2*v.MixDiff }
+func (v *PixelViews) Rows() int { return v.Views.Views + v.Views.MixSelf + 2*v.Views.MixDiff }
 
 // Fill makes example e's views and mixes for step.
 func (v *PixelViews) Fill(e, step int, y int64, out []float32, labels []int64, weights []float64) error {
@@ -61,12 +60,12 @@ func (v *PixelViews) Fill(e, step int, y int64, out []float32, labels []int64, w
 	for i := range imgs {
 		labels[i], weights[i] = y, 1
 	}
-	if v.MixDiff > 0 {
+	if v.Views.MixDiff > 0 {
 		if !(v.Views.MixAlpha > 0) || len(v.Public) == 0 {
 			return fmt.Errorf("mixups with public images need public images and α > 0 (got %d images, α = %v)", len(v.Public), v.Views.MixAlpha)
 		}
 		r := augment.Stream(seed, v.IDs[e], "mix-diff")
-		for range v.MixDiff {
+		for range v.Views.MixDiff {
 			own, pub := views[r.IntN(len(views))], r.IntN(len(v.Public))
 			lambda := augment.Beta(r, v.Views.MixAlpha)
 			mixed := augment.Mix(own, v.Public[pub], lambda)
