@@ -21,8 +21,29 @@ type Batch struct {
 	// Examples, in a multi-view file, holds the private example each row
 	// came from; nil otherwise.
 	Examples []string
+	// MixLabels and MixLambdas, in a multi-view file with mixups with
+	// public images (Views.MixDiff), give a mixup row its soft label
+	// λ·Labels[i] + (1 − λ)·MixLabels[i], λ = MixLambdas[i]; Unlabeled in
+	// MixLabels for the example's other rows. Both nil otherwise.
+	MixLabels  []int32
+	MixLambdas []float32
 	// Offset is the index in the file of the batch's first row.
 	Offset int64
+}
+
+// appendRow appends row i of b, every column it has, to out.
+func (out *Batch) appendRow(b Batch, i int) {
+	out.Features = append(out.Features, b.Row(i)...)
+	out.Labels = append(out.Labels, b.Labels[i])
+	if b.IDs != nil {
+		out.IDs = append(out.IDs, b.IDs[i])
+	}
+	if b.Examples != nil {
+		out.Examples = append(out.Examples, b.Examples[i])
+	}
+	if b.MixLabels != nil {
+		out.MixLabels, out.MixLambdas = append(out.MixLabels, b.MixLabels[i]), append(out.MixLambdas, b.MixLambdas[i])
+	}
 }
 
 // Rows returns the number of rows in the batch.
@@ -47,6 +68,20 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 	}
 	if b.Examples != nil && len(b.Examples) != n {
 		return fmt.Errorf("batch at row %d: %d example ids for %d rows", b.Offset, len(b.Examples), n)
+	}
+	if (b.MixLabels == nil) != (b.MixLambdas == nil) || (b.MixLabels != nil && (len(b.MixLabels) != n || len(b.MixLambdas) != n || b.Examples == nil)) {
+		return fmt.Errorf("batch at row %d: %d mix labels and %d mix λs for %d rows (a multi-view file's mixups carry both)", b.Offset, len(b.MixLabels), len(b.MixLambdas), n)
+	}
+	for i, l := range b.MixLabels {
+		if l == Unlabeled {
+			continue
+		}
+		if l < 0 || (classes > 0 && l >= int32(classes)) || b.Labels[i] == Unlabeled {
+			return fmt.Errorf("row %d%s: mix label %d with label %d; expected both in 0..%d", b.Offset+int64(i), b.idSuffix(i), l, b.Labels[i], classes-1)
+		}
+		if lam := b.MixLambdas[i]; !(lam >= 0 && lam <= 1) {
+			return fmt.Errorf("row %d%s: mix λ %v; expected a value in [0, 1]", b.Offset+int64(i), b.idSuffix(i), lam)
+		}
 	}
 	for i, l := range b.Labels {
 		if l < Unlabeled || (classes > 0 && l >= int32(classes)) {

@@ -51,7 +51,7 @@ func CopyPartial(src string, batches int, w *Writer) (int64, error) {
 	if !r.Schema().Equal(w.schema) || !r.Schema().Metadata().Equal(w.schema.Metadata()) {
 		return 0, fmt.Errorf("resume from %s: its schema or metadata differs from this run's; start over without --resume", src)
 	}
-	src2 := &File{path: src, dim: w.dim, withID: w.withID, views: w.views}
+	src2 := &File{path: src, dim: w.dim, withID: w.withID, views: w.views, mixes: w.mixes}
 	var rows int64
 	for i := 0; i < batches; i++ {
 		var ok bool

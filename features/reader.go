@@ -49,6 +49,7 @@ type File struct {
 	dim    int
 	withID bool
 	views  bool // multi-view: batches carry Examples
+	mixes  bool // and MixLabels, MixLambdas
 	meta   Metadata
 	rows   int64
 	starts []int64 // first row of each batch; len = batches+1
@@ -170,6 +171,11 @@ func openNative(path string, f *os.File, opt ReadOptions) (_ *File, err error) {
 		return nil, fail("a multi-view file has both the %q column and %s metadata; this one has the column: %v, the metadata: %v", ColExample, MetaViews, hasExample, ff.meta.Views != nil)
 	}
 	ff.views = hasExample
+	hasMix := len(ff.r.Schema().FieldIndices(ColMixLabel)) == 1 && len(ff.r.Schema().FieldIndices(ColMixLambda)) == 1
+	if wantMix := ff.meta.Views != nil && ff.meta.Views.MixDiff > 0; hasMix != wantMix {
+		return nil, fail("a file with mixups with public images (%s mix_diff > 0) has the %q and %q columns, and only it does; this one has the columns: %v, the mixups: %v", MetaViews, ColMixLabel, ColMixLambda, hasMix, wantMix)
+	}
+	ff.mixes = hasMix
 	if names := opt.Import.Classes; len(names) > 0 && len(ff.meta.Classes) > 0 {
 		if len(names) != len(ff.meta.Classes) {
 			return nil, fail("--classes names %d classes; the file names %d", len(names), len(ff.meta.Classes))
@@ -381,6 +387,30 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 				return b, fmt.Errorf("row %d: no valid example id; every row of a multi-view file names its example", offset+int64(i))
 			}
 			b.Examples[i] = strings.Clone(ex.Value(i))
+		}
+	}
+	if f.mixes {
+		ml, ok1 := rec.Column(rec.Schema().FieldIndices(ColMixLabel)[0]).(*array.Int32)
+		lam, ok2 := rec.Column(rec.Schema().FieldIndices(ColMixLambda)[0]).(*array.Float32)
+		if !ok1 || !ok2 || ml.Len() != n || lam.Len() != n {
+			return b, fmt.Errorf("columns %q and %q are not int32 and float32 columns of %d rows", ColMixLabel, ColMixLambda, n)
+		}
+		b.MixLabels, b.MixLambdas = make([]int32, n), make([]float32, n)
+		for i := range n {
+			switch {
+			case ml.IsNull(i) != lam.IsNull(i):
+				return b, fmt.Errorf("row %d: a mix label without a mix λ or the reverse; a mixup row has both", offset+int64(i))
+			case ml.IsNull(i):
+				b.MixLabels[i] = Unlabeled
+			default:
+				b.MixLabels[i], b.MixLambdas[i] = ml.Value(i), lam.Value(i)
+				if l := b.MixLabels[i]; l < 0 || (len(f.meta.Classes) > 0 && int(l) >= len(f.meta.Classes)) || b.Labels[i] == Unlabeled {
+					return b, fmt.Errorf("row %d: mix label %d with label %d; expected both in 0..%d", offset+int64(i), l, b.Labels[i], len(f.meta.Classes)-1)
+				}
+				if v := b.MixLambdas[i]; !(v >= 0 && v <= 1) {
+					return b, fmt.Errorf("row %d: mix λ %v; expected a value in [0, 1]", offset+int64(i), v)
+				}
+			}
 		}
 	}
 	if f.withID {

@@ -17,6 +17,12 @@ const (
 	// ColExample names, in a multi-view file (Metadata.Views), the private
 	// example each row was made from: the privacy unit the methods group by.
 	ColExample = "example"
+	// ColMixLabel and ColMixLambda, in a multi-view file with mixups with
+	// public images (Views.MixDiff), give each such row a soft label:
+	// λ·label + (1 − λ)·mix_label, λ = mix_lambda on the example's side
+	// (DP-Mix_Diff). Null in the example's other rows.
+	ColMixLabel  = "mix_label"
+	ColMixLambda = "mix_lambda"
 )
 
 // Schema metadata keys of a feature file. The first six are the SPEC's; the
@@ -214,6 +220,10 @@ func schema(dim int, withID bool, meta Metadata) *arrow.Schema {
 	}
 	if meta.Views != nil {
 		fields = append(fields, arrow.Field{Name: ColExample, Type: arrow.BinaryTypes.String, Nullable: false})
+		if meta.Views.MixDiff > 0 {
+			fields = append(fields, arrow.Field{Name: ColMixLabel, Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+				arrow.Field{Name: ColMixLambda, Type: arrow.PrimitiveTypes.Float32, Nullable: true})
+		}
 	}
 	md := meta.arrow()
 	return arrow.NewSchema(fields, &md)
@@ -249,6 +259,14 @@ func checkSchema(s *arrow.Schema) (dim int, withID bool, err error) {
 	if ii := s.FieldIndices(ColExample); len(ii) == 1 {
 		if t := s.Field(ii[0]).Type; t.ID() != arrow.STRING {
 			return 0, false, fmt.Errorf("column %q has type %s; expected utf8", ColExample, t)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		id   arrow.Type
+	}{{ColMixLabel, arrow.INT32}, {ColMixLambda, arrow.FLOAT32}} {
+		if ii := s.FieldIndices(c.name); len(ii) == 1 && s.Field(ii[0]).Type.ID() != c.id {
+			return 0, false, fmt.Errorf("column %q has type %s; expected %s", c.name, s.Field(ii[0]).Type, strings.ToLower(c.id.String()))
 		}
 	}
 	return int(ft.Len()), withID, nil

@@ -214,15 +214,7 @@ func CopyRows(src *File, rows []int, path string, meta Metadata) error {
 		out := Batch{Dim: b.Dim}
 		end := b.Offset + int64(b.Rows())
 		for ; k < len(rows) && int64(rows[k]) < end; k++ {
-			i := int(int64(rows[k]) - b.Offset)
-			out.Features = append(out.Features, b.Row(i)...)
-			out.Labels = append(out.Labels, b.Labels[i])
-			if b.IDs != nil {
-				out.IDs = append(out.IDs, b.IDs[i])
-			}
-			if b.Examples != nil {
-				out.Examples = append(out.Examples, b.Examples[i])
-			}
+			out.appendRow(b, int(int64(rows[k])-b.Offset))
 		}
 		return w.Write(out)
 	})

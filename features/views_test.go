@@ -111,3 +111,53 @@ func TestMultiViewFilesAreWhole(t *testing.T) {
 		t.Errorf("an example column without %s: %v", MetaViews, err)
 	}
 }
+
+// Soft labels (DP-Mix_Diff): a file with mixups with public images carries
+// mix_label and mix_lambda, null in the other rows; they read back, copies
+// keep them, and a row or a batch that breaks the rules is refused naming
+// it.
+func TestSoftLabelColumns(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "soft.arrow")
+	meta := Metadata{Classes: []string{"x", "y", "z"}, Views: &Views{Views: 1, Augment: "flip", MixDiff: 1, MixWith: "pub", MixAlpha: 1}}
+	b := Batch{Dim: 1, Features: []float32{1, 2, 3, 4}, Labels: []int32{0, 0, 2, 2}, Examples: []string{"a", "a", "b", "b"},
+		MixLabels: []int32{Unlabeled, 1, Unlabeled, 0}, MixLambdas: []float32{0, 0.25, 0, 0.75}}
+	if err := WriteFile(path, meta, WriterOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Batch(0)
+	if err != nil || !slices.Equal(got.MixLabels, b.MixLabels) || !slices.Equal(got.MixLambdas, b.MixLambdas) {
+		t.Fatalf("read back %v %v, %v", got.MixLabels, got.MixLambdas, err)
+	}
+	out := filepath.Join(dir, "copy.arrow")
+	if err := CopyRows(f, []int{1, 2}, out, f.Metadata()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g, err := Open(out, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := g.Batch(0); err != nil || !slices.Equal(c.MixLabels, []int32{1, Unlabeled}) || c.MixLambdas[0] != 0.25 {
+		t.Errorf("copy: %v %v, %v", c.MixLabels, c.MixLambdas, err)
+	}
+	g.Close()
+	for _, c := range []struct {
+		meta Metadata
+		b    Batch
+		want string
+	}{
+		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}, MixLabels: []int32{3}, MixLambdas: []float32{0.5}}, "row 0: mix label 3"},
+		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}, MixLabels: []int32{1}, MixLambdas: []float32{1.5}}, "mix λ 1.5"},
+		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}}, "gives every row a mix label"},
+		{Metadata{Classes: meta.Classes, Views: &Views{Views: 1, Augment: "flip"}}, b, "only its rows do"},
+	} {
+		if err := WriteFile(filepath.Join(dir, "bad.arrow"), c.meta, WriterOptions{}, c.b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error with %q, got %v", c.want, err)
+		}
+	}
+}

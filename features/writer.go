@@ -45,6 +45,7 @@ type Writer struct {
 	dim       int
 	withID    bool
 	views     bool // multi-view: rows carry their example
+	mixes     bool // and mixups with public images carry soft labels
 	classes   int
 	nonFinite bool
 	rows      int64
@@ -82,7 +83,7 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, views: meta.Views != nil, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
+	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, views: meta.Views != nil, mixes: meta.Views != nil && meta.Views.MixDiff > 0, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
 }
 
 // Rows returns the number of rows written so far.
@@ -119,6 +120,9 @@ func (w *Writer) Write(b Batch) error {
 	}
 	if (b.Examples != nil) != w.views {
 		return fmt.Errorf("write %s: a multi-view file's rows name their example, and only its rows do (batch has example ids: %v, file is multi-view: %v)", w.path, b.Examples != nil, w.views)
+	}
+	if (b.MixLabels != nil) != w.mixes {
+		return fmt.Errorf("write %s: a file with mixups with public images gives every row a mix label (null but in the mixups), and only its rows do (batch has mix labels: %v, file has mixups: %v)", w.path, b.MixLabels != nil, w.mixes)
 	}
 	for i, e := range b.Examples {
 		if e == "" || !utf8.ValidString(e) {
@@ -192,6 +196,25 @@ func (w *Writer) record(b Batch) arrow.RecordBatch {
 		ex := eb.NewArray()
 		defer ex.Release()
 		cols = append(cols, ex)
+	}
+	if w.mixes {
+		lb := array.NewInt32Builder(w.mem)
+		defer lb.Release()
+		fb := array.NewFloat32Builder(w.mem)
+		defer fb.Release()
+		for i, l := range b.MixLabels {
+			if l == Unlabeled {
+				lb.AppendNull()
+				fb.AppendNull()
+			} else {
+				lb.Append(l)
+				fb.Append(b.MixLambdas[i])
+			}
+		}
+		la, fa := lb.NewArray(), fb.NewArray()
+		defer la.Release()
+		defer fa.Release()
+		cols = append(cols, la, fa)
 	}
 	return array.NewRecordBatch(w.schema, cols, int64(n))
 }
