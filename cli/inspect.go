@@ -38,7 +38,11 @@ func inspectCommand() *ucli.Command {
 				return err
 			}
 			if v := f.Views(); v != nil && !c.Bool("json") {
-				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s is multi-view: %d examples, %d views and %d self-mixups per example (augment %s); rows and class counts count rows, not examples\n", f.Path(), s.Examples, v.Views, v.MixSelf, v.Augment)
+				mixes := ""
+				if v.MixDiff > 0 {
+					mixes = fmt.Sprintf(", %d mixups with public images (soft labels: columns %s, %s)", v.MixDiff, features.ColMixLabel, features.ColMixLambda)
+				}
+				fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s is multi-view: %d examples, %d views and %d self-mixups%s per example (augment %s); rows and class counts count rows, not examples\n", f.Path(), s.Examples, v.Views, v.MixSelf, mixes, v.Augment)
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, s)

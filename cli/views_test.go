@@ -153,3 +153,114 @@ func TestMultiViewTrainingFiles(t *testing.T) {
 		t.Errorf("views of one example with different labels: exit %d, %q", code, errs)
 	}
 }
+
+// softFile writes a multi-view training file of 60 examples of two
+// classes: two views each and, for every other example, a mixup with a
+// public image of the other class (mix_label, λ); scatter puts each
+// example's mixup after every example's views.
+func softFile(t *testing.T, path string, scatter bool) {
+	t.Helper()
+	b := features.Batch{Dim: 3}
+	var later features.Batch
+	for e := 0; e < 60; e++ {
+		y, ex := int32(e%2), fmt.Sprintf("img-%02d", e)
+		for v := 0; v < 2; v++ {
+			b.Features = append(b.Features, float32(y)+0.1*float32(v), float32(v)-0.5, float32(e%5)*0.2)
+			b.Labels, b.Examples = append(b.Labels, y), append(b.Examples, ex)
+			b.MixLabels, b.MixLambdas = append(b.MixLabels, features.Unlabeled), append(b.MixLambdas, 0)
+		}
+		if e%2 == 0 {
+			to := &b
+			if scatter {
+				to = &later
+			}
+			to.Features = append(to.Features, 0.7*float32(y)+0.3*float32(1-y), 0.2, float32(e%5)*0.2)
+			to.Labels, to.Examples = append(to.Labels, y), append(to.Examples, ex)
+			to.MixLabels, to.MixLambdas = append(to.MixLabels, 1-y), append(to.MixLambdas, 0.7)
+		}
+	}
+	b.Features = append(b.Features, later.Features...)
+	b.Labels, b.Examples = append(b.Labels, later.Labels...), append(b.Examples, later.Examples...)
+	b.MixLabels, b.MixLambdas = append(b.MixLabels, later.MixLabels...), append(b.MixLambdas, later.MixLambdas...)
+	meta := features.Metadata{Classes: []string{"a", "b"}, Views: &features.Views{Views: 2, Augment: "flip", MixDiff: 1, MixWith: "public", MixAlpha: 1}}
+	var parts []features.Batch
+	for lo := 0; lo < len(b.Labels); lo += 50 {
+		hi := min(lo+50, len(b.Labels))
+		parts = append(parts, features.Batch{Dim: 3, Features: b.Features[lo*3 : hi*3], Labels: b.Labels[lo:hi], Examples: b.Examples[lo:hi],
+			MixLabels: b.MixLabels[lo:hi], MixLambdas: b.MixLambdas[lo:hi]})
+	}
+	if err := features.WriteFile(path, meta, features.WriterOptions{}, parts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSoftLabelledTrainingFiles (#22, DP-Mix_Diff): every method that can
+// honour soft labels fits a file of mixups with public images, wherever an
+// example's rows lie (the in-memory methods fit the same model from the
+// scattered file); n and the class counts count examples, each in its own
+// class; the exponential mechanisms refuse; split keeps the soft labels.
+func TestSoftLabelledTrainingFiles(t *testing.T) {
+	dir := t.TempDir()
+	grouped, scattered := filepath.Join(dir, "soft.arrow"), filepath.Join(dir, "soft-s.arrow")
+	softFile(t, grouped, false)
+	softFile(t, scattered, true)
+	fit := func(m, train, name string, extra ...string) (*models.Classifier, int, string) {
+		t.Helper()
+		out := filepath.Join(dir, name+".safetensors")
+		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "3", "--public-counts"}
+		if m == "ls" || m == "logreg" {
+			args = append(args, "--epsilon", "inf")
+		} else {
+			args = append(args, "--epsilon", "1", "--delta", "1e-5")
+		}
+		code, _, errs := run(t, append(args, extra...)...)
+		if code != 0 {
+			return nil, code, errs
+		}
+		clf, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clf, code, errs
+	}
+	for _, m := range []string{"dpls", "dpfc", "dpsgd", "dpplmean", "dplp", "dpnewton", "auto", "ls", "logreg"} {
+		a, code, errs := fit(m, grouped, m)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, %s", m, code, errs)
+		}
+		if a.TrainRows != 60 || !slices.Equal(a.TrainCounts, []int64{30, 30}) {
+			t.Errorf("%s: train_rows %d, counts %v; want 60 examples, 30 + 30", m, a.TrainRows, a.TrainCounts)
+		}
+		if a.Guarantee.Accountant != "none" && !strings.Contains(a.Guarantee.Unit, "1 mixups with the public images public (soft labels") {
+			t.Errorf("%s: guarantee unit %q", m, a.Guarantee.Unit)
+		}
+		b, code, errs := fit(m, scattered, m+"-s")
+		if code != 0 {
+			t.Fatalf("%s scattered: exit %d, %s", m, code, errs)
+		}
+		if (m == "dpsgd" || m == "dplp") && !slices.Equal(a.Weight, b.Weight) {
+			t.Errorf("%s: the scattered file fits another classifier", m)
+		}
+	}
+	// Streamed under a small --memory, and with a private transform.
+	for _, c := range [][]string{{"dpfc", "--memory", "1MiB"}, {"dpnewton", "--memory", "1MiB"}, {"dpls", "--transform", "pca", "--transform-dims", "2"}, {"dpsgd", "--transform", "center"}} {
+		if _, code, errs := fit(c[0], scattered, c[0]+"-x", c[1:]...); code != 0 {
+			t.Errorf("%v: exit %d, %s", c, code, errs)
+		}
+	}
+	for _, m := range []string{"dpplpublic", "dpplpublick"} {
+		if _, code, errs := fit(m, grouped, m, "--public", grouped); code != 1 || !strings.Contains(errs, "cannot take soft labels") {
+			t.Errorf("%s on soft labels: exit %d, %q", m, code, errs)
+		}
+	}
+	tr, va := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "va.arrow")
+	if code, _, errs := run(t, "split", "--in", scattered, "--train", tr, "--val", va, "--val-fraction", "0.3"); code != 0 {
+		t.Fatal(errs)
+	}
+	if _, code, errs := fit("dpsgd", tr, "after-split"); code != 0 {
+		t.Errorf("fit on a split soft-labelled file: exit %d, %s", code, errs)
+	}
+	if code, _, errs := run(t, "inspect", grouped); code != 0 || !strings.Contains(errs, "1 mixups with public images") {
+		t.Errorf("inspect: exit %d, %q", code, errs)
+	}
+}

@@ -289,6 +289,12 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	if o.Sigma > 0 {
 		return nil, fmt.Errorf("the exponential mechanism has no noise multiplier: give --epsilon instead of --sigma")
 	}
+	if d.W != nil {
+		// Each class's utilities come from its own examples (parallel
+		// composition over classes); a soft label would put one example
+		// in two classes' utilities.
+		return nil, fmt.Errorf("this method scores public candidates by each class's own examples and cannot take soft labels (mixups with public images, extract --mix-diff): use a file without them, or dpplmean")
+	}
 	if math.IsInf(o.Epsilon, 1) || !(o.Epsilon > 0) {
 		return nil, fmt.Errorf("ε must be a positive finite number, got %v", o.Epsilon)
 	}

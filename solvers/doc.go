@@ -46,5 +46,11 @@
 // mean over the example's augmentations and mixups before clipping).
 // Every method then clips or bounds the mean of an example's rows, weighs
 // each row 1/k in its sums, and counts examples (groups.go); a grouping of
-// one row per example takes the single-row arithmetic exactly.
+// one row per example takes the single-row arithmetic exactly. Rows may
+// also carry weights (Rows.Weights, Data.W): DP-Mix_Diff's soft label
+// λ·y + (1 − λ)·y′ is two rows of the same features, labels y and y′,
+// weights λ and 1 − λ, and an example's mean is then weighted. Every
+// method's terms are linear in the one-hot target, so the pair adds the
+// soft label's term (the exponential mechanisms of package prototypes,
+// whose utilities are per class, refuse weighted rows).
 package solvers

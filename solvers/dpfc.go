@@ -92,10 +92,10 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	o.progress("dpfc: covariance pass")
 	stop := phases.Start("covariance pass")
 	err = us.each(ctx, func(u uBlock[float32]) error {
-		// An example's rows add the mean of their uuᵀ (rootWeights: nil, and
+		// An example's rows add the weighted mean of their uuᵀ (rootWeights: nil, and
 		// no scaling, for examples of one row); it counts once.
 		eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
-		acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.N))
+		acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
 		return nil
 	})
 	stop()

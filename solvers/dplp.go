@@ -92,9 +92,9 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// Steps 1 and 2: x′ = C·x/‖x‖, the noisy mean, x̃ = x′ − m̃.
-	x := &Data{X: bigmem.Float64s(d.N * D), Y: d.Y, N: d.N, D: D, M: M, Groups: d.Groups}
+	x := &Data{X: bigmem.Float64s(d.N * D), Y: d.Y, N: d.N, D: D, M: M, Groups: d.Groups, W: d.W}
 	mean := make([]float64, D)
-	w := rowWeights(d.Groups, d.N) // an example's rows weigh 1/k
+	w := rowWeights(d.Groups, d.W, d.N) // an example's rows weigh their shares
 	for i := 0; i < d.N; i++ {
 		row, src := x.Row(i), d.Row(i)
 		s := 0.0

@@ -8,7 +8,7 @@ import (
 
 // clipRows clips every row of d to L2 norm c, in a copy.
 func clipRows(d *Data, c float64) *Data {
-	out := &Data{X: bigmem.Float64s(len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M, Groups: d.Groups}
+	out := &Data{X: bigmem.Float64s(len(d.X)), Y: d.Y, N: d.N, D: d.D, M: d.M, Groups: d.Groups, W: d.W}
 	copy(out.X, d.X)
 	for i := 0; i < d.N; i++ {
 		Preprocessing{Clip: c}.Apply(out.Row(i))
@@ -32,7 +32,7 @@ func BiasFeatures(x []float64, c float64, normalize bool) []float64 {
 // normalised already).
 func withBias(d *Data, c float64) *Data {
 	dd := d.D + 1
-	out := &Data{X: bigmem.Float64s(d.N * dd), Y: d.Y, N: d.N, D: dd, M: d.M, Groups: d.Groups}
+	out := &Data{X: bigmem.Float64s(d.N * dd), Y: d.Y, N: d.N, D: dd, M: d.M, Groups: d.Groups, W: d.W}
 	for i := 0; i < d.N; i++ {
 		fillU(d.Row(i), out.X[i*dd:(i+1)*dd], c, false)
 	}

@@ -138,10 +138,10 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 			got32 = make([]float64, len(theta))
 			g32 := newGradient32(u.M, u.D)
 			g32.setTheta(theta)
-			walk := newGroupWalk(u.Groups, u.N)
+			walk := newGroupWalk(u.Groups, u.W, u.N)
 			for start := 0; start < u.N; {
-				n, sizes := walk.next(300)
-				g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes}, clip, got32)
+				n, sizes, w := walk.next(300)
+				g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes, W: w}, clip, got32)
 				start += n
 			}
 		}
@@ -286,25 +286,31 @@ func TestGroupHelpers(t *testing.T) {
 	if b := splitParts(nil, 11, 3); !slices.Equal(b, []int{0, 3, 7, 11}) {
 		t.Errorf("splitParts without grouping: %v", b)
 	}
-	w := newGroupWalk(sizes, 11)
-	if n, s := w.next(2); n != 3 || !slices.Equal(s, []int32{3}) {
+	w := newGroupWalk(sizes, nil, 11)
+	if n, s, _ := w.next(2); n != 3 || !slices.Equal(s, []int32{3}) {
 		t.Errorf("next: %d %v", n, s)
 	}
-	if _, err := w.take(2); err == nil {
+	if _, _, err := w.take(2); err == nil {
 		t.Error("take split an example")
 	}
 	for _, c := range []struct {
 		groups, y []int32
+		w         []float64
 		ok        bool
 	}{
-		{[]int32{2, 1}, []int32{0, 0, 1}, true},
-		{[]int32{2, 1}, []int32{0, 1, 1}, false},
-		{[]int32{2, 2}, []int32{0, 0, 1}, false},
-		{[]int32{0, 3}, []int32{0, 0, 1}, false},
-		{[]int32{1}, []int32{0, 0, 1}, false},
+		{[]int32{2, 1}, []int32{0, 0, 1}, nil, true},
+		{[]int32{2, 1}, []int32{0, 1, 1}, nil, false},
+		{[]int32{2, 2}, []int32{0, 0, 1}, nil, false},
+		{[]int32{0, 3}, []int32{0, 0, 1}, nil, false},
+		{[]int32{1}, []int32{0, 0, 1}, nil, false},
+		{[]int32{2, 1}, []int32{0, 1, 1}, []float64{0.3, 0.7, 1}, true}, // a soft label
+		{[]int32{2, 1}, []int32{0, 1, 1}, []float64{0, 0, 1}, false},    // an example of weight 0
+		{[]int32{2, 1}, []int32{0, 1, 1}, []float64{0.3, 1.2, 1}, false},
+		{[]int32{2, 1}, []int32{0, 1, 1}, []float64{0.3, 0.7}, false},
+		{nil, []int32{0, 1}, []float64{1, 1}, false}, // weights without grouping
 	} {
-		if err := CheckGroups(c.groups, c.y); (err == nil) != c.ok {
-			t.Errorf("CheckGroups(%v, %v): %v", c.groups, c.y, err)
+		if err := CheckGroups(c.groups, c.y, c.w); (err == nil) != c.ok {
+			t.Errorf("CheckGroups(%v, %v, %v): %v", c.groups, c.y, c.w, err)
 		}
 	}
 }
@@ -334,9 +340,9 @@ func BenchmarkClippedGradient(b *testing.B) {
 		total := make([]float64, m*u.D)
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			for range b.N {
-				walk := newGroupWalk(u.Groups, u.N)
+				walk := newGroupWalk(u.Groups, nil, u.N)
 				for start := 0; start < u.N; {
-					rows, sizes := walk.next(uBlockRows)
+					rows, sizes, _ := walk.next(uBlockRows)
 					g.add(uBlock[float32]{X: x32[start*u.D : (start+rows)*u.D], Y: u.Y[start : start+rows], N: rows, D: u.D, Groups: sizes}, 1, total)
 					start += rows
 				}

@@ -71,8 +71,9 @@ func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float6
 // per-example gradients are never formed: each residual row is scaled by
 // min(1, C′/(‖rᵢ‖‖uᵢ‖)) with C′ = C·clipMargin (rounding cannot take a
 // norm above C), and the sum is one matrix product Rᵀ·U. clip ≤ 0 does
-// not clip. With several rows per example (u.Groups), each example's mean
-// gradient is clipped (groups.go); unclipped, its rows weigh 1/k.
+// not clip. With several rows per example (u.Groups), each example's
+// (weighted) mean gradient is clipped (groups.go); unclipped, its rows
+// weigh their shares.
 func addClippedGradient(u *Data, r []float64, clip float64, g []float64) {
 	m, d := u.M, u.D
 	// Parts of rows in parallel, each into its own sum, added in part
@@ -85,10 +86,7 @@ func addClippedGradient(u *Data, r []float64, clip float64, g []float64) {
 		lo, hi := bounds[q], bounds[q+1]
 		eachGroup(u.Groups, lo, hi, func(a, b int) {
 			if b-a > 1 {
-				f := groupScale(r, m, u.Row, func(v int) float64 { x := u.Row(v); return dot64(x, x) }, a, b, lim)
-				for j := range r[a*m : b*m] {
-					r[a*m+j] *= f
-				}
+				clipGroup(r, m, u.Row, func(v int) float64 { x := u.Row(v); return dot64(x, x) }, a, b, lim, u.W)
 				return
 			}
 			row := r[a*m : (a+1)*m]
@@ -234,10 +232,11 @@ func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
 				clipRow(a, g.rr[q][a-lo])
 				return
 			}
-			f := float32(groupScale(z.Data, m, func(v int) []float32 { return u.Row(v + lo) }, func(v int) float64 { return normSq(v + lo) }, a-lo, b-lo, lim))
-			for j := range z.Data[(a-lo)*m : (b-lo)*m] {
-				z.Data[(a-lo)*m+j] *= f
+			var w []float64
+			if u.W != nil {
+				w = u.W[lo:hi]
 			}
+			clipGroup(z.Data, m, func(v int) []float32 { return u.Row(v + lo) }, func(v int) float64 { return normSq(v + lo) }, a-lo, b-lo, lim, w)
 		})
 	}
 	s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}

@@ -37,7 +37,7 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	const big = 1e6 // no clipping: the clip norm is far above unit-norm rows
 	u := withBias(d, 1)
 	M, D, n := u.M, u.D, float64(u.Examples())
-	w := rowWeights(u.Groups, u.N) // an example's rows weigh 1/k
+	w := rowWeights(u.Groups, u.W, u.N) // an example's rows weigh their shares
 	zbuf := make([]float64, u.N*M)
 	objective := func(theta, grad []float64) float64 {
 		scores(u, theta, zbuf)

@@ -198,7 +198,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			}
 			o.progress("%s step %d/%d: pass %d/%d over the data", o.method, t+1, T, ci+1, len(chunks))
 			err := us.each(ctx, func(b uBlock[float64]) error {
-				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M, Groups: b.Groups}
+				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M, Groups: b.Groups, W: b.W}
 				if len(zbuf) < u.N*M {
 					zbuf = make([]float64, u.N*M) // an example of more than uBlockRows rows
 				}
@@ -206,7 +206,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				// With several rows per example, each weighs 1/k
 				// (groups.go): √ of it scales the Hessian's rows, the
 				// gradient's residuals take it in addClippedGradient.
-				root := rootWeights(u.Groups, u.N)
+				root := rootWeights(u.Groups, u.W, u.N)
 				for i := 0; i < u.N; i++ {
 					row := zbuf[i*M : (i+1)*M]
 					for j := range row {
@@ -242,21 +242,24 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 						zbuf[i*M+int(y)] -= 1
 					}
 					if t == 0 {
+						// An example counts in its class; its rows add
+						// their shares to their labels' sums (a soft
+						// label's two rows to two classes).
+						share := rowWeights(u.Groups, u.W, u.N)
 						eachGroup(u.Groups, 0, u.N, func(a, b int) {
-							y := u.Y[a]
-							counts[y]++
+							counts[u.Y[a]]++
 							if !private {
 								return
 							}
-							sum := classSums[int(y)*D : (int(y)+1)*D]
-							if b-a == 1 {
-								floatsAdd(sum, u.Row(a))
-								return
-							}
-							w := 1 / float64(b-a)
 							for i := a; i < b; i++ {
+								y := int(u.Y[i])
+								sum := classSums[y*D : (y+1)*D]
+								if share == nil {
+									floatsAdd(sum, u.Row(i))
+									continue
+								}
 								for k, v := range u.Row(i) {
-									sum[k] += w * v
+									sum[k] += share[i] * v
 								}
 							}
 						})

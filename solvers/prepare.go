@@ -3,7 +3,6 @@ package solvers
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/dpfeat/dpfeat/internal/bigmem"
 	"github.com/dpfeat/dpfeat/preprocessing"
@@ -15,10 +14,13 @@ import (
 // default, which makes every clipping norm scale-free). Rows are grouped by
 // class (stable within a class), so that per-class statistics are
 // contiguous blocks. groups, when not nil, is the number of consecutive
-// rows of each private example (Data.Groups); an example's rows share its
-// label, so they stay together, and the result's Groups follow the new
-// order.
-func Prepare(x []float32, y []int32, groups []int32, dim, classes int, normalize bool) (*Data, error) {
+// rows of each private example (Data.Groups) and w, when not nil, their
+// weights (Data.W): an example's rows stay together, ordered by the
+// example's class (its first row's label), and the result's Groups and W
+// follow the new order. Rows of an example of weighted rows may carry other
+// labels (a soft label's second row), so only without weights are the
+// labels themselves sorted.
+func Prepare(x []float32, y []int32, groups []int32, w []float64, dim, classes int, normalize bool) (*Data, error) {
 	rows := len(y)
 	if rows == 0 {
 		return nil, fmt.Errorf("no rows")
@@ -26,28 +28,52 @@ func Prepare(x []float32, y []int32, groups []int32, dim, classes int, normalize
 	if len(x) != rows*dim {
 		panic(fmt.Sprintf("solvers.Prepare: %d values for %d rows of %d", len(x), rows, dim))
 	}
-	if err := CheckGroups(groups, y); err != nil {
+	if err := CheckGroups(groups, y, w); err != nil {
 		return nil, err
 	}
-	// A stable counting sort by label (unlabeled rows, −1, first).
+	// A stable counting sort of the examples by class (unlabeled, −1,
+	// first), each example's rows together.
 	bucket := func(l int32) int { return min(max(int(l)+1, 0), classes+1) }
+	sizes := groups
+	if sizes == nil {
+		sizes = make([]int32, rows)
+		for i := range sizes {
+			sizes[i] = 1
+		}
+	}
 	counts := make([]int, classes+2)
-	for _, l := range y {
-		counts[bucket(l)]++
+	at := 0
+	for _, k := range sizes {
+		counts[bucket(y[at])] += int(k)
+		at += int(k)
 	}
 	starts := make([]int, len(counts))
 	for i := 1; i < len(counts); i++ {
 		starts[i] = starts[i-1] + counts[i-1]
 	}
 	order := make([]int, rows)
-	for i, l := range y {
-		k := bucket(l)
-		order[starts[k]] = i
-		starts[k]++
+	byClass := make([][]int32, classes+2)
+	at = 0
+	for _, k := range sizes {
+		b := bucket(y[at])
+		for i := at; i < at+int(k); i++ {
+			order[starts[b]] = i
+			starts[b]++
+		}
+		if groups != nil {
+			byClass[b] = append(byClass[b], k)
+		}
+		at += int(k)
 	}
 	d := &Data{X: bigmem.Float64s(rows * dim), Y: make([]int32, rows), N: rows, D: dim, M: classes}
+	if w != nil {
+		d.W = make([]float64, rows)
+	}
 	for k, i := range order {
 		d.Y[k] = y[i]
+		if w != nil {
+			d.W[k] = w[i]
+		}
 		row := d.X[k*dim : (k+1)*dim]
 		for j, v := range x[i*dim : (i+1)*dim] {
 			row[j] = float64(v)
@@ -55,30 +81,12 @@ func Prepare(x []float32, y []int32, groups []int32, dim, classes int, normalize
 		Preprocessing{Normalize: normalize}.Apply(row)
 	}
 	if groups != nil {
-		// The same stable order, example by example.
-		byClass := make([][]int32, classes+2)
-		at := 0
-		for _, k := range groups {
-			b := bucket(y[at])
-			byClass[b] = append(byClass[b], k)
-			at += int(k)
-		}
 		d.Groups = make([]int32, 0, len(groups))
 		for _, g := range byClass {
 			d.Groups = append(d.Groups, g...)
 		}
 	}
 	return d, nil
-}
-
-// classStarts returns, for labels sorted by class, the first row of each
-// class and N at the end.
-func classStarts(d *Data) []int {
-	starts := make([]int, d.M+1)
-	for c := 0; c <= d.M; c++ {
-		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
-	}
-	return starts
 }
 
 // l2 is the L2 norm (preprocessing's, the one definition).

@@ -24,8 +24,16 @@ type Data struct {
 	N, D, M int
 	// Groups, when not nil, says how many consecutive rows each private
 	// example has (its views: groups.go); nil when every row is its own
-	// example. The rows of one example share its label.
+	// example. The rows of one example share its label, unless W says
+	// otherwise.
 	Groups []int32
+	// W, when not nil, weighs each row within its example (CheckGroups):
+	// an example's rows add Σ_r (W_r/Σ W)·(their term), so a soft label
+	// λ·y + (1 − λ)·y′ (DP-Mix_Diff's mixup with a public image) is two
+	// rows of the same features, labels y and y′, weights λ and 1 − λ.
+	// Every method's terms are linear in the label's one-hot target, so
+	// the pair adds the soft label's term. nil: every row weighs 1.
+	W []float64
 }
 
 // Row returns row i of X.
@@ -512,7 +520,7 @@ func (d *Data) check() error {
 	case len(d.X) != d.N*d.D || len(d.Y) != d.N:
 		return fmt.Errorf("data shape: %d values and %d labels for %d×%d", len(d.X), len(d.Y), d.N, d.D)
 	}
-	if err := CheckGroups(d.Groups, d.Y); err != nil {
+	if err := CheckGroups(d.Groups, d.Y, d.W); err != nil {
 		return err
 	}
 	// Every class count is accepted, zero included. The class list is

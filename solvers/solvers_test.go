@@ -689,9 +689,10 @@ type batchedRows struct {
 	batch int
 }
 
-func (r batchedRows) Dim() int        { return r.d.D }
-func (r batchedRows) Len() int64      { return int64(r.d.N) }
-func (r batchedRows) Groups() []int32 { return r.d.Groups }
+func (r batchedRows) Dim() int           { return r.d.D }
+func (r batchedRows) Len() int64         { return int64(r.d.N) }
+func (r batchedRows) Groups() []int32    { return r.d.Groups }
+func (r batchedRows) Weights() []float64 { return r.d.W }
 func (r batchedRows) Each(fn func(x []float32, y []int32) error) error {
 	for start := 0; start < r.d.N; start += r.batch {
 		n := min(r.batch, r.d.N-start)

@@ -26,8 +26,12 @@ type Rows interface {
 	Each(fn func(x []float32, y []int32) error) error
 	// Groups returns nil when every row is its own example; else the
 	// number of rows of each example, in the order Each hands them out
-	// (an example's rows consecutive, sharing its label: groups.go).
+	// (an example's rows consecutive, sharing its label unless weighted:
+	// groups.go).
 	Groups() []int32
+	// Weights returns nil when every row weighs 1; else each row's weight
+	// within its example (Data.W), in the order Each hands them out.
+	Weights() []float64
 }
 
 type dataRows struct{ d *Data }
@@ -35,15 +39,16 @@ type dataRows struct{ d *Data }
 // DataRows streams an in-memory data set (converted to float32 blocks).
 func DataRows(d *Data) Rows { return dataRows{d} }
 
-func (r dataRows) Dim() int        { return r.d.D }
-func (r dataRows) Len() int64      { return int64(r.d.N) }
-func (r dataRows) Groups() []int32 { return r.d.Groups }
+func (r dataRows) Dim() int           { return r.d.D }
+func (r dataRows) Len() int64         { return int64(r.d.N) }
+func (r dataRows) Groups() []int32    { return r.d.Groups }
+func (r dataRows) Weights() []float64 { return r.d.W }
 func (r dataRows) Each(fn func(x []float32, y []int32) error) error {
 	const block = 4096
 	var buf []float32
-	walk := newGroupWalk(r.d.Groups, r.d.N)
+	walk := newGroupWalk(r.d.Groups, nil, r.d.N)
 	for start := 0; start < r.d.N; {
-		n, _ := walk.next(block)
+		n, _, _ := walk.next(block)
 		if cap(buf) < n*r.d.D {
 			buf = make([]float32, n*r.d.D)
 		}
@@ -268,11 +273,11 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 	var work []float32
 	var offset int64
 	rowsOf := make([][]int32, m)
-	// With several rows per example each row weighs 1/k (groups.go): its
-	// preprocessed copy is scaled by √(1/k), so the Grams get the example's
-	// mean of xxᵀ, and the sums take another √(1/k); an example counts
-	// once, at its first row.
-	walk := newGroupWalk(rows.Groups(), int(rows.Len()))
+	// With several rows per example each row weighs its share f (1/k, or
+	// W_r/ΣW: groups.go): its preprocessed copy is scaled by √f, so the
+	// Grams get the example's weighted mean of xxᵀ, and the sums take
+	// another √f; an example counts once, at its first row.
+	walk := newGroupWalk(rows.Groups(), rows.Weights(), int(rows.Len()))
 	timing := phases.NewSplit("read", "accumulate")
 	err := rows.Each(func(x []float32, y []int32) error {
 		if err := ctx.Err(); err != nil {
@@ -292,11 +297,11 @@ func Accumulate(ctx context.Context, rows Rows, m int, opt StatsOptions) (*Stats
 				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
 			}
 		}
-		sizes, err := walk.take(n)
+		sizes, wts, err := walk.take(n)
 		if err != nil {
 			return err
 		}
-		root := rootWeights(sizes, n)
+		root := rootWeights(sizes, wts, n)
 		parallelRows(n, d, func(i int) {
 			f := 1.0
 			if root != nil {

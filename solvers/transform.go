@@ -146,8 +146,8 @@ const (
 // visitRows calls fn with each row of a source, unit-normalised and
 // clipped to norm 1·ClipMargin (so that ‖x̂‖ ≤ 1 however it is rounded),
 // or, when t is not nil, mapped by t and renormalised: training rows
-// (Rows) or public rows (PublicSource), with its weight w: 1/k for a row
-// of an example of k rows (groups.go), else 1. It returns the number of
+// (Rows) or public rows (PublicSource), with its weight w: its share of
+// its example (1/k for a row of an example of k rows; groups.go), else 1. It returns the number of
 // examples.
 type visitRows func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64, w float64)) (n int64, err error)
 
@@ -155,24 +155,26 @@ func visitTraining(rows Rows) visitRows {
 	return func(ctx context.Context, t *preprocessing.Transform, fn func(x []float64, w float64)) (int64, error) {
 		D := rows.Dim()
 		row := make([]float64, D)
-		walk := newGroupWalk(rows.Groups(), int(rows.Len()))
+		walk := newGroupWalk(rows.Groups(), rows.Weights(), int(rows.Len()))
 		err := rows.Each(func(x []float32, y []int32) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sizes, err := walk.take(len(y))
+			sizes, wts, err := walk.take(len(y))
 			if err != nil {
 				return err
 			}
-			eachGroup(sizes, 0, len(y), func(a, b int) {
-				w := 1 / float64(b-a)
-				for i := a; i < b; i++ {
-					for k, v := range x[i*D : (i+1)*D] {
-						row[k] = float64(v)
-					}
-					fn(unitRow(t, row), w)
+			share := rowWeights(sizes, wts, len(y))
+			for i := range y {
+				for k, v := range x[i*D : (i+1)*D] {
+					row[k] = float64(v)
 				}
-			})
+				w := 1.0
+				if share != nil {
+					w = share[i]
+				}
+				fn(unitRow(t, row), w)
+			}
 			return nil
 		})
 		return ExamplesOf(rows), err
@@ -483,9 +485,10 @@ type transformRows struct {
 	t    *preprocessing.Transform
 }
 
-func (r transformRows) Dim() int        { return r.t.OutDim(r.rows.Dim()) }
-func (r transformRows) Len() int64      { return r.rows.Len() }
-func (r transformRows) Groups() []int32 { return r.rows.Groups() }
+func (r transformRows) Dim() int           { return r.t.OutDim(r.rows.Dim()) }
+func (r transformRows) Len() int64         { return r.rows.Len() }
+func (r transformRows) Groups() []int32    { return r.rows.Groups() }
+func (r transformRows) Weights() []float64 { return r.rows.Weights() }
 func (r transformRows) Each(fn func(x []float32, y []int32) error) error {
 	var out []float32
 	return r.rows.Each(func(x []float32, y []int32) error {
@@ -523,7 +526,7 @@ func transformRow(t *preprocessing.Transform, row []float64) []float64 {
 // transformData returns d's rows through t, renormalised.
 func transformData(d *Data, t *preprocessing.Transform) *Data {
 	k := t.OutDim(d.D)
-	return &Data{X: transformBlock(t, d.X, d.N, d.D, bigmem.Float64s(d.N*k)), Y: d.Y, N: d.N, D: k, M: d.M, Groups: d.Groups}
+	return &Data{X: transformBlock(t, d.X, d.N, d.D, bigmem.Float64s(d.N*k)), Y: d.Y, N: d.N, D: k, M: d.M, Groups: d.Groups, W: d.W}
 }
 
 // transformSource streams public rows through a transform, renormalised.

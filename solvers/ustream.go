@@ -23,9 +23,9 @@ type rows64 interface {
 }
 
 func (r dataRows) each64(fn func(x []float64, y []int32) error) error {
-	walk := newGroupWalk(r.d.Groups, r.d.N)
+	walk := newGroupWalk(r.d.Groups, nil, r.d.N)
 	for start := 0; start < r.d.N; {
-		n, _ := walk.next(uBlockRows)
+		n, _, _ := walk.next(uBlockRows)
 		if err := fn(r.d.X[start*r.d.D:(start+n)*r.d.D], r.d.Y[start:start+n]); err != nil {
 			return err
 		}
@@ -45,6 +45,8 @@ type uBlock[T float32 | float64] struct {
 	// Groups, with several rows per example, holds the number of rows of
 	// each example in the block (which never splits one); else nil.
 	Groups []int32
+	// W, with weighted rows (Data.W), holds the block's rows' weights.
+	W []float64
 }
 
 // Row returns row i.
@@ -75,10 +77,12 @@ type uStream[T float32 | float64] struct {
 	spans []uSpan
 }
 
-// uSpan is one cached block: k rows from start, its examples' sizes.
+// uSpan is one cached block: k rows from start, its examples' sizes and
+// its rows' weights.
 type uSpan struct {
 	start, k int
 	sizes    []int32
+	w        []float64
 }
 
 func newUStream[T float32 | float64](rows Rows, m int, c float64, normalize bool, cacheBytes int64) *uStream[T] {
@@ -114,8 +118,8 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 		s.buf = make([]T, uBlockRows*dd)
 	}
 	var offset int64
-	walk := newGroupWalk(s.rows.Groups(), int(total))
-	block := func(n int, fill func(i int, out []T), y []int32, sizes []int32) error {
+	walk := newGroupWalk(s.rows.Groups(), s.rows.Weights(), int(total))
+	block := func(n int, fill func(i int, out []T), y []int32, sizes []int32, w []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -153,7 +157,7 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			}
 		})
 		offset += int64(n)
-		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd, Groups: sizes})
+		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd, Groups: sizes, W: w})
 	}
 	defer func() {
 		// Only a complete pass fills the cache.
@@ -161,24 +165,24 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 		if s.cached {
 			// Later passes read blocks of whole examples, at most
 			// uBlockRows rows, from the start.
-			walk := newGroupWalk(s.rows.Groups(), int(total))
+			walk := newGroupWalk(s.rows.Groups(), s.rows.Weights(), int(total))
 			for start := 0; start < int(total); {
-				k, sizes := walk.next(uBlockRows)
-				s.spans = append(s.spans, uSpan{start: start, k: k, sizes: sizes})
+				k, sizes, w := walk.next(uBlockRows)
+				s.spans = append(s.spans, uSpan{start: start, k: k, sizes: sizes, w: w})
 				start += k
 			}
 		}
 	}()
 	if r, ok := s.rows.(rows64); ok {
 		return r.each64(func(x []float64, y []int32) error {
-			return splitBlock(walk, x, y, d0, func(xs []float64, ys []int32, sizes []int32) error {
-				return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
+			return splitBlock(walk, x, y, d0, func(xs []float64, ys []int32, sizes []int32, w []float64) error {
+				return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes, w)
 			})
 		})
 	}
 	return s.rows.Each(func(x []float32, y []int32) error {
-		return splitBlock(walk, x, y, d0, func(xs []float32, ys []int32, sizes []int32) error {
-			return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes)
+		return splitBlock(walk, x, y, d0, func(xs []float32, ys []int32, sizes []int32, w []float64) error {
+			return block(len(ys), func(i int, out []T) { fillU(xs[i*d0:(i+1)*d0], out, s.c, s.normalize) }, ys, sizes, w)
 		})
 	})
 }
@@ -187,15 +191,15 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 // grouping says ends on an example's last row to fn in parts of whole
 // examples of at most uBlockRows rows (groupWalk.next; exactly uBlockRows
 // without grouping, the last part shorter).
-func splitBlock[In float32 | float64](walk *groupWalk, x []In, y []int32, d0 int, fn func(x []In, y []int32, sizes []int32) error) error {
-	sizes, err := walk.take(len(y))
+func splitBlock[In float32 | float64](walk *groupWalk, x []In, y []int32, d0 int, fn func(x []In, y []int32, sizes []int32, w []float64) error) error {
+	sizes, w, err := walk.take(len(y))
 	if err != nil {
 		return err
 	}
-	parts := newGroupWalk(sizes, len(y))
+	parts := newGroupWalk(sizes, w, len(y))
 	for start := 0; start < len(y); {
-		n, ss := parts.next(uBlockRows)
-		if err := fn(x[start*d0:(start+n)*d0], y[start:start+n], ss); err != nil {
+		n, ss, ws := parts.next(uBlockRows)
+		if err := fn(x[start*d0:(start+n)*d0], y[start:start+n], ss, ws); err != nil {
 			return err
 		}
 		start += n
@@ -231,7 +235,7 @@ func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) err
 // block is a cached block.
 func (s *uStream[T]) block(sp uSpan) uBlock[T] {
 	dd, start, k := s.dim(), sp.start, sp.k
-	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k], Groups: sp.sizes}
+	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k], Groups: sp.sizes, W: sp.w}
 }
 
 // workers is the number of workers eachOn uses.

@@ -103,7 +103,7 @@ func (c *Cache) prepared(rows solvers.Rows, key dataKey, classes int) (*solvers.
 		}); err != nil {
 			return nil, err
 		}
-		data, err := solvers.Prepare(x, y, rows.Groups(), d, classes, key.normalize)
+		data, err := solvers.Prepare(x, y, rows.Groups(), rows.Weights(), d, classes, key.normalize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key.path, err)
 		}
@@ -171,8 +171,9 @@ type maskedRows struct {
 
 func (r maskedRows) Dim() int { return r.f.Dim() }
 
-// Groups is nil, as fileRows'.
-func (r maskedRows) Groups() []int32 { return nil }
+// Groups and Weights are nil, as fileRows'.
+func (r maskedRows) Groups() []int32    { return nil }
+func (r maskedRows) Weights() []float64 { return nil }
 
 func (r maskedRows) Len() int64 {
 	var n int64

@@ -14,6 +14,12 @@ import (
 // the number of rows of each (solvers.Rows.Groups), so that the methods
 // average an example's rows before clipping and count it once. The rows
 // of one example may be anywhere in the file.
+//
+// A row with a soft label (a mixup with a public image: label y,
+// mix_label y′, mix_lambda λ) reaches them as two rows of its features,
+// labels y and y′, weights λ and 1 − λ (solvers.Data.W); every other row
+// weighs 1. The example's own half comes first, so an example's first row
+// carries its label.
 
 // grouping says how the kept rows of a multi-view file group into examples.
 type grouping struct {
@@ -21,9 +27,23 @@ type grouping struct {
 	// in file order, examples in order of their first row); nil when the
 	// kept rows are in that order already.
 	order []int64
-	// sizes is each example's number of rows, in that order.
+	// sizes is each example's number of rows as the solvers see them (a
+	// soft-labelled row is two), in that order.
 	sizes []int32
 	rows  int64
+	// w is each solver row's weight (solvers.Rows.Weights), nil when the
+	// file has no soft labels.
+	w []float64
+}
+
+// expand appends file row i of b to x and y as the solvers see it: once,
+// or, with a soft label, twice (labels y and y′).
+func expand(b features.Batch, i int, x []float32, y []int32) ([]float32, []int32) {
+	x, y = append(x, b.Row(i)...), append(y, b.Labels[i])
+	if b.MixLabels != nil && b.MixLabels[i] != features.Unlabeled {
+		x, y = append(x, b.Row(i)...), append(y, b.MixLabels[i])
+	}
+	return x, y
 }
 
 // groupExamples reads the example column of a multi-view file (the rows
@@ -31,9 +51,11 @@ type grouping struct {
 // ids, not the features. The rows of one example must share a label.
 func groupExamples(tf *features.File, mask []bool, path string) (*grouping, error) {
 	index := map[string]int32{}
-	var sizes []int32
+	var sizes, count []int32 // each example's solver rows and file rows
 	var labels []int32
 	var rowEx []int32
+	var lambda []float32 // each kept row's λ, −1 without a soft label
+	mixes := tf.Views() != nil && tf.Views().MixDiff > 0
 	scattered, prev := false, int32(-1)
 	err := tf.Each(func(b features.Batch) error {
 		for i, ex := range b.Examples {
@@ -44,7 +66,7 @@ func groupExamples(tf *features.File, mask []bool, path string) (*grouping, erro
 			if !ok {
 				e = int32(len(sizes))
 				index[ex] = e
-				sizes, labels = append(sizes, 0), append(labels, b.Labels[i])
+				sizes, count, labels = append(sizes, 0), append(count, 0), append(labels, b.Labels[i])
 			} else if labels[e] != b.Labels[i] {
 				return fmt.Errorf("%s: row %d has label %d, an earlier row of its example %d; an example's views share its label", path, b.Offset+int64(i), b.Labels[i], labels[e])
 			}
@@ -53,33 +75,60 @@ func groupExamples(tf *features.File, mask []bool, path string) (*grouping, erro
 			}
 			prev = e
 			sizes[e]++
+			count[e]++
 			rowEx = append(rowEx, e)
+			if mixes {
+				l := float32(-1)
+				if b.MixLabels[i] != features.Unlabeled {
+					l = b.MixLambdas[i]
+					sizes[e]++
+				}
+				lambda = append(lambda, l)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	g := &grouping{sizes: sizes, rows: int64(len(rowEx))}
-	if !scattered {
-		return g, nil
+	g := &grouping{sizes: sizes}
+	for _, k := range sizes {
+		g.rows += int64(k)
 	}
-	// A counting sort of the kept rows by example.
-	next := make([]int64, len(sizes))
-	var at int64
-	for e, k := range sizes {
-		next[e], at = at, at+int64(k)
-	}
-	g.order = make([]int64, len(rowEx))
-	var kept int64
-	for row := int64(0); row < tf.Rows(); row++ {
-		if mask != nil && mask[row] {
-			continue
+	if scattered {
+		// A counting sort of the kept rows by example (their λs along).
+		next := make([]int64, len(count))
+		var at int64
+		for e, k := range count {
+			next[e], at = at, at+int64(k)
 		}
-		e := rowEx[kept]
-		g.order[next[e]] = row
-		next[e]++
-		kept++
+		g.order = make([]int64, len(rowEx))
+		sorted := make([]float32, len(lambda))
+		var kept int64
+		for row := int64(0); row < tf.Rows(); row++ {
+			if mask != nil && mask[row] {
+				continue
+			}
+			e := rowEx[kept]
+			g.order[next[e]] = row
+			if mixes {
+				sorted[next[e]] = lambda[kept]
+			}
+			next[e]++
+			kept++
+		}
+		lambda = sorted
+	}
+	if mixes {
+		// The solver rows' weights, in stream order.
+		g.w = make([]float64, 0, g.rows)
+		for _, l := range lambda {
+			if l < 0 {
+				g.w = append(g.w, 1)
+			} else {
+				g.w = append(g.w, float64(l), 1-float64(l))
+			}
+		}
 	}
 	return g, nil
 }
@@ -96,9 +145,10 @@ type groupedRows struct {
 // examples).
 const groupBlock = 4096
 
-func (r groupedRows) Dim() int        { return r.f.Dim() }
-func (r groupedRows) Len() int64      { return r.g.rows }
-func (r groupedRows) Groups() []int32 { return r.g.sizes }
+func (r groupedRows) Dim() int           { return r.f.Dim() }
+func (r groupedRows) Len() int64         { return r.g.rows }
+func (r groupedRows) Groups() []int32    { return r.g.sizes }
+func (r groupedRows) Weights() []float64 { return r.g.w }
 
 func (r groupedRows) Each(fn func(x []float32, y []int32) error) error {
 	if r.g.order == nil {
@@ -116,12 +166,12 @@ func (r groupedRows) inOrder(fn func(x []float32, y []int32) error) error {
 	var y []int32
 	g, whole := 0, 0 // next example; rows of x that make whole examples
 	err := r.f.Each(func(b features.Batch) error {
-		if r.mask == nil && len(y) == 0 {
+		if r.mask == nil && len(y) == 0 && b.MixLabels == nil {
 			x, y = b.Features, b.Labels
 		} else {
 			for i := 0; i < b.Rows(); i++ {
 				if r.mask == nil || !r.mask[b.Offset+int64(i)] {
-					x, y = append(x, b.Row(i)...), append(y, b.Labels[i])
+					x, y = expand(b, i, x, y)
 				}
 			}
 		}
@@ -149,33 +199,35 @@ func (r groupedRows) inOrder(fn func(x []float32, y []int32) error) error {
 func (r groupedRows) gather(fn func(x []float32, y []int32) error) error {
 	d := r.f.Dim()
 	nb := r.f.NumBatches()
-	feats, labels, starts := make([][]float32, nb), make([][]int32, nb), make([]int64, nb)
+	batches, starts := make([]features.Batch, nb), make([]int64, nb)
 	for i := range nb {
 		b, err := r.f.Batch(i)
 		if err != nil {
 			return err
 		}
-		feats[i], labels[i], starts[i] = b.Features, b.Labels, b.Offset
+		// (only the columns expand reads: the ids would hold every
+		// row's strings)
+		batches[i] = features.Batch{Dim: b.Dim, Features: b.Features, Labels: b.Labels, MixLabels: b.MixLabels, MixLambdas: b.MixLambdas}
+		starts[i] = b.Offset
 	}
-	var x []float32
-	var y []int32
-	at, g := 0, 0
+	x := make([]float32, 0, groupBlock*d)
+	y := make([]int32, 0, groupBlock)
+	at, g := 0, 0 // next file row of order; next example
 	for at < len(r.g.order) {
-		n, g0 := 0, g
+		n, g0 := 0, g // the block's solver rows
 		for g < len(r.g.sizes) && (g == g0 || n+int(r.g.sizes[g]) <= groupBlock) {
 			n += int(r.g.sizes[g])
 			g++
 		}
 		x, y = x[:0], y[:0]
-		for _, row := range r.g.order[at : at+n] {
+		for ; len(y) < n; at++ {
+			row := r.g.order[at]
 			bi := sort.Search(nb, func(i int) bool { return starts[i] > row }) - 1
-			off := int(row - starts[bi])
-			x, y = append(x, feats[bi][off*d:(off+1)*d]...), append(y, labels[bi][off])
+			x, y = expand(batches[bi], int(row-starts[bi]), x, y)
 		}
 		if err := fn(x, y); err != nil {
 			return err
 		}
-		at += n
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ func (r fileRows) Len() int64 { return r.f.Rows() }
 
 // Groups is nil: a file streamed as it is has one row per example (a
 // multi-view file is streamed by groupedRows).
-func (r fileRows) Groups() []int32 { return nil }
+func (r fileRows) Groups() []int32    { return nil }
+func (r fileRows) Weights() []float64 { return nil }
 func (r fileRows) Each(fn func(x []float32, y []int32) error) error {
 	return r.f.Each(func(b features.Batch) error { return fn(b.Features, b.Labels) })
 }
