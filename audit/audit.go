@@ -97,6 +97,13 @@ type Config struct {
 	// that averages an example's rows before clipping shows one example's
 	// shift, one that took the views for examples K times it.
 	Views int
+	// MixDiff, with Views, adds that many mixups with public images to the
+	// canary's example: soft-labelled rows (solvers.Data.W), here mixes of
+	// the canary with itself whose soft labels split its own class λ and
+	// 1 − λ, so that the example still averages to the canary's one row.
+	// The methods that refuse soft labels (the exponential mechanisms')
+	// refuse the audit.
+	MixDiff int
 	// ungroup is the broken copy of the tests: the grouping is dropped
 	// before the fit, so that every view is clipped and counted as an
 	// example.
@@ -170,8 +177,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if c.Method == "dplp" {
 		copy(D2.Row(0), lpCanary(D)) // the canary is D2's first row
 	}
-	if c.Views > 1 {
-		D, D2 = withViews(D, 1), withViews(D2, c.Views)
+	if c.Views > 1 || c.MixDiff > 0 {
+		D, D2 = withViews(D, 1, 0), withViews(D2, max(c.Views, 1), c.MixDiff)
 	}
 	stats := releaseStats(c.Method)
 	res := Result{Method: c.Method, Runs: c.Runs, Alpha: c.Alpha, Statistic: "class-0 weight on the canary's coordinate"}
@@ -245,7 +252,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		if c.ungroup {
 			ungrouped := *d
-			ungrouped.Groups = nil
+			ungrouped.Groups, ungrouped.W = nil, nil
 			d = &ungrouped
 		}
 		r, err := solvers.Fit(ctx, c.Method, d, o)

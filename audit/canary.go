@@ -70,23 +70,40 @@ func dataset(n, d, m int, rare bool) (*solvers.Data, *solvers.Data) {
 }
 
 // withViews returns d with its first row (the canary, in D′) as an
-// example of k identical rows and every other row an example of one: the
-// views of an image that augmentation left as it was, and their mixes.
-// Averaged, as a correct method does, they are the canary's one row, so
-// every shift the audit computes for it holds; taken for k examples they
-// move each release k times as far.
-func withViews(d *solvers.Data, k int) *solvers.Data {
-	out := &solvers.Data{D: d.D, M: d.M, N: d.N + k - 1}
+// example of k identical rows and mixes mixups with public images, and
+// every other row an example of one: the views of an image that
+// augmentation left as it was, and their mixes. A mixup here mixes the
+// canary with itself and its soft label splits the canary's class, λ and
+// 1 − λ: two rows of weights λ and 1 − λ (solvers.Data.W), λ = j/(mixes+1)
+// for the j-th. Averaged, as a correct method does, they are the canary's
+// one row, so every shift the audit computes for it holds; taken for
+// k + 2·mixes examples they move each release that many times as far.
+func withViews(d *solvers.Data, k, mixes int) *solvers.Data {
+	out := &solvers.Data{D: d.D, M: d.M, N: d.N + k - 1 + 2*mixes}
 	for v := 0; v < k; v++ {
 		out.X = append(out.X, d.Row(0)...)
 		out.Y = append(out.Y, d.Y[0])
+	}
+	if mixes > 0 {
+		out.W = make([]float64, k, out.N)
+		for v := range out.W {
+			out.W[v] = 1
+		}
+		for j := 1; j <= mixes; j++ {
+			lambda := float64(j) / float64(mixes+1)
+			out.X = append(append(out.X, d.Row(0)...), d.Row(0)...)
+			out.Y, out.W = append(out.Y, d.Y[0], d.Y[0]), append(out.W, lambda, 1-lambda)
+		}
+		for range d.N - 1 {
+			out.W = append(out.W, 1)
+		}
 	}
 	out.X, out.Y = append(out.X, d.X[d.D:]...), append(out.Y, d.Y[1:]...)
 	out.Groups = make([]int32, d.N)
 	for i := range out.Groups {
 		out.Groups[i] = 1
 	}
-	out.Groups[0] = int32(k)
+	out.Groups[0] = int32(k + 2*mixes)
 	return out
 }
 

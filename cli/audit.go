@@ -32,6 +32,7 @@ func auditCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "transform", Usage: "audit the private feature transform of this kind (center, standardize, pca, whiten) learned before --method, against its own share of the claim"},
 			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
 			&ucli.IntFlag{Name: "views", Value: 1, Usage: "the canary as one example of K rows (its augmented views and mixes, as extract --views writes them): the method must average them into one example's contribution"},
+			&ucli.IntFlag{Name: "mix-diff", Usage: "add M mixups with public images to the canary's example: soft-labelled rows, as extract --mix-diff writes them (not for dpplpublic, dpplpublick, which refuse soft labels)"},
 			jsonFlag(),
 		},
 		Action: auditAction,
@@ -52,6 +53,9 @@ func auditAction(c *ucli.Context) error {
 	if k := c.Int("views"); k < 1 {
 		return userErrorf("--views must be at least 1, got %d", k)
 	}
+	if m := c.Int("mix-diff"); m < 0 {
+		return userErrorf("--mix-diff must be ≥ 0, got %d", m)
+	}
 	params := map[string]float64{}
 	for _, kv := range c.StringSlice("param") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -64,7 +68,7 @@ func auditAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
-		Transform: c.String("transform"), Views: c.Int("views"),
+		Transform: c.String("transform"), Views: c.Int("views"), MixDiff: c.Int("mix-diff"),
 		Progress: func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
 	prog.done()
 	if err != nil {
