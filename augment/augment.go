@@ -239,3 +239,22 @@ func SelfMixes(views []features.Pixels, m int, alpha float64, seed uint64, id st
 	}
 	return out, lambdas
 }
+
+// DiffMixes returns m mixups of one of an example's views with a public
+// image (DP-Mix_Diff), from the example's "mix-diff" stream: for each, the
+// mixed image λ·view + (1 − λ)·public, the index of the public image (its
+// label is the soft label's other part) and λ, the example's share.
+func DiffMixes(views, public []features.Pixels, m int, alpha float64, seed uint64, id string) ([]features.Pixels, []int, []float64) {
+	if m > 0 && (len(views) == 0 || len(public) == 0) {
+		panic("augment: mixups with public images need views and public images")
+	}
+	r := Stream(seed, id, "mix-diff")
+	out, partners, lambdas := make([]features.Pixels, m), make([]int, m), make([]float64, m)
+	for i := range out {
+		own := views[r.IntN(len(views))]
+		partners[i] = r.IntN(len(public))
+		lambdas[i] = Beta(r, alpha)
+		out[i] = Mix(own, public[partners[i]], lambdas[i])
+	}
+	return out, partners, lambdas
+}

@@ -178,6 +178,13 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if err != nil {
 		return rep, err
 	}
+	var public []features.Pixels
+	var publicLabels []int32
+	if views != nil {
+		if public, publicLabels, err = mixWith(c, views, ds.Classes()); err != nil {
+			return rep, err
+		}
+	}
 	viewsJSON, _ := json.Marshal(views)
 	manifestJSON, _ := json.Marshal(m)
 	absData, _ := filepath.Abs(data)
@@ -185,7 +192,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
 		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views},
-		Augment: spec,
+		Augment: spec, Public: public, PublicLabels: publicLabels,
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
 			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),

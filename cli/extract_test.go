@@ -197,3 +197,54 @@ func TestExtractNeverReplacesInputs(t *testing.T) {
 		t.Fatal("the model was changed")
 	}
 }
+
+// TestExtractMixDiff (#22, DP-Mix_Diff): extract --views K --mix-with
+// PUBLIC --mix-diff M writes K + M rows per image, the mixups carrying the
+// public image's class (mapped by name) and λ; a DP method fits the file;
+// a public class that is not a training class is refused.
+func TestExtractMixDiff(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	data, public, other := filepath.Join(dir, "images"), filepath.Join(dir, "public"), filepath.Join(dir, "other")
+	imageFolder(t, data, []string{"cat", "dog"}, 4)
+	imageFolder(t, public, []string{"dog"}, 3) // one class: its label must be mapped to dog's, 1
+	imageFolder(t, other, []string{"cat", "zebra"}, 2)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	out := filepath.Join(dir, "mix.arrow")
+	args := []string{"extract", "--model", model, "--data", data, "--views", "2", "--mix-with", public, "--mix-diff", "3", "--augment-seed", "5"}
+	if code, _, errs := run(t, append(args, "--out", out)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, err := features.Open(out, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if v := f.Views(); v == nil || v.MixDiff != 3 || !strings.Contains(v.MixWith, public) || f.Rows() != 8*5 {
+		t.Fatalf("views %+v, %d rows; want 3 mixups with %s, 40 rows", v, f.Rows(), public)
+	}
+	mixes := 0
+	f.Each(func(b features.Batch) error {
+		for i, l := range b.MixLabels {
+			switch {
+			case strings.Contains(b.IDs[i], "#d"):
+				mixes++
+				if l != 1 || !(b.MixLambdas[i] >= 0 && b.MixLambdas[i] <= 1) {
+					t.Errorf("row %s: mix label %d λ %v; want 1 (dog) and λ in [0, 1]", b.IDs[i], l, b.MixLambdas[i])
+				}
+			case l != features.Unlabeled:
+				t.Errorf("row %s is not a mixup but has mix label %d", b.IDs[i], l)
+			}
+		}
+		return nil
+	})
+	if mixes != 8*3 {
+		t.Errorf("%d mixup rows, want 24", mixes)
+	}
+	if code, _, errs := run(t, "fit", "--method", "dpsgd", "--train", out, "--out", filepath.Join(dir, "c.safetensors"), "--epsilon", "2", "--delta", "1e-3"); code != 0 {
+		t.Errorf("fit: exit %d, %s", code, errs)
+	}
+	if code, _, errs := run(t, append(args[:5:5], "--views", "2", "--mix-with", other, "--mix-diff", "1", "--out", filepath.Join(dir, "bad.arrow"))...); code != 1 || !strings.Contains(errs, `class "zebra" is not a training class`) {
+		t.Errorf("a public class outside the training classes: exit %d, %q", code, errs)
+	}
+}

@@ -71,10 +71,6 @@ func finetuneCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto (CUDA when the runtime has it, else the CPU, saying so)"},
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},
-			&ucli.StringFlag{Name: "mix-with", Usage: "with --views: public labelled images (any source extract reads; assumed public) to mix the examples' views with (DP-Mix_Diff; their classes must be among the training classes)"},
-			&ucli.StringFlag{Name: "mix-with-split", Usage: "split of --mix-with"},
-			&ucli.Int64Flag{Name: "mix-with-limit", Usage: "use at most the first N images of --mix-with"},
-			&ucli.IntFlag{Name: "mix-diff", Usage: "with --mix-with: M mixups per example of one of its views with a public image, soft label λ·y + (1 − λ)·y′, λ ~ Beta(α, α)"},
 			jsonFlag(),
 		}, viewFlags("made afresh for every sampled example at every Phase III step, their gradients averaged before the clip")...),
 		Action: finetuneAction,
@@ -216,15 +212,13 @@ func finetuneAction(c *ucli.Context) error {
 	if views != nil {
 		// Phase III trains every parameter on fresh views of each sampled
 		// example, averaged before the clip.
-		public, publicLabels, err := mixWith(c, views, in, classes)
+		public, publicLabels, err := mixWith(c, views, classes)
 		if err != nil {
 			return err
 		}
 		p3.Views = &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in),
 			Public: public, PublicLabels: publicLabels}
 		p3.Unit = views.Unit()
-	} else if c.IsSet("mix-with") || c.IsSet("mix-diff") {
-		return userErrorf("--mix-with and --mix-diff mix the examples' views: give --views K (K ≥ 1)")
 	}
 	if err := g.CheckLabels(params, len(classes)); err != nil {
 		return userErrorf("%v", err)
@@ -394,41 +388,6 @@ func finetunePhases(c *ucli.Context, g *finetune.Graph, graph string, share floa
 		p2.Steps = 0
 	}
 	return p2, p3, nil
-}
-
-// mixWith loads --mix-with's public images for --mix-diff (DP-Mix_Diff)
-// and records the mixing in views (λ's Beta(α, α) is --mix-alpha's): the
-// images, and their labels mapped to the training classes by name; none
-// without --mix-with.
-func mixWith(c *ucli.Context, views *features.Views, in models.Input, classes []string) ([]features.Pixels, []int64, error) {
-	m, src := c.Int("mix-diff"), c.String("mix-with")
-	switch {
-	case m == 0 && src == "":
-		return nil, nil, nil
-	case m < 1 || src == "":
-		return nil, nil, userErrorf("--mix-with SRC and --mix-diff M (M ≥ 1) go together")
-	case !(c.Float64("mix-alpha") > 0):
-		return nil, nil, userErrorf("--mix-alpha must be > 0, got %v", c.Float64("mix-alpha"))
-	}
-	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s (public, to mix with)\n", src)
-	pub, pubClasses, err := finetune.LoadImages(src, features.DatasetOptions{Split: c.String("mix-with-split")}, in, 0, c.Int64("mix-with-limit"), true)
-	if err != nil {
-		return nil, nil, userErrorf("--mix-with: %v", err)
-	}
-	index := map[string]int64{}
-	for i, name := range classes {
-		index[name] = int64(i)
-	}
-	labels := make([]int64, pub.N)
-	for i, l := range pub.Labels {
-		j, ok := index[pubClasses[l]]
-		if !ok {
-			return nil, nil, userErrorf("--mix-with %s: class %q is not a training class (%s)", src, pubClasses[l], strings.Join(classes, ", "))
-		}
-		labels[i] = j
-	}
-	views.MixDiff, views.MixWith, views.MixAlpha = m, src, c.Float64("mix-alpha")
-	return pub.Pixels, labels, nil
 }
 
 // writeFinetuned writes the trained parameters with the privacy statement

@@ -38,6 +38,10 @@ type ExtractOptions struct {
 	// SkipBad skips (and counts) images that do not decode, instead of
 	// failing.
 	SkipBad bool
+	// Public and PublicLabels are the images Meta.Views.MixDiff mixes
+	// each example's views with (labels in the file's class list).
+	Public       []features.Pixels
+	PublicLabels []int32
 	// Resume continues an interrupted extraction into the same output;
 	// Restart discards an interrupted or damaged one and starts over.
 	Resume, Restart bool
@@ -107,9 +111,13 @@ type prepared struct {
 	labels   []int32
 	ids      []string
 	examples []string // multi-view: each row's example
-	skipped  []string
-	err      error
-	features []float32
+	// with mixups with public images: each row's mix label (Unlabeled but
+	// in those mixups) and λ
+	mixLabels  []int32
+	mixLambdas []float32
+	skipped    []string
+	err        error
+	features   []float32
 }
 
 // Extract runs the encoder over the dataset and writes a feature file to
@@ -147,10 +155,13 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// rows per encoder call, so a job takes fewer examples.
 	perExample := 1
 	if v := opt.Meta.Views; v != nil {
-		if v.Views < 1 || v.MixSelf < 0 || (v.MixSelf > 0 && (v.Views < 2 || !(v.MixAlpha > 0))) {
+		if v.Views < 1 || v.MixSelf < 0 || v.MixDiff < 0 || (v.MixSelf > 0 && (v.Views < 2 || !(v.MixAlpha > 0))) {
 			return res, fmt.Errorf("views: %d views, %d self-mixups at α = %v: expected at least one view, and two views and α > 0 for mixups", v.Views, v.MixSelf, v.MixAlpha)
 		}
-		perExample = v.Views + v.MixSelf
+		if v.MixDiff > 0 && (!(v.MixAlpha > 0) || len(opt.Public) == 0 || len(opt.PublicLabels) != len(opt.Public)) {
+			return res, fmt.Errorf("views: %d mixups with public images at α = %v with %d images and %d labels: expected α > 0 and labelled public images", v.MixDiff, v.MixAlpha, len(opt.Public), len(opt.PublicLabels))
+		}
+		perExample = v.Views + v.MixSelf + v.MixDiff
 		opt.Batch = max(1, opt.Batch/perExample)
 	}
 	opt.RecordRows = max(opt.RecordRows, opt.Batch*perExample)
@@ -276,11 +287,11 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				for _, ex := range j.examples {
 					px, err := features.DecodeImage(ex)
 					if err == nil {
-						images, names := []features.Pixels{px}, []string{ex.ID}
+						rows := exampleRows{images: []features.Pixels{px}, names: []string{ex.ID}}
 						if v := opt.Meta.Views; v != nil {
-							images, names = views(ex, px, v, opt.Augment)
+							rows = views(ex, px, v, opt)
 						}
-						err = p.addRows(ex, images, names, prep, opt.Meta.Views != nil)
+						err = p.addRows(ex, rows, prep, opt.Meta.Views != nil)
 					}
 					if err != nil {
 						if !opt.SkipBad {
@@ -383,6 +394,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		Labels: make([]int32, 0, capRows), IDs: make([]string, 0, capRows)}
 	if opt.Meta.Views != nil {
 		acc.Examples = make([]string, 0, capRows)
+		if opt.Meta.Views.MixDiff > 0 {
+			acc.MixLabels, acc.MixLambdas = make([]int32, 0, capRows), make([]float32, 0, capRows)
+		}
 	}
 	var accExamples, accSkipped int64
 	var accSkippedIDs []string
@@ -407,6 +421,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		if acc.Examples != nil {
 			acc.Examples = acc.Examples[:0]
 		}
+		if acc.MixLabels != nil {
+			acc.MixLabels, acc.MixLambdas = acc.MixLabels[:0], acc.MixLambdas[:0]
+		}
 		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
 		return nil
 	}
@@ -430,6 +447,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			acc.IDs = append(acc.IDs, q.ids...)
 			if acc.Examples != nil {
 				acc.Examples = append(acc.Examples, q.examples...)
+			}
+			if acc.MixLabels != nil {
+				acc.MixLabels, acc.MixLambdas = append(acc.MixLabels, q.mixLabels...), append(acc.MixLambdas, q.mixLambdas...)
 			}
 			accExamples += int64(q.n)
 			accSkipped += int64(len(q.skipped))
@@ -536,43 +556,67 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// views returns an example's augmented views and self-mixups, with their
-// row ids ID#v0…, ID#m0….
-func views(ex features.Example, px features.Pixels, v *features.Views, spec augment.Spec) ([]features.Pixels, []string) {
-	images := spec.Views(px, v.Views, v.Seed, ex.ID)
-	names := make([]string, 0, v.Views+v.MixSelf)
+// exampleRows are the images an example gives and their rows' ids (and,
+// with mixups with public images, every row's mix label and λ).
+type exampleRows struct {
+	images     []features.Pixels
+	names      []string
+	mixLabels  []int32
+	mixLambdas []float32
+}
+
+// views returns an example's augmented views, self-mixups and mixups with
+// public images, with their row ids ID#v0…, ID#m0…, ID#d0….
+func views(ex features.Example, px features.Pixels, v *features.Views, opt ExtractOptions) exampleRows {
+	images := opt.Augment.Views(px, v.Views, v.Seed, ex.ID)
+	r := exampleRows{images: images}
 	for i := range images {
-		names = append(names, fmt.Sprintf("%s#v%d", ex.ID, i))
+		r.names = append(r.names, fmt.Sprintf("%s#v%d", ex.ID, i))
 	}
 	if v.MixSelf > 0 {
 		mixes, _ := augment.SelfMixes(images, v.MixSelf, v.MixAlpha, v.Seed, ex.ID)
 		for i := range mixes {
-			names = append(names, fmt.Sprintf("%s#m%d", ex.ID, i))
+			r.names = append(r.names, fmt.Sprintf("%s#m%d", ex.ID, i))
 		}
-		images = append(images, mixes...)
+		r.images = append(r.images, mixes...)
 	}
-	return images, names
+	if v.MixDiff > 0 {
+		r.mixLabels = make([]int32, len(r.images), len(r.images)+v.MixDiff)
+		r.mixLambdas = make([]float32, len(r.images), len(r.images)+v.MixDiff)
+		for i := range r.mixLabels {
+			r.mixLabels[i] = features.Unlabeled
+		}
+		mixes, partners, lambdas := augment.DiffMixes(images, opt.Public, v.MixDiff, v.MixAlpha, v.Seed, ex.ID)
+		for i := range mixes {
+			r.names = append(r.names, fmt.Sprintf("%s#d%d", ex.ID, i))
+			r.mixLabels = append(r.mixLabels, opt.PublicLabels[partners[i]])
+			r.mixLambdas = append(r.mixLambdas, float32(lambdas[i]))
+		}
+		r.images = append(r.images, mixes...)
+	}
+	return r
 }
 
 // addRows preprocesses an example's images into the tensor, one row each
 // with the example's label and the given row ids (and, in a multi-view
 // file, the example's id). On an error no row of the example is kept.
-func (p *prepared) addRows(ex features.Example, images []features.Pixels, names []string, prep *Preprocessor, multiView bool) error {
+func (p *prepared) addRows(ex features.Example, rows exampleRows, prep *Preprocessor, multiView bool) error {
 	size := prep.Size()
 	start := len(p.tensor)
-	for _, img := range images {
+	for _, img := range rows.images {
 		p.tensor = p.tensor[:len(p.tensor)+size]
 		if err := prep.Apply(img, p.tensor[len(p.tensor)-size:]); err != nil {
 			p.tensor = p.tensor[:start]
 			return fmt.Errorf("%s: %w", ex.ID, err)
 		}
 	}
-	for _, name := range names {
+	for _, name := range rows.names {
 		p.labels = append(p.labels, ex.Label)
 		p.ids = append(p.ids, name)
 		if multiView {
 			p.examples = append(p.examples, ex.ID)
 		}
 	}
+	p.mixLabels, p.mixLambdas = append(p.mixLabels, rows.mixLabels...), append(p.mixLambdas, rows.mixLambdas...)
 	return nil
 }

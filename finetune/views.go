@@ -42,7 +42,7 @@ type PixelViews struct {
 	Prep   *encode.Preprocessor
 	// Public and PublicLabels are the images Views.MixDiff mixes with.
 	Public       []features.Pixels
-	PublicLabels []int64
+	PublicLabels []int32
 }
 
 // Rows is K + M_self + 2·M_diff (a mixup with a public image is two rows).
@@ -64,15 +64,12 @@ func (v *PixelViews) Fill(e, step int, y int64, out []float32, labels []int64, w
 		if !(v.Views.MixAlpha > 0) || len(v.Public) == 0 {
 			return fmt.Errorf("mixups with public images need public images and α > 0 (got %d images, α = %v)", len(v.Public), v.Views.MixAlpha)
 		}
-		r := augment.Stream(seed, v.IDs[e], "mix-diff")
-		for range v.Views.MixDiff {
-			own, pub := views[r.IntN(len(views))], r.IntN(len(v.Public))
-			lambda := augment.Beta(r, v.Views.MixAlpha)
-			mixed := augment.Mix(own, v.Public[pub], lambda)
+		mixes, partners, lambdas := augment.DiffMixes(views, v.Public, v.Views.MixDiff, v.Views.MixAlpha, seed, v.IDs[e])
+		for i, mixed := range mixes {
 			n := len(imgs)
 			imgs = append(imgs, mixed, mixed)
-			labels[n], weights[n] = y, lambda
-			labels[n+1], weights[n+1] = v.PublicLabels[pub], 1-lambda
+			labels[n], weights[n] = y, lambdas[i]
+			labels[n+1], weights[n+1] = int64(v.PublicLabels[partners[i]]), 1-lambdas[i]
 		}
 	}
 	size := v.Prep.Size()
