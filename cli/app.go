@@ -61,6 +61,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			exportONNXCommand(),
 			convertCommand(),
 			reportCommand(),
+			synthCommand(),
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),
