@@ -62,6 +62,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			convertCommand(),
 			reportCommand(),
 			synthCommand(),
+			pretrainCommand(),
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),

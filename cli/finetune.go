@@ -230,6 +230,7 @@ func finetuneAction(c *ucli.Context) error {
 	if views != nil && p3.Steps > 0 {
 		guarantee.Unit = views.Unit()
 	}
+	guarantee.Public = append(guarantee.Public, initialParamsPublic(req["params"]))
 	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {
 		return err
@@ -340,19 +341,44 @@ func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string) (_ *
 	if g.Note != "" {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
 	}
-	in := man.Input
-	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
-	if strings.EqualFold(in.Layout, "NHWC") {
-		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
-	}
-	if !slices.Equal(g.ImageShape, want) {
-		return nil, nil, nil, userErrorf("%s takes images of shape %v; the manifest %s makes %v", graph, g.ImageShape, manifest, want)
+	if err := checkImageShape(graph, g.ImageShape, manifest, man.Input); err != nil {
+		return nil, nil, nil, err
 	}
 	params, err := finetune.LoadParams(paramsPath, g)
 	if err != nil {
 		return nil, nil, nil, userErrorf("%v", err)
 	}
 	return man, g, params, nil
+}
+
+// initialParamsPublic is the guarantee's entry for the initial
+// parameters: whatever they were trained on is assumed public; a file
+// dpfeat pretrain wrote (DP-RandP's Phase I) says what that was.
+func initialParamsPublic(path string) string {
+	s := "the initial parameters " + path + " and whatever trained them (they must not have seen the private data)"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s
+	}
+	_, md, err := models.DecodeSafetensors(b)
+	var rep pretrainReport
+	if err != nil || json.Unmarshal([]byte(md[MetaPretrain]), &rep) != nil {
+		return s
+	}
+	return fmt.Sprintf("the initial parameters %s: Phase I, pretrained by dpfeat pretrain without privacy on %s (%d images, %d steps; no private data)", path, rep.Data, rep.Images, rep.Config.Steps)
+}
+
+// checkImageShape checks that a graph's images input takes the images the
+// manifest's preprocessing makes.
+func checkImageShape(graph string, shape []int64, manifest string, in models.Input) error {
+	want := []int64{int64(in.Channels), int64(in.Height), int64(in.Width)}
+	if strings.EqualFold(in.Layout, "NHWC") {
+		want = []int64{int64(in.Height), int64(in.Width), int64(in.Channels)}
+	}
+	if !slices.Equal(shape, want) {
+		return userErrorf("%s takes images of shape %v; the manifest %s makes %v", graph, shape, manifest, want)
+	}
+	return nil
 }
 
 // finetunePhases reads the two phases' settings: the --head parameters

@@ -66,4 +66,3 @@ func synthAction(c *ucli.Context) error {
 	return printf(c.App.Writer, "%s: %d images (%s, %d×%d, %d channel(s); %d made this run); contact sheet %s\n",
 		out, o.Count, strings.Join(o.Processes, ", "), H, W, o.Channels, made, res["contact_sheet"])
 }
-

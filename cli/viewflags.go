@@ -73,7 +73,7 @@ func mixWith(c *ucli.Context, views *features.Views, classes []string) ([]featur
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s (public, to mix with)\n", src)
 	split, limit := c.String("mix-with-split"), c.Int64("mix-with-limit")
-	pub, labels, pubClasses, err := features.LabelledImages(src, features.DatasetOptions{Split: split}, limit)
+	pub, labels, pubClasses, err := features.ReadImages(src, features.DatasetOptions{Split: split}, limit, true)
 	if err != nil {
 		return nil, nil, userErrorf("--mix-with: %v", err)
 	}

@@ -6,11 +6,12 @@ import (
 	"io"
 )
 
-// LabelledImages reads the first limit images of a source (all when limit
-// ≤ 0), decoded, with their labels and the source's class names: public
-// images to mix private examples with (DP-Mix_Diff), held in memory. Every
-// image needs a label.
-func LabelledImages(src string, opt DatasetOptions, limit int64) ([]Pixels, []int32, []string, error) {
+// ReadImages reads the first limit images of a source (all when limit
+// ≤ 0), decoded and held in memory, with their labels (Unlabeled for none)
+// and the source's class names: public images to mix private examples with
+// (DP-Mix_Diff), or to pretrain on. With labelled, every image needs a
+// label.
+func ReadImages(src string, opt DatasetOptions, limit int64, labelled bool) ([]Pixels, []int32, []string, error) {
 	ds, err := OpenDataset(src, opt)
 	if err != nil {
 		return nil, nil, nil, err
@@ -26,7 +27,7 @@ func LabelledImages(src string, opt DatasetOptions, limit int64) ([]Pixels, []in
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if ex.Label < 0 {
+		if labelled && ex.Label < 0 {
 			return nil, nil, nil, fmt.Errorf("%s: image %d (%s) is unlabeled; images to mix with need labels", src, ex.Index, ex.ID)
 		}
 		p, err := DecodeImage(ex)

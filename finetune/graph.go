@@ -23,47 +23,20 @@ func OpenGraph(path string, opt GraphOptions) (*Graph, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	g := &Graph{path: path}
-	var images, labels *ort.InputOutputInfo
-	for i := range ins {
-		in := &ins[i]
-		switch in.Name {
-		case InputImages:
-			images = in
-		case InputLabels:
-			labels = in
-		default:
-			if in.DataType != ort.TensorElementDataTypeFloat {
-				return nil, fmt.Errorf("%s: parameter input %q is %v; the contract wants float32", path, in.Name, in.DataType)
-			}
-			var shape []int64
-			size := 1
-			for _, d := range in.Dimensions {
-				if d < 1 {
-					return nil, fmt.Errorf("%s: parameter %q has a dynamic shape %v; parameters need fixed shapes", path, in.Name, in.Dimensions)
-				}
-				shape = append(shape, d)
-				size *= int(d)
-			}
-			g.Params = append(g.Params, Param{Name: in.Name, Shape: shape, Size: size})
-		}
+	params, other, err := ParamInputs(path, ins, InputImages, InputLabels)
+	if err != nil {
+		return nil, err
 	}
+	images, labels := other[InputImages], other[InputLabels]
 	if images == nil || labels == nil {
 		return nil, fmt.Errorf("%s: a training graph has inputs %q and %q besides the parameters (see the README's training-graph contract)", path, InputImages, InputLabels)
 	}
-	if images.DataType != ort.TensorElementDataTypeFloat || labels.DataType != ort.TensorElementDataTypeInt64 {
-		return nil, fmt.Errorf("%s: %q must be float32 and %q int64", path, InputImages, InputLabels)
+	if labels.DataType != ort.TensorElementDataTypeInt64 || len(labels.Dimensions) != 1 {
+		return nil, fmt.Errorf("%s: %q must be int64 of shape [batch]", path, InputLabels)
 	}
-	if len(images.Dimensions) < 2 || len(labels.Dimensions) != 1 {
-		return nil, fmt.Errorf("%s: %q needs a batch axis and at least one more, %q is [batch]", path, InputImages, InputLabels)
-	}
-	for _, d := range images.Dimensions[1:] {
-		if d < 1 {
-			return nil, fmt.Errorf("%s: %q has a dynamic shape %v beyond the batch axis", path, InputImages, images.Dimensions)
-		}
-		g.ImageShape = append(g.ImageShape, d)
-	}
-	if len(g.Params) == 0 {
-		return nil, fmt.Errorf("%s: no parameter inputs", path)
+	g.Params = params
+	if g.ImageShape, err = ImageShape(path, images); err != nil {
+		return nil, err
 	}
 	var outNames []string
 	for _, p := range g.Params {
@@ -105,6 +78,57 @@ func OpenGraph(path string, opt GraphOptions) (*Graph, error) {
 }
 
 type session = *ort.DynamicAdvancedSession
+
+// ParamInputs splits a graph's inputs into its parameters (every input
+// not named in other: float32, fixed shapes, in the graph's order) and the
+// named others (nil where the graph lacks one).
+func ParamInputs(path string, ins []ort.InputOutputInfo, other ...string) ([]Param, map[string]*ort.InputOutputInfo, error) {
+	found := map[string]*ort.InputOutputInfo{}
+	for _, o := range other {
+		found[o] = nil
+	}
+	var params []Param
+	for i := range ins {
+		in := &ins[i]
+		if _, ok := found[in.Name]; ok {
+			found[in.Name] = in
+			continue
+		}
+		if in.DataType != ort.TensorElementDataTypeFloat {
+			return nil, nil, fmt.Errorf("%s: parameter input %q is %v; the contract wants float32", path, in.Name, in.DataType)
+		}
+		var shape []int64
+		size := 1
+		for _, d := range in.Dimensions {
+			if d < 1 {
+				return nil, nil, fmt.Errorf("%s: parameter %q has a dynamic shape %v; parameters need fixed shapes", path, in.Name, in.Dimensions)
+			}
+			shape = append(shape, d)
+			size *= int(d)
+		}
+		params = append(params, Param{Name: in.Name, Shape: shape, Size: size})
+	}
+	if len(params) == 0 {
+		return nil, nil, fmt.Errorf("%s: no parameter inputs", path)
+	}
+	return params, found, nil
+}
+
+// ImageShape checks an images input (float32, a batch axis and fixed
+// dimensions after it) and returns one example's shape.
+func ImageShape(path string, images *ort.InputOutputInfo) ([]int64, error) {
+	if images.DataType != ort.TensorElementDataTypeFloat || len(images.Dimensions) < 2 {
+		return nil, fmt.Errorf("%s: %q must be float32 with a batch axis and at least one more", path, images.Name)
+	}
+	var shape []int64
+	for _, d := range images.Dimensions[1:] {
+		if d < 1 {
+			return nil, fmt.Errorf("%s: %q has a dynamic shape %v beyond the batch axis", path, images.Name, images.Dimensions)
+		}
+		shape = append(shape, d)
+	}
+	return shape, nil
+}
 
 // Run evaluates the graph on n examples: params[p] holds parameter p's
 // values, images n·ImageSize() values, labels n labels; grads[p] receives

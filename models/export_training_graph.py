@@ -48,6 +48,56 @@ def _apply(layer, i, params, h):
     return h.reshape(h.shape[0], -1)  # Flatten
 
 
+def _backward(layers, params, acts, d, per_example=True):
+    """Back-propagates d = dloss/d(output), row by row, through the layers
+    (acts: their inputs, then the output): each parameter's gradient per
+    example (a leading batch axis), or summed over the batch (a
+    vector-Jacobian product)."""
+    grads = {}
+    for i in range(len(layers) - 1, -1, -1):
+        layer, h, out = layers[i], acts[i], acts[i + 1]
+        if isinstance(layer, nn.Linear):
+            w = params[f"{i}.weight"]
+            if per_example:
+                grads[f"{i}.weight"] = d.unsqueeze(2) * h.unsqueeze(1)
+            else:
+                grads[f"{i}.weight"] = d.t() @ h
+            if layer.bias is not None:
+                grads[f"{i}.bias"] = d if per_example else d.sum(dim=0)
+            d = d @ w
+        elif isinstance(layer, nn.Conv2d):
+            w = params[f"{i}.weight"]
+            b, co = d.shape[0], d.shape[1]
+            cols = F.unfold(h, layer.kernel_size, padding=layer.padding, stride=layer.stride)  # [B, Ci·k·k, L]
+            dflat = d.reshape(b, co, -1)  # [B, Co, L]
+            if per_example:
+                grads[f"{i}.weight"] = torch.bmm(dflat, cols.transpose(1, 2)).reshape((b,) + tuple(w.shape))
+            else:  # one product over every example's positions
+                k = cols.shape[1]
+                whole = dflat.permute(1, 0, 2).reshape(co, -1) @ cols.permute(0, 2, 1).reshape(-1, k)
+                grads[f"{i}.weight"] = whole.reshape(w.shape)
+            if layer.bias is not None:
+                grads[f"{i}.bias"] = dflat.sum(dim=2) if per_example else dflat.sum(dim=(0, 2))
+            # The input's gradient is the transposed convolution; input
+            # rows and columns the strided convolution never read (at
+            # the bottom and right) get zeros. (Padding explicitly rather
+            # than with output_padding: ONNX Runtime's ConvTranspose
+            # disagrees with PyTorch's there.)
+            (sh, sw), (ph, pw), (kh, kw) = layer.stride, layer.padding, layer.kernel_size
+            oph = h.shape[2] - ((out.shape[2] - 1) * sh - 2 * ph + kh)
+            opw = h.shape[3] - ((out.shape[3] - 1) * sw - 2 * pw + kw)
+            d = F.conv_transpose2d(d, w, stride=layer.stride, padding=layer.padding)
+            if oph or opw:
+                d = F.pad(d, (0, opw, 0, oph))
+        elif isinstance(layer, nn.ReLU):
+            d = d * (h > 0).to(d.dtype)
+        elif isinstance(layer, nn.Tanh):
+            d = d * (1 - out * out)
+        else:  # Flatten
+            d = d.reshape(h.shape)
+    return grads
+
+
 class _PerExample(nn.Module):
     """forward(*params, images, labels) -> (*per-example grads, loss)."""
 
@@ -68,40 +118,7 @@ class _PerExample(nn.Module):
         logp = torch.log_softmax(z, dim=1)
         loss = -(logp * onehot).sum(dim=1)
         d = torch.softmax(z, dim=1) - onehot  # dloss_i/dz_i, row by row
-        grads = {}
-        for i in range(len(self.layers) - 1, -1, -1):
-            layer, h, out = self.layers[i], acts[i], acts[i + 1]
-            if isinstance(layer, nn.Linear):
-                w = params[f"{i}.weight"]
-                grads[f"{i}.weight"] = d.unsqueeze(2) * h.unsqueeze(1)
-                if layer.bias is not None:
-                    grads[f"{i}.bias"] = d
-                d = d @ w
-            elif isinstance(layer, nn.Conv2d):
-                w = params[f"{i}.weight"]
-                b, co = d.shape[0], d.shape[1]
-                cols = F.unfold(h, layer.kernel_size, padding=layer.padding, stride=layer.stride)  # [B, Ci·k·k, L]
-                dflat = d.reshape(b, co, -1)  # [B, Co, L]
-                grads[f"{i}.weight"] = torch.bmm(dflat, cols.transpose(1, 2)).reshape((b,) + tuple(w.shape))
-                if layer.bias is not None:
-                    grads[f"{i}.bias"] = dflat.sum(dim=2)
-                # The input's gradient is the transposed convolution; input
-                # rows and columns the strided convolution never read (at
-                # the bottom and right) get zeros. (Padding explicitly rather
-                # than with output_padding: ONNX Runtime's ConvTranspose
-                # disagrees with PyTorch's there.)
-                (sh, sw), (ph, pw), (kh, kw) = layer.stride, layer.padding, layer.kernel_size
-                oph = h.shape[2] - ((out.shape[2] - 1) * sh - 2 * ph + kh)
-                opw = h.shape[3] - ((out.shape[3] - 1) * sw - 2 * pw + kw)
-                d = F.conv_transpose2d(d, w, stride=layer.stride, padding=layer.padding)
-                if oph or opw:
-                    d = F.pad(d, (0, opw, 0, oph))
-            elif isinstance(layer, nn.ReLU):
-                d = d * (h > 0).to(d.dtype)
-            elif isinstance(layer, nn.Tanh):
-                d = d * (1 - out * out)
-            else:  # Flatten
-                d = d.reshape(h.shape)
+        grads = _backward(self.layers, params, acts, d)
         return tuple(grads[n] for n in self.names) + (loss,)
 
 
@@ -119,6 +136,88 @@ class _Forward(nn.Module):
         for i, layer in enumerate(self.layers):
             h = _apply(layer, i, params, h)
         return h
+
+
+class _Embed(nn.Module):
+    """forward(*params, images) -> embeddings: the first layers of the
+    model (its feature extractor), the parameters as inputs."""
+
+    def __init__(self, layers, names):
+        super().__init__()
+        self.layers = layers
+        self.names = names
+
+    def forward(self, *args):
+        params = dict(zip(self.names, args[: len(self.names)]))
+        h = args[len(self.names)]
+        for i, layer in enumerate(self.layers):
+            h = _apply(layer, i, params, h)
+        return h
+
+
+class _VJP(nn.Module):
+    """forward(*params, images, grad_embeddings) -> the gradient of
+    Σ_i grad_embeddings_i · embeddings_i with respect to every parameter:
+    the vector-Jacobian product that turns a loss's gradient with respect
+    to the embeddings (computed outside, e.g. a contrastive loss coupling
+    the batch) into the parameters' gradient."""
+
+    def __init__(self, layers, names):
+        super().__init__()
+        self.layers = layers
+        self.names = names
+
+    def forward(self, *args):
+        params = dict(zip(self.names, args[: len(self.names)]))
+        x, g = args[len(self.names) :]
+        acts = [x]
+        for i, layer in enumerate(self.layers):
+            acts.append(_apply(layer, i, params, acts[-1]))
+        grads = _backward(self.layers, params, acts, g, per_example=False)
+        return tuple(grads[n] for n in self.names)
+
+
+def export_pretrain(model, layers, images, vjp_out, embed_out, opset=14, atol=1e-5):
+    """Export the first `layers` modules of model (its feature extractor) as
+    the two pretraining graphs dpfeat pretrain drives: embed_out (the
+    parameters and `images` in, `embeddings` [batch, E] out) and vjp_out
+    (the parameters, `images` and `grad_embeddings` [batch, E] in, for each
+    parameter P `grad.P` of P's shape out: the gradient of
+    Σ grad_embeddings·embeddings). Both are checked against autograd on
+    images before they are written. Parameter names are the model's, so
+    the pretrained values slot into the whole model's training graph."""
+    if not isinstance(model, nn.Sequential) or not all(isinstance(l, SUPPORTED) for l in model):
+        raise ValueError("export supports nn.Sequential of " + ", ".join(c.__name__ for c in SUPPORTED))
+    body = nn.Sequential(*list(model)[:layers]).eval()
+    names = [n for n, _ in body.named_parameters()]
+    params = [p.detach() for _, p in body.named_parameters()]
+    if not names:
+        raise ValueError(f"the first {layers} layers have no parameters")
+    embed, vjp = _Embed(list(body), names), _VJP(list(body), names)
+    with torch.no_grad():
+        e = embed(*params, images)
+    if not torch.allclose(e, body(images), atol=atol):
+        raise AssertionError("the embedding graph differs from the model")
+    g = torch.randn_like(e)
+    want = torch.autograd.grad((body(images) * g).sum(), list(body.parameters()))
+    with torch.no_grad():
+        got = vjp(*params, images, g)
+    for n, a, b in zip(names, got, want):
+        if not torch.allclose(a, b, atol=atol, rtol=1e-4):
+            raise AssertionError(f"the vector-Jacobian product of {n} differs from autograd by {(a - b).abs().max():.3g}")
+    torch.onnx.export(embed, (*params, images), embed_out, input_names=names + ["images"], output_names=["embeddings"],
+                      dynamic_axes={"images": {0: "batch"}, "embeddings": {0: "batch"}}, opset_version=opset)
+    torch.onnx.export(vjp, (*params, images, g), vjp_out, input_names=names + ["images", "grad_embeddings"],
+                      output_names=["grad." + n for n in names],
+                      dynamic_axes={"images": {0: "batch"}, "grad_embeddings": {0: "batch"}}, opset_version=opset)
+    try:
+        import onnx
+
+        for path in (embed_out, vjp_out):
+            onnx.checker.check_model(onnx.load(path))
+    except ImportError:
+        pass
+    return names
 
 
 def _reference(model, x, y):
@@ -218,11 +317,20 @@ def main():
     ap.add_argument("--out", required=True, metavar="OUT.onnx")
     ap.add_argument("--params", metavar="OUT.safetensors", help="also write the initial parameters")
     ap.add_argument("--forward", metavar="OUT.onnx", help="also write the forward graph (parameters as inputs, logits out)")
+    ap.add_argument("--pretrain-layers", type=int, metavar="K", help="also write the pretraining graphs of the first K layers (the feature extractor): --vjp and --embed")
+    ap.add_argument("--vjp", metavar="OUT.onnx", help="with --pretrain-layers: the vector-Jacobian product graph")
+    ap.add_argument("--embed", metavar="OUT.onnx", help="with --pretrain-layers: the embedding graph")
     a = ap.parse_args()
     model, shape = demo_model(a.demo)
     torch.manual_seed(1)
-    names = export(model, torch.randn(*shape), a.out, params_out=a.params, forward_out=a.forward)
+    images = torch.randn(*shape)
+    names = export(model, images, a.out, params_out=a.params, forward_out=a.forward)
     print(f"wrote {a.out}: parameters {names}", file=sys.stderr)
+    if a.pretrain_layers:
+        if not (a.vjp and a.embed):
+            ap.error("--pretrain-layers needs --vjp and --embed")
+        body = export_pretrain(model, a.pretrain_layers, images, a.vjp, a.embed)
+        print(f"wrote {a.vjp} and {a.embed}: parameters {body}", file=sys.stderr)
 
 
 if __name__ == "__main__":
