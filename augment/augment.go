@@ -20,10 +20,21 @@ type Spec struct {
 	Pad int
 	// Flip mirrors the view horizontally with probability ½.
 	Flip bool
+	// Scale, when above 0, first takes a random resized crop (as
+	// SimCLR's and torchvision's RandomResizedCrop): a window of a
+	// uniformly random share in [Scale, 1] of the image's area and an
+	// aspect ratio log-uniform in [3/4, 4/3], resized back to the image's
+	// size (bilinear).
+	Scale float64
+	// Jitter, when above 0, last scales the view's contrast about its mean
+	// by a factor uniform in [1 − Jitter, 1 + Jitter] and shifts its
+	// brightness by a uniform share in [−Jitter, Jitter] of half the range.
+	Jitter float64
 }
 
 // Parse reads a spec: "none", or a comma-separated list of crop=P (pad by
-// P pixels, then crop back to size) and flip.
+// P pixels, then crop back to size), flip, scale=S (a random resized crop
+// of at least S of the area) and jitter=J (brightness and contrast).
 func Parse(s string) (Spec, error) {
 	var sp Spec
 	s = strings.TrimSpace(s)
@@ -47,8 +58,18 @@ func Parse(s string) (Spec, error) {
 				return sp, fmt.Errorf("augmentation %q: crop=%s: expected the padding in pixels, 1 to 1024", s, val)
 			}
 			sp.Pad = p
+		case (name == "scale" || name == "jitter") && hasVal:
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil || !(f > 0 && f <= 1) {
+				return sp, fmt.Errorf("augmentation %q: %s=%s: expected a number in (0, 1]", s, name, val)
+			}
+			if name == "scale" {
+				sp.Scale = f
+			} else {
+				sp.Jitter = f
+			}
 		default:
-			return sp, fmt.Errorf("augmentation %q: %q is not one of crop=P, flip, none", s, part)
+			return sp, fmt.Errorf("augmentation %q: %q is not one of crop=P, flip, scale=S, jitter=J, none", s, part)
 		}
 	}
 	return sp, nil
@@ -62,6 +83,12 @@ func (s Spec) String() string {
 	}
 	if s.Flip {
 		parts = append(parts, "flip")
+	}
+	if s.Scale > 0 {
+		parts = append(parts, "scale="+strconv.FormatFloat(s.Scale, 'g', -1, 64))
+	}
+	if s.Jitter > 0 {
+		parts = append(parts, "jitter="+strconv.FormatFloat(s.Jitter, 'g', -1, 64))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -87,6 +114,9 @@ func Stream(seed uint64, id, purpose string) *rand.Rand {
 
 // View returns one augmented view of px drawn from r.
 func (s Spec) View(px features.Pixels, r *rand.Rand) features.Pixels {
+	if s.Scale > 0 {
+		px = resizedCrop(px, r, s.Scale)
+	}
 	w, h, c := px.Width, px.Height, px.Channels
 	out := features.Pixels{Width: w, Height: h, Channels: c, Data: make([]uint8, len(px.Data))}
 	dx, dy := 0, 0
@@ -105,7 +135,47 @@ func (s Spec) View(px features.Pixels, r *rand.Rand) features.Pixels {
 			copy(out.Data[(y*w+x)*c:(y*w+x+1)*c], px.Data[(sy*w+sx)*c:(sy*w+sx+1)*c])
 		}
 	}
+	if s.Jitter > 0 {
+		jitter(out, r, s.Jitter)
+	}
 	return out
+}
+
+// resizedCrop takes a window of a share in [scale, 1] of px's area, of
+// aspect ratio log-uniform in [3/4, 4/3] (ten tries, else the whole
+// image), and resizes it back to px's size.
+func resizedCrop(px features.Pixels, r *rand.Rand, scale float64) features.Pixels {
+	w, h, c := px.Width, px.Height, px.Channels
+	for range 10 {
+		area := (scale + r.Float64()*(1-scale)) * float64(w*h)
+		ratio := math.Exp(math.Log(3.0/4) + r.Float64()*math.Log(16.0/9))
+		cw, ch := int(math.Round(math.Sqrt(area*ratio))), int(math.Round(math.Sqrt(area/ratio)))
+		if cw < 1 || ch < 1 || cw > w || ch > h {
+			continue
+		}
+		x0, y0 := r.IntN(w-cw+1), r.IntN(h-ch+1)
+		win := features.Pixels{Width: cw, Height: ch, Channels: c, Data: make([]uint8, cw*ch*c)}
+		for y := 0; y < ch; y++ {
+			copy(win.Data[y*cw*c:(y+1)*cw*c], px.Data[((y0+y)*w+x0)*c:((y0+y)*w+x0+cw)*c])
+		}
+		return conform(win, w, h, c)
+	}
+	return px
+}
+
+// jitter scales px's contrast about its mean by a factor in [1 − j, 1 + j]
+// and shifts its brightness by up to j·128, in place.
+func jitter(px features.Pixels, r *rand.Rand, j float64) {
+	contrast := 1 + (2*r.Float64()-1)*j
+	shift := (2*r.Float64() - 1) * j * 128
+	var mean float64
+	for _, v := range px.Data {
+		mean += float64(v)
+	}
+	mean /= float64(len(px.Data))
+	for i, v := range px.Data {
+		px.Data[i] = uint8(math.Min(255, math.Max(0, math.Round((float64(v)-mean)*contrast+mean+shift))))
+	}
 }
 
 // reflect maps a coordinate of the reflection-padded image to the image

@@ -30,6 +30,9 @@ func TestParse(t *testing.T) {
 		{"crop", Spec{}, true},
 		{"rotate=10", Spec{}, true},
 		{"flip,flip", Spec{}, true},
+		{"scale=0.35,flip,jitter=0.4", Spec{Flip: true, Scale: 0.35, Jitter: 0.4}, false},
+		{"scale=0", Spec{}, true},
+		{"jitter=1.5", Spec{}, true},
 	} {
 		got, err := Parse(tc.in)
 		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
@@ -176,6 +179,44 @@ func TestMix(t *testing.T) {
 	for i := range mixes {
 		if !slices.Equal(mixes[i].Data, again[i].Data) || lambdas[i] < 0 || lambdas[i] > 1 {
 			t.Errorf("mix %d not reproducible or λ %v", i, lambdas[i])
+		}
+	}
+}
+
+// A resized crop keeps the image's size and, at scale 1, is the image;
+// jitter keeps values in range and moves the mean by at most j·128 (plus
+// clipping). Specs without them draw exactly as before (the crop-and-flip
+// tests above).
+func TestResizedCropAndJitter(t *testing.T) {
+	px := features.Pixels{Width: 12, Height: 9, Channels: 1, Data: make([]uint8, 108)}
+	for i := range px.Data {
+		px.Data[i] = uint8(60 + i)
+	}
+	whole, _ := Parse("scale=1")
+	v := whole.Views(px, 3, 1, "x")
+	for _, im := range v {
+		if im.Width != 12 || im.Height != 9 {
+			t.Fatalf("view of %d×%d", im.Width, im.Height)
+		}
+	}
+	sp, _ := Parse("scale=0.3,jitter=0.3")
+	for k, im := range sp.Views(px, 20, 2, "y") {
+		if im.Width != 12 || im.Height != 9 || len(im.Data) != 108 {
+			t.Fatalf("view %d: %d×%d", k, im.Width, im.Height)
+		}
+	}
+	j, _ := Parse("jitter=0.2")
+	var before float64
+	for _, x := range px.Data {
+		before += float64(x) / 108
+	}
+	for _, im := range j.Views(px, 20, 3, "z") {
+		var after float64
+		for _, x := range im.Data {
+			after += float64(x) / 108
+		}
+		if math.Abs(after-before) > 0.2*128+1 {
+			t.Errorf("jitter moved the mean from %.1f to %.1f", before, after)
 		}
 	}
 }

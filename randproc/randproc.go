@@ -30,7 +30,7 @@ var Processes = []string{"deadleaves", "spectrum"}
 func New(name string) (Process, error) {
 	switch name {
 	case "deadleaves":
-		return DeadLeaves{RMin: 0.01, RMax: 1, MaxLeaves: 20000}, nil
+		return DeadLeaves{RMin: 0.03, RMax: 1, MaxLeaves: 20000}, nil
 	case "spectrum":
 		return Spectrum{BetaMin: 1.5, BetaMax: 3}, nil
 	}
