@@ -71,6 +71,7 @@ const (
 	FormatNPY         = "NumPy .npy"
 	FormatNPZ         = "NumPy .npz"
 	FormatCSV         = "CSV"
+	FormatShards      = "dpfeat shard manifest"
 )
 
 // Import describes how a file that is not a dpfeat feature file was read.
@@ -111,6 +112,8 @@ func sniff(path string) (string, error) {
 		return FormatArrowStream, nil
 	case n == 0:
 		return "", fmt.Errorf("read %s: the file is empty; expected a feature file", path)
+	case isShardManifest(head):
+		return FormatShards, nil
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".arrow", ".feather", ".ipc", ".arrows":

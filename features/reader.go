@@ -59,6 +59,10 @@ type File struct {
 	checked []atomic.Bool
 	// imported says how a foreign file was read (nil for a dpfeat file).
 	imported *Import
+	// shards, for a shard manifest, are its files in order, read as one
+	// (shards.go); shardBatch is the first batch of each, and one more.
+	shards     []*File
+	shardBatch []int
 }
 
 // errForeign marks an Arrow IPC file that is not a dpfeat feature file as
@@ -85,11 +89,14 @@ func Open(path string, opt ReadOptions) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format == FormatArrowFile {
+	switch format {
+	case FormatArrowFile:
 		f, err := openNative(path, nil, opt)
 		if !errors.Is(err, errForeign) {
 			return f, err
 		}
+	case FormatShards:
+		return openShards(path, opt)
 	}
 	return openForeign(path, format, opt)
 }
@@ -283,6 +290,9 @@ func (f *File) NumBatches() int { return len(f.starts) - 1 }
 // Batch reads record batch i and checks it (finite features unless
 // allowed, labels within the class list). Its slices stay valid until Close.
 func (f *File) Batch(i int) (Batch, error) {
+	if f.shards != nil {
+		return f.shardBatchAt(i)
+	}
 	if f.r == nil {
 		return Batch{}, fmt.Errorf("read %s: %w", f.path, errClosed)
 	}
@@ -437,6 +447,16 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 // Each calls fn with every batch in order; memory stays bounded by one
 // batch (plus whatever fn keeps).
 func (f *File) Each(fn func(Batch) error) error {
+	if f.shards != nil {
+		// Shard by shard, each releasing its own pages.
+		for k, sf := range f.shards {
+			base := f.starts[f.shardBatch[k]]
+			if err := sf.Each(func(b Batch) error { b.Offset += base; return fn(b) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for i := 0; i < f.NumBatches(); i++ {
 		b, err := f.Batch(i)
 		if err != nil {
@@ -511,6 +531,12 @@ func (f *File) Load() (*Matrix, error) {
 // not be used afterwards.
 func (f *File) Close() error {
 	var err error
+	for _, s := range f.shards {
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+	}
+	f.shards = nil
 	if f.r != nil {
 		_ = guard(func() error { return f.r.Close() })
 		f.r = nil

@@ -114,6 +114,9 @@ func quantile(xs []float64, q float64) float64 {
 // ArrowMetadata returns the file's schema metadata as a map, every key
 // included.
 func (f *File) ArrowMetadata() map[string]string {
+	if f.shards != nil {
+		return f.shards[0].ArrowMetadata()
+	}
 	md := f.r.Schema().Metadata()
 	out := make(map[string]string, md.Len())
 	for i, k := range md.Keys() {

@@ -1,0 +1,161 @@
+package features
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
+)
+
+// A shard manifest lists feature files (shards) that are one dataset, in
+// order: what a distributed extraction writes (extract --runner), and what
+// every command reads as one file (Open), its rows the shards' rows one
+// after another. Every shard must be a dpfeat feature file of the same
+// dimension, encoder, classes, ids, views and data identity, holding the
+// rows the manifest says; paths are relative to the manifest's folder.
+
+// ShardsFormat is a shard manifest's format field.
+const ShardsFormat = "dpfeat.shards.v1"
+
+// ShardManifest is the JSON of a shard manifest.
+type ShardManifest struct {
+	Format        string  `json:"format"`
+	Rows          int64   `json:"rows"`
+	Dim           int     `json:"dim"`
+	EncoderSHA256 string  `json:"encoder_sha256,omitempty"`
+	Shards        []Shard `json:"shards"`
+	// Runner names what wrote the shards (prism, flink, …), for reports.
+	Runner string `json:"runner,omitempty"`
+}
+
+// Shard is one file of a manifest.
+type Shard struct {
+	Path string `json:"path"`
+	Rows int64  `json:"rows"`
+}
+
+// isShardManifest reports whether a file's first bytes are a shard
+// manifest's (a JSON object naming ShardsFormat).
+func isShardManifest(head []byte) bool {
+	h := bytes.TrimLeft(head, " \t\r\n")
+	return len(h) > 0 && h[0] == '{' && bytes.Contains(head, []byte(`"`+ShardsFormat+`"`))
+}
+
+// ReadShardManifest reads and checks a manifest's JSON.
+func ReadShardManifest(path string) (*ShardManifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m ShardManifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil || m.Format != ShardsFormat {
+		return nil, fmt.Errorf("read %s: not a shard manifest (%s): %v", path, ShardsFormat, err)
+	}
+	if len(m.Shards) == 0 || m.Dim < 1 {
+		return nil, fmt.Errorf("read %s: a shard manifest lists at least one shard and a dimension", path)
+	}
+	var total int64
+	for i, s := range m.Shards {
+		if s.Path == "" || filepath.IsAbs(s.Path) || s.Rows < 1 {
+			return nil, fmt.Errorf("read %s: shard %d: expected a relative path and at least one row, got %q with %d", path, i, s.Path, s.Rows)
+		}
+		total += s.Rows
+	}
+	if total != m.Rows {
+		return nil, fmt.Errorf("read %s: the shards hold %d rows, the manifest says %d", path, total, m.Rows)
+	}
+	return &m, nil
+}
+
+// WriteShardManifest writes m at path (temporary file and rename).
+func WriteShardManifest(path string, m *ShardManifest) error {
+	m.Format = ShardsFormat
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// openShards opens a manifest's shards as one File.
+func openShards(path string, opt ReadOptions) (_ *File, err error) {
+	m, err := ReadShardManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{path: path, opt: opt, shardBatch: []int{0}, starts: []int64{0}}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	dir := filepath.Dir(path)
+	for i, s := range m.Shards {
+		sp := filepath.Join(dir, s.Path)
+		if _, serr := os.Stat(sp); serr != nil {
+			return nil, fmt.Errorf("read %s: shard %d of %d (%s) is missing: %v", path, i+1, len(m.Shards), s.Path, serr)
+		}
+		sf, serr := openNative(sp, nil, opt)
+		if serr != nil {
+			return nil, fmt.Errorf("read %s: shard %d of %d: %w", path, i+1, len(m.Shards), serr)
+		}
+		f.shards = append(f.shards, sf)
+		sm := sf.meta
+		switch {
+		case sf.dim != m.Dim:
+			err = fmt.Errorf("has %d features per row; the manifest says %d", sf.dim, m.Dim)
+		case m.EncoderSHA256 != "" && sm.EncoderSHA256 != m.EncoderSHA256:
+			err = fmt.Errorf("comes from encoder %.12s…; the manifest says %.12s…", sm.EncoderSHA256, m.EncoderSHA256)
+		case sf.rows != s.Rows:
+			err = fmt.Errorf("holds %d rows; the manifest says %d (replaced or damaged)", sf.rows, s.Rows)
+		case i > 0 && !sameDataset(f.shards[0], sf):
+			err = fmt.Errorf("differs from shard 1 in its classes, ids, views or data identity")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: shard %d of %d (%s) %w", path, i+1, len(m.Shards), s.Path, err)
+		}
+		for b := 1; b < len(sf.starts); b++ {
+			f.starts = append(f.starts, f.rows+sf.starts[b])
+		}
+		f.rows += sf.rows
+		f.shardBatch = append(f.shardBatch, len(f.starts)-1)
+	}
+	first := f.shards[0]
+	f.dim, f.withID, f.views, f.mixes, f.meta = first.dim, first.withID, first.views, first.mixes, first.meta
+	f.checked = nil
+	return f, nil
+}
+
+// sameDataset reports whether two shards describe the same dataset: the
+// classes, ids, views and the data identity agree (the creation times and
+// sources of the parts may not).
+func sameDataset(a, b *File) bool {
+	return a.withID == b.withID && slices.Equal(a.meta.Classes, b.meta.Classes) && a.meta.DataID == b.meta.DataID &&
+		reflect.DeepEqual(a.meta.Views, b.meta.Views) && a.meta.EncoderSHA256 == b.meta.EncoderSHA256
+}
+
+// shardBatchAt reads batch i of a sharded File: its shard's batch, with
+// the offset of the whole.
+func (f *File) shardBatchAt(i int) (Batch, error) {
+	if i < 0 || i >= f.NumBatches() {
+		return Batch{}, fmt.Errorf("read %s: record batch %d out of range (%d batches)", f.path, i, f.NumBatches())
+	}
+	s := sort.SearchInts(f.shardBatch, i+1) - 1
+	b, err := f.shards[s].Batch(i - f.shardBatch[s])
+	if err != nil {
+		return Batch{}, err
+	}
+	b.Offset = f.starts[i]
+	return b, nil
+}
+
+// Shards returns the files of a sharded File, in order (nil for one file).
+func (f *File) Shards() []*File { return f.shards }
