@@ -12,6 +12,10 @@
 // (DPFEAT_STOP_GRACE, default 10s): work blocked in a read (a FIFO) or in
 // a library call (BLAS, ONNX Runtime) cannot notice the request. A second
 // signal quits at once. Either way the exit status is 128 + the signal.
+//
+// Started with --worker by an Apache Beam runner's container boot, the
+// binary is a worker of the pipelines extract and fit build with --runner
+// (package runner).
 package main
 
 import (
@@ -25,9 +29,16 @@ import (
 
 	"github.com/dpfeat/dpfeat/cli"
 	"github.com/dpfeat/dpfeat/internal/phases"
+	"github.com/dpfeat/dpfeat/runner"
 )
 
 func main() {
+	if runner.IsWorker(os.Args[1:]) {
+		// Started by a Beam runner's container boot as a worker of a
+		// pipeline this binary built (extract/fit --runner).
+		runner.Worker()
+		return
+	}
 	if path := os.Getenv("DPFEAT_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err == nil {

@@ -88,12 +88,12 @@ func TestUnusedFlagsAreRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{fit("--method", "dpls", "--optimizer", "sgd"), "--optimizer is not used by dpls (it reads --clip, --alpha, --lambda, --psd, --memory, --sigma)"},
+		{fit("--method", "dpls", "--optimizer", "sgd"), "--optimizer is not used by dpls (it reads --clip, --alpha, --lambda, --psd, --memory, --sigma, --runner)"},
 		{fit("--method", "dpfc", "--public", train), "--public is not used by dpfc"},
 		{fit("--method", "dpls", "--distance", "euclidean"), "--distance is not used by dpls"},
 		{fit("--method", "dpfc", "--budget-convention", "dppl"), "--budget-convention is not used by dpfc"},
 		{fit("--method", "dpsgd", "--memory", "1GiB"), "--memory is not used by dpsgd"},
-		{fit("--method", "dpplmean", "--k-pool", "2", "--optimizer", "adam"), "--optimizer is not used by dpplmean (it reads --k-pool, --clip, --count-noise, --distance, --sigma)"},
+		{fit("--method", "dpplmean", "--k-pool", "2", "--optimizer", "adam"), "--optimizer is not used by dpplmean (it reads --k-pool, --clip, --count-noise, --distance, --sigma, --runner)"},
 	} {
 		code, _, errs := run(t, tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) {

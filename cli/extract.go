@@ -9,12 +9,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/runner"
 )
 
 func extractCommand() *ucli.Command {
@@ -28,7 +30,8 @@ func extractCommand() *ucli.Command {
 			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
 			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
-		Flags: append(append(encoderFlags(true), viewFlags("one row each, all naming the image (a multi-view file)")...),
+		Flags: append(append(append(encoderFlags(true), viewFlags("one row each, all naming the image (a multi-view file)")...), runnerFlags("extract shards of the source in parallel")...),
+			&ucli.Int64Flag{Name: "shard-rows", Usage: "with --runner: images per shard (rounded up to whole --batch; default: four shards per worker slot)"},
 			&ucli.StringFlag{Name: "classes", Usage: "the class list, as a,b,c or @FILE (one per line): for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
@@ -78,6 +81,10 @@ type extractReport struct {
 	Batch          int    `json:"batch"`
 	Threads        int    `json:"threads"`
 	DeviceFallback string `json:"device_note,omitempty"`
+	// Runner and Shards, with --runner, say what ran the extraction and
+	// how many shard files the manifest lists.
+	Runner string `json:"runner,omitempty"`
+	Shards int    `json:"shards,omitempty"`
 }
 
 // extractModel reads the encoder's manifest, checks the model file against
@@ -112,8 +119,19 @@ func extractAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
 		return err
 	}
-	if err := checkExtension("out", out, ".arrow"); err != nil {
+	ro, err := runnerFrom(c)
+	if err != nil {
+		return err
+	}
+	if ro != nil {
+		if err := checkExtension("out", out, ".json"); err != nil {
+			return userErrorf("%v (with --runner, --out is the shard manifest; the shards go beside it)", err)
+		}
+	} else if err := checkExtension("out", out, ".arrow"); err != nil {
 		return userErrorf("%v (a feature file; dpfeat convert writes the other formats)", err)
+	}
+	if ro != nil && c.Bool("force") && !c.Bool("resume") {
+		os.RemoveAll(runner.ShardDir(out)) // the earlier run's shards, replaced as --out is
 	}
 	if !c.Bool("resume") {
 		if err := refuseExisting(c, "out", out); err != nil {
@@ -134,7 +152,7 @@ func extractAction(c *ucli.Context) error {
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
 	}
-	return printExtract(c, out, rep.Source, rep.Encoder, rep.Device, rep.ExtractResult)
+	return printExtract(c, out, rep)
 }
 
 // extractTo runs the encoder --model over the dataset data into the
@@ -202,6 +220,27 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if !c.Bool("quiet") && !c.Bool("json") {
 		opt.Progress = c.App.ErrWriter
 	}
+	rep = extractReport{Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
+		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
+		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
+	if ro, err := runnerFrom(c); err != nil || ro != nil {
+		if err != nil {
+			return rep, err
+		}
+		// The shards, on the runner: each worker opens its own sessions.
+		job := runner.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
+			Dataset: dopt, Offset: c.Int64("offset"), Limit: c.Int64("limit"), ShardRows: c.Int64("shard-rows"), Extract: opt, Out: out,
+			Workers: ro.Workers}
+		job.Extract.Offset, job.Extract.Limit = 0, 0
+		t0 := time.Now()
+		res, err := runner.Extract(c.Context, job, *ro)
+		if err != nil {
+			return rep, userErrorf("extract --runner %s: %v", ro.Name(), err)
+		}
+		rep.ExtractResult = encode.ExtractResult{Out: out, Rows: res.Rows, Dim: res.Dim, Seconds: time.Since(t0).Seconds()}
+		rep.Runner, rep.Shards = res.Runner, res.Shards
+		return rep, nil
+	}
 	res, err := encode.Extract(c.Context, ds, sess, encode.NewPreprocessor(m.Input), out, opt)
 	if err != nil {
 		if errors.Is(err, encode.ErrInterrupted) {
@@ -209,9 +248,8 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		}
 		return rep, err
 	}
-	return extractReport{ExtractResult: res, Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
-		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
-		Threads: c.Int("threads"), DeviceFallback: sess.Note()}, nil
+	rep.ExtractResult = res
+	return rep, nil
 }
 
 // loadManifest resolves --manifest, --preset, or the manifest beside the
@@ -280,9 +318,14 @@ func sourceText(c *ucli.Context, ds features.Dataset) string {
 }
 
 // printExtract prints the one-line summary of an extraction.
-func printExtract(c *ucli.Context, out, source, name, provider string, res encode.ExtractResult) error {
-	msg := fmt.Sprintf("%s: %d rows × %d features from %s with %s on %s in %.1f s (%.0f images/s)",
-		out, res.Rows, res.Dim, source, name, provider, res.Seconds, res.ImagesPerSecond)
+func printExtract(c *ucli.Context, out string, rep extractReport) error {
+	res := rep.ExtractResult
+	msg := fmt.Sprintf("%s: %d rows × %d features from %s with %s on %s in %.1f s", out, res.Rows, res.Dim, rep.Source, rep.Encoder, rep.Device, res.Seconds)
+	if rep.Runner != "" {
+		msg += fmt.Sprintf(" (%d shards, runner %s)", rep.Shards, rep.Runner)
+	} else {
+		msg += fmt.Sprintf(" (%.0f images/s)", res.ImagesPerSecond)
+	}
 	if res.Resumed > 0 {
 		msg += fmt.Sprintf("; %d rows resumed from the interrupted run", res.Resumed)
 	}

@@ -8,13 +8,16 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
+	"github.com/dpfeat/dpfeat/models"
 )
 
 // imageFolder writes n small PNGs per class.
@@ -246,5 +249,91 @@ func TestExtractMixDiff(t *testing.T) {
 	}
 	if code, _, errs := run(t, append(args[:5:5], "--views", "2", "--mix-with", other, "--mix-diff", "1", "--out", filepath.Join(dir, "bad.arrow"))...); code != 1 || !strings.Contains(errs, `class "zebra" is not a training class`) {
 		t.Errorf("a public class outside the training classes: exit %d, %q", code, errs)
+	}
+}
+
+// TestRunnerPrism (#24 acceptance, through the command line): extract
+// --runner prism writes a shard manifest whose rows equal the
+// single-machine file's; fit --runner prism of every one-pass method on it
+// gives, with --seed, the single-machine classifier (weights within 1e-6)
+// and says which runner ran; an iterative method and --transform are
+// refused, and a missing shard is named.
+func TestRunnerPrism(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	single, sharded := filepath.Join(dir, "single.arrow"), filepath.Join(dir, "sharded.json")
+	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", single, "--batch", "2", "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, stdout, errs := run(t, "extract", "--model", model, "--data", data, "--out", sharded, "--batch", "2", "--runner", "prism",
+		"--runner-workers", "2", "--shard-rows", "5", "--json")
+	if code != 0 {
+		t.Fatalf("extract --runner: exit %d: %s", code, errs)
+	}
+	var rep extractReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Runner != "prism" || rep.Shards != 4 || rep.Rows != 21 {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	a, _ := features.ReadAll(single, features.ReadOptions{})
+	b, err := features.ReadAll(sharded, features.ReadOptions{})
+	if err != nil || !slices.Equal(a.Data, b.Data) || !slices.Equal(a.IDs, b.IDs) || !slices.Equal(a.Labels, b.Labels) {
+		t.Fatalf("the sharded features differ from the single-machine file (%v)", err)
+	}
+	fit := func(m, train, name string, extra ...string) (*models.Classifier, string) {
+		t.Helper()
+		out := filepath.Join(dir, name+".safetensors")
+		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "4", "--json"}
+		if m == "ls" || m == "protomean" {
+			args = append(args, "--epsilon", "inf")
+		} else {
+			args = append(args, "--epsilon", "2", "--delta", "1e-3")
+		}
+		code, stdout, errs := run(t, append(args, extra...)...)
+		if code != 0 {
+			t.Fatalf("fit %s %v: exit %d: %s", m, extra, code, errs)
+		}
+		clf, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clf, stdout
+	}
+	for _, m := range []string{"dpls", "ls", "dpplmean", "protomean"} {
+		want, _ := fit(m, single, m+"-single")
+		got, stdout := fit(m, sharded, m+"-prism", "--runner", "prism", "--runner-workers", "2")
+		if !strings.Contains(stdout, `"runner": "prism"`) {
+			t.Errorf("%s: the report does not name the runner", m)
+		}
+		if len(got.Weight) != len(want.Weight) {
+			t.Fatalf("%s: %d weights, single machine %d", m, len(got.Weight), len(want.Weight))
+		}
+		for i := range want.Weight {
+			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(want.Weight[i]))) {
+				t.Fatalf("%s: weight %d = %v on prism, %v on one machine", m, i, got.Weight[i], want.Weight[i])
+			}
+		}
+		if got.Guarantee.String() != want.Guarantee.String() {
+			t.Errorf("%s: guarantee %q on prism, %q on one machine", m, got.Guarantee, want.Guarantee)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "dpsgd"}, "--runner is not used by dpsgd"},
+		{[]string{"--method", "dpls", "--transform", "center"}, "--transform is learned on this machine"},
+		{[]string{"--method", "dpls", "--runner-option", "bogus=1"}, `"bogus" is not a Beam pipeline option`},
+	} {
+		args := append([]string{"fit", "--train", sharded, "--out", filepath.Join(dir, "x.safetensors"), "--epsilon", "1", "--delta", "1e-3", "--runner", "prism"}, c.args...)
+		if code, _, errs := run(t, args...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q", c.args, code, errs)
+		}
+	}
+	os.Remove(filepath.Join(dir, "sharded.shards", "00002.arrow"))
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", sharded, "--out", filepath.Join(dir, "y.safetensors"), "--epsilon", "1", "--delta", "1e-3"); code != 1 || !strings.Contains(errs, "shard 3 of 4 (sharded.shards/00002.arrow) is missing") {
+		t.Errorf("a missing shard: exit %d, %q", code, errs)
 	}
 }

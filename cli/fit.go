@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/runner"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
 )
@@ -94,6 +95,7 @@ func fitCommand() *ucli.Command {
 		jsonFlag(),
 	}
 	flags = append(flags, importFlags()...)
+	flags = append(flags, runnerFlags("accumulate the one-pass methods' statistics (dpls, ls, dpplmean, protomean) over a shard manifest's shards")...)
 	for _, p := range paramFlags() {
 		flags = append(flags, &ucli.Float64Flag{Name: p.flag, Usage: p.usage, DefaultText: "per method, as listed"})
 	}
@@ -128,6 +130,9 @@ type fitReport struct {
 	Seeded          bool                 `json:"seeded"`
 	Backend         string               `json:"backend"`
 	Guarantee       accounting.Guarantee `json:"guarantee"`
+	// Runner, with --runner, names the Beam runner that computed the
+	// statistics.
+	Runner string `json:"runner,omitempty"`
 }
 
 func fitAction(c *ucli.Context) error {
@@ -186,6 +191,20 @@ func fitAction(c *ucli.Context) error {
 		spendErr = spendBudget(c, budget, train, m.Name, g, out)
 		return spendErr
 	}
+	ro, err := runnerFrom(c)
+	if err != nil {
+		return err
+	}
+	if ro != nil {
+		if c.String("transform") != "" {
+			return userErrorf("--transform is learned on this machine, and --runner computes only the method's statistics: fit without one of them")
+		}
+		tmp := runnerTemp(out)
+		defer os.RemoveAll(tmp)
+		if o.Accumulate, err = runner.Accumulator(train, imp, tmp, *ro); err != nil {
+			return userErrorf("--runner: %v", err)
+		}
+	}
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})
 	if spendErr != nil {
@@ -206,7 +225,11 @@ func fitAction(c *ucli.Context) error {
 	if err := clf.Save(out); err != nil {
 		return err
 	}
-	return reportFit(c, res.Result.Method, res, out, time.Since(start))
+	runnerName := ""
+	if ro != nil {
+		runnerName = ro.Name()
+	}
+	return reportFit(c, res.Result.Method, res, out, time.Since(start), runnerName)
 }
 
 // transformSpec reads the --transform flags.
@@ -335,12 +358,12 @@ func fitPrivacy(c *ucli.Context, m solvers.Method, o *solvers.Options) error {
 }
 
 // reportFit prints what a fit wrote: JSON or text.
-func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string, took time.Duration) error {
+func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string, took time.Duration, runnerName string) error {
 	g, clf := res.Result.Guarantee, res.Classifier
 	rep := fitReport{Method: method, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
 		Noise: map[string]any{"multiplier": res.Result.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Result.Hyperparameters,
 		Defaulted: res.Result.Defaulted, TrainRows: res.Rows, Classes: len(clf.Classes), Dim: clf.Dim, Seconds: took.Seconds(),
-		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g}
+		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g, Runner: runnerName}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}
 	}
@@ -353,6 +376,9 @@ func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string,
 func printFit(c *ucli.Context, r fitReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s on %d rows × %d features, %d classes, in %.2f s\n", r.Out, r.Method, r.TrainRows, r.Dim, r.Classes, r.Seconds)
+	if r.Runner != "" {
+		fmt.Fprintf(&b, "statistics: accumulated over the shards by the Beam runner %s, noise added here\n", r.Runner)
+	}
 	fmt.Fprintf(&b, "privacy: %s\n", r.Guarantee)
 	if r.Guarantee.Accountant != accounting.AccountantNone {
 		if z, _ := r.Noise["multiplier"].(float64); z > 0 {
@@ -460,7 +486,7 @@ func (p *fitProgress) done() {
 
 // optionFlags are fit's flags for the options a method may read besides
 // its hyperparameters (solvers.Method.Reads).
-var optionFlags = []string{solvers.OptOptimizer, solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptMemory, solvers.OptSigma}
+var optionFlags = []string{solvers.OptOptimizer, solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptMemory, solvers.OptSigma, solvers.OptRunner}
 
 // checkMethodFlags refuses an option flag the method does not read, with
 // the flags it does: a flag silently ignored is a setting the user thinks

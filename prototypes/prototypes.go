@@ -23,7 +23,7 @@ var (
 )
 
 func init() {
-	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma}, Params: []solvers.Param{
+	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma, solvers.OptRunner}, Params: []solvers.Param{
 		kPool,
 		{Name: "clip", Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
 		{Name: "count_noise", Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
@@ -32,7 +32,7 @@ func init() {
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
 		}})
-	solvers.Register(solvers.Method{Name: "protomean", Reads: []string{solvers.OptDistance}, Params: []solvers.Param{kPool}, Private: false,
+	solvers.Register(solvers.Method{Name: "protomean", Reads: []string{solvers.OptDistance, solvers.OptRunner}, Params: []solvers.Param{kPool}, Private: false,
 		Summary: "non-private class-mean prototypes",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
@@ -105,7 +105,7 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 	if private {
 		so.Clip = r
 	}
-	st, err := solvers.Accumulate(ctx, rows, M, so)
+	st, err := solvers.AccumulateWith(ctx, o, rows, M, so)
 	if err != nil {
 		return nil, err
 	}

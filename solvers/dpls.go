@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpls", Reads: []string{OptMemory, OptSigma}, Params: []Param{
+	Register(Method{Name: "dpls", Reads: []string{OptMemory, OptSigma, OptRunner}, Params: []Param{
 		featureClip,
 		lsAlpha,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), twice that when the noise dwarfs a class's signal (ρ ≥ 250) and psd ≠ 1, plus 1e-4·(n/M + α·n)/D)"},
@@ -23,7 +23,7 @@ func init() {
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "ls", Reads: []string{OptMemory}, Params: []Param{
+	Register(Method{Name: "ls", Reads: []string{OptMemory, OptRunner}, Params: []Param{
 		lsAlpha,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default 1e-4·(n/M + α·n)/D, for conditioning)"},
 	}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
@@ -111,7 +111,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 		so.ClassGram = chunk
 		so.Gram = ci == 0
 		o.progress("%s: pass %d/%d over the data", o.method, ci+1, len(chunks))
-		st, err := Accumulate(ctx, rows, M, so)
+		st, err := AccumulateWith(ctx, o, rows, M, so)
 		if err != nil {
 			return nil, err
 		}

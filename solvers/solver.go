@@ -69,6 +69,12 @@ type Options struct {
 	// deviation used, and the noise values added. Tests use it to check
 	// that the noise has the calibrated scale.
 	Observe func(release string, std float64, noise []float64)
+	// Accumulate, when set, computes the one-pass methods' sufficient
+	// statistics (Accumulate's) of the training data elsewhere — over the
+	// shards of a dataset on a distributed runner (package runner) —
+	// instead of from the rows the method is given: each contribution is
+	// bounded as Accumulate bounds it, and the noise is still added here.
+	Accumulate func(ctx context.Context, m int, opt StatsOptions) (*Stats, error)
 	// Released, when set, sees each noisy statistic as it is released (the
 	// exact values the method goes on with, before any post-processing):
 	// the release's name, an index (the class, for per-class releases;
@@ -228,6 +234,9 @@ const (
 	OptBudgetConvention = "budget-convention" // Options.BudgetConvention
 	OptMemory           = "memory"            // Options.MemoryBudget
 	OptSigma            = "sigma"             // Options.Sigma
+	// OptRunner: the method's statistics come from AccumulateWith alone
+	// (one pass), so a runner can compute them (Options.Accumulate).
+	OptRunner = "runner"
 )
 
 // OptionsForTransform are the options any method reads when a feature

@@ -93,6 +93,44 @@ type Stats struct {
 	SumSquares []float64
 }
 
+// Add adds the statistics of other rows, accumulated with the same
+// options, to s: every statistic is a sum over rows, so the statistics of
+// parts (shards) add up to the whole's.
+func (s *Stats) Add(o *Stats) error {
+	if s.D != o.D || len(s.Counts) != len(o.Counts) || len(s.Gram) != len(o.Gram) || len(s.SumSquares) != len(o.SumSquares) || len(s.ClassGram) != len(o.ClassGram) {
+		return fmt.Errorf("statistics of different shapes (D %d and %d, %d and %d classes)", s.D, o.D, len(s.Counts), len(o.Counts))
+	}
+	for i, c := range o.Counts {
+		s.Counts[i] += c
+	}
+	addTo := func(a, b []float64) {
+		for i, v := range b {
+			a[i] += v
+		}
+	}
+	addTo(s.Sums, o.Sums)
+	addTo(s.Gram, o.Gram)
+	addTo(s.SumSquares, o.SumSquares)
+	for c, g := range o.ClassGram {
+		mine, ok := s.ClassGram[c]
+		if !ok || len(mine) != len(g) {
+			return fmt.Errorf("statistics with different class Grams (class %d)", c)
+		}
+		addTo(mine, g)
+	}
+	return nil
+}
+
+// AccumulateWith is the one-pass methods' way to their statistics: o's
+// Accumulate hook when set (statistics computed elsewhere, e.g. over a
+// dataset's shards), else Accumulate over rows.
+func AccumulateWith(ctx context.Context, o *Options, rows Rows, m int, opt StatsOptions) (*Stats, error) {
+	if o.Accumulate != nil {
+		return o.Accumulate(ctx, m, opt)
+	}
+	return Accumulate(ctx, rows, m, opt)
+}
+
 // classBufRows is how many rows of one class are gathered before they go
 // into that class's Gram in one SYRK: in a shuffled file a block holds a
 // handful of rows per class, and rank-1 updates of a D×D matrix would be

@@ -10,6 +10,10 @@ import (
 // own interface and never import features.
 type fileRows struct{ f *features.File }
 
+// FileRows streams a feature file's rows, as they are, to a solver (one
+// row per example: a multi-view file is grouped by Fit).
+func FileRows(f *features.File) solvers.Rows { return fileRows{f} }
+
 func (r fileRows) Dim() int   { return r.f.Dim() }
 func (r fileRows) Len() int64 { return r.f.Rows() }
 

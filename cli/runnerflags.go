@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"os"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/runner"
+)
+
+// runnerFlags are the flags that run a command's parallel work on an
+// Apache Beam runner (package runner).
+func runnerFlags(what string) []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "runner", Usage: what + " as an Apache Beam pipeline on " + strings.Join(runner.Runners, ", ") + " (prism runs in this process); see docs/distributed.md"},
+		&ucli.StringSliceFlag{Name: "runner-option", Usage: "a Beam pipeline option as name=value (repeatable): endpoint, environment_type, environment_config, project, region, temp_location, …"},
+		&ucli.IntFlag{Name: "runner-workers", Usage: "shards one worker process handles at once (0: its cores; on prism, 1 and 2 compare one worker with two)"},
+	}
+}
+
+// runnerFrom reads runnerFlags: nil without --runner.
+func runnerFrom(c *ucli.Context) (*runner.Options, error) {
+	name := c.String("runner")
+	if name == "" {
+		if c.IsSet("runner-option") || c.IsSet("runner-workers") || c.IsSet("shard-rows") {
+			return nil, userErrorf("--runner-option, --runner-workers and --shard-rows go with --runner")
+		}
+		return nil, nil
+	}
+	o := &runner.Options{Runner: name, Workers: c.Int("runner-workers"), Flags: map[string]string{}}
+	for _, kv := range c.StringSlice("runner-option") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, userErrorf("--runner-option %q: expected name=value", kv)
+		}
+		o.Flags[strings.TrimLeft(k, "-")] = v
+	}
+	if err := o.Check(); err != nil {
+		return nil, userErrorf("--runner: %v", err)
+	}
+	return o, nil
+}
+
+// runnerTemp is where a runner's results for the driver go: the folder of
+// path (a shared folder on remote runners, as the data must be).
+func runnerTemp(path string) string {
+	dir, err := os.MkdirTemp(dirOf(path), ".dpfeat-runner-")
+	if err != nil {
+		return os.TempDir()
+	}
+	return dir
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}
