@@ -59,18 +59,11 @@ func OpenGraph(path string, opt GraphOptions) (*Graph, error) {
 		inNames = append(inNames, p.Name)
 	}
 	inNames = append(inNames, InputImages, InputLabels)
-	so, err := ort.NewSessionOptions()
+	so, err := NewSessionOptions(opt, &g.Provider, &g.Note)
 	if err != nil {
 		return nil, err
 	}
 	defer so.Destroy()
-	if opt.Threads > 0 {
-		so.SetIntraOpNumThreads(opt.Threads)
-		so.SetInterOpNumThreads(1)
-	}
-	if g.Provider, g.Note, err = encode.ApplyDevice(so, opt.Device); err != nil {
-		return nil, err
-	}
 	if g.session, err = ort.NewDynamicAdvancedSession(path, inNames, append(outNames, OutputLoss), so); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -78,6 +71,25 @@ func OpenGraph(path string, opt GraphOptions) (*Graph, error) {
 }
 
 type session = *ort.DynamicAdvancedSession
+
+// NewSessionOptions makes the ONNX Runtime session options of a graph
+// (threads, device) and sets provider and note: the execution provider
+// that runs it, and why --device auto fell back to the CPU.
+func NewSessionOptions(opt GraphOptions, provider, note *string) (*ort.SessionOptions, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	if opt.Threads > 0 {
+		so.SetIntraOpNumThreads(opt.Threads)
+		so.SetInterOpNumThreads(1)
+	}
+	if *provider, *note, err = encode.ApplyDevice(so, opt.Device); err != nil {
+		so.Destroy()
+		return nil, err
+	}
+	return so, nil
+}
 
 // ParamInputs splits a graph's inputs into its parameters (every input
 // not named in other: float32, fixed shapes, in the graph's order) and the

@@ -123,28 +123,12 @@ class _PerExample(nn.Module):
 
 
 class _Forward(nn.Module):
-    """forward(*params, images) -> logits, the parameters as inputs."""
+    """forward(*params, images) -> the model's output (logits; for the first
+    layers alone, the embeddings), the parameters as inputs."""
 
     def __init__(self, model, names):
         super().__init__()
         self.layers = list(model)
-        self.names = names
-
-    def forward(self, *args):
-        params = dict(zip(self.names, args[: len(self.names)]))
-        h = args[len(self.names)]
-        for i, layer in enumerate(self.layers):
-            h = _apply(layer, i, params, h)
-        return h
-
-
-class _Embed(nn.Module):
-    """forward(*params, images) -> embeddings: the first layers of the
-    model (its feature extractor), the parameters as inputs."""
-
-    def __init__(self, layers, names):
-        super().__init__()
-        self.layers = layers
         self.names = names
 
     def forward(self, *args):
@@ -193,7 +177,7 @@ def export_pretrain(model, layers, images, vjp_out, embed_out, opset=14, atol=1e
     params = [p.detach() for _, p in body.named_parameters()]
     if not names:
         raise ValueError(f"the first {layers} layers have no parameters")
-    embed, vjp = _Embed(list(body), names), _VJP(list(body), names)
+    embed, vjp = _Forward(body, names), _VJP(list(body), names)
     with torch.no_grad():
         e = embed(*params, images)
     if not torch.allclose(e, body(images), atol=atol):

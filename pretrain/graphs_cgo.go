@@ -75,18 +75,11 @@ func Open(embedPath, vjpPath string, opt finetune.GraphOptions) (*Graphs, error)
 	for _, p := range params {
 		names = append(names, p.Name)
 	}
-	so, err := ort.NewSessionOptions()
+	so, err := finetune.NewSessionOptions(opt, &g.Provider, &g.Note)
 	if err != nil {
 		return nil, err
 	}
 	defer so.Destroy()
-	if opt.Threads > 0 {
-		so.SetIntraOpNumThreads(opt.Threads)
-		so.SetInterOpNumThreads(1)
-	}
-	if g.Provider, g.Note, err = encode.ApplyDevice(so, opt.Device); err != nil {
-		return nil, err
-	}
 	if g.embed, err = ort.NewDynamicAdvancedSession(embedPath, append(slices.Clone(names), InputImages), []string{OutputEmbeddings}, so); err != nil {
 		return nil, fmt.Errorf("open %s: %w", embedPath, err)
 	}

@@ -135,15 +135,7 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 		}
 		var got32 []float64
 		if clip > 0 {
-			got32 = make([]float64, len(theta))
-			g32 := newGradient32(u.M, u.D)
-			g32.setTheta(theta)
-			walk := newGroupWalk(u.Groups, u.W, u.N)
-			for start := 0; start < u.N; {
-				n, sizes, w := walk.next(300)
-				g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes, W: w}, clip, got32)
-				start += n
-			}
+			got32 = gradient32Sum(u, x32, theta, clip)
 		}
 		for j := range want {
 			if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
@@ -154,6 +146,21 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gradient32Sum is DP-FC's clipped gradient sum of u (its rows as x32) at
+// θ, in float32 blocks of at most 300 rows of whole examples.
+func gradient32Sum(u *Data, x32 []float32, theta []float64, clip float64) []float64 {
+	sum := make([]float64, len(theta))
+	g32 := newGradient32(u.M, u.D)
+	g32.setTheta(theta)
+	walk := newGroupWalk(u.Groups, u.W, u.N)
+	for start := 0; start < u.N; {
+		n, sizes, w := walk.next(300)
+		g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes, W: w}, clip, sum)
+		start += n
+	}
+	return sum
 }
 
 // TestAccumulateAveragesViews: the sufficient statistics of grouped rows
@@ -247,11 +254,11 @@ func TestAnExampleMovesStatisticsByItsSensitivity(t *testing.T) {
 	}
 }
 
-// TestViewsFitEveryMethod: every method fits grouped rows, in memory and
-// streamed in blocks that the grouping cuts; n is the number of examples;
-// the streamed and in-memory fits of a logistic method agree.
-func TestViewsFitEveryMethod(t *testing.T) {
-	d := withViews(blobs(600, 5, 3, 9), func(i int) int { return 1 + i%6 }, 4)
+// fitEveryMethod fits every method of this package to grouped data of n
+// examples: each reaches the training accuracy floor, and the private
+// ones state n in their guarantee.
+func fitEveryMethod(t *testing.T, d *Data, n int, floor float64) {
+	t.Helper()
 	for _, m := range Methods() {
 		if m.Pure {
 			continue
@@ -264,13 +271,21 @@ func TestViewsFitEveryMethod(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)
 		}
-		if acc := accuracy(res, d); acc < 0.6 {
-			t.Errorf("%s: training accuracy %.2f on views", m.Name, acc)
+		if acc := accuracy(res, d); acc < floor {
+			t.Errorf("%s: training accuracy %.2f", m.Name, acc)
 		}
-		if m.Private && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, publicNPrefix+"600)") }) {
-			t.Errorf("%s: the guarantee does not state n = 600 examples: %q", m.Name, res.Guarantee.Public)
+		if m.Private && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, publicNPrefix+fmt.Sprint(n)+")") }) {
+			t.Errorf("%s: the guarantee does not state n = %d examples: %q", m.Name, n, res.Guarantee.Public)
 		}
 	}
+}
+
+// TestViewsFitEveryMethod: every method fits grouped rows, in memory and
+// streamed in blocks that the grouping cuts; n is the number of examples;
+// the streamed and in-memory fits of a logistic method agree.
+func TestViewsFitEveryMethod(t *testing.T) {
+	d := withViews(blobs(600, 5, 3, 9), func(i int) int { return 1 + i%6 }, 4)
+	fitEveryMethod(t, d, 600, 0.6)
 	// A stream's blocks must not split an example.
 	bad := batchedRows{d, 7}
 	if _, err := FitRows(context.Background(), "dpls", bad, 3, Options{Epsilon: 1, Delta: 1e-5}); err == nil {

@@ -5,10 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/dpfeat/dpfeat/accounting"
 )
 
 // softView is one view of an example as DP-Mix_Diff defines it: features
@@ -102,15 +99,7 @@ func TestSoftLabelsMatchNaive(t *testing.T) {
 		}
 		var got32 []float64
 		if clip > 0 {
-			got32 = make([]float64, len(theta))
-			g32 := newGradient32(u.M, u.D)
-			g32.setTheta(theta)
-			walk := newGroupWalk(u.Groups, u.W, u.N)
-			for start := 0; start < u.N; {
-				n, sizes, w := walk.next(300)
-				g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes, W: w}, clip, got32)
-				start += n
-			}
+			got32 = gradient32Sum(u, x32, theta, clip)
 		}
 		for j := range want {
 			if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
@@ -239,23 +228,5 @@ func TestSoftLabelsFitEveryMethod(t *testing.T) {
 		}
 		at += int(k)
 	}
-	for _, m := range Methods() {
-		if m.Pure {
-			continue
-		}
-		o := Options{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(1)}
-		if !m.Private {
-			o.Epsilon = math.Inf(1)
-		}
-		res, err := Fit(context.Background(), m.Name, p, o)
-		if err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		if acc := accuracy(res, p); acc < 0.5 {
-			t.Errorf("%s: training accuracy %.2f on soft labels", m.Name, acc)
-		}
-		if m.Private && !slices.ContainsFunc(res.Guarantee.Public, func(s string) bool { return strings.HasPrefix(s, publicNPrefix+"600)") }) {
-			t.Errorf("%s: the guarantee does not state n = 600 examples: %q", m.Name, res.Guarantee.Public)
-		}
-	}
+	fitEveryMethod(t, p, 600, 0.5)
 }
