@@ -332,6 +332,16 @@ func TestRunnerPrism(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", c.args, code, errs)
 		}
 	}
+	// A worker's error (an image that does not decode) fails the run,
+	// naming the image; the manifest is not written.
+	os.WriteFile(filepath.Join(data, "dog", "zz-broken.png"), []byte("not a png"), 0o644)
+	broken := filepath.Join(dir, "broken.json")
+	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", broken, "--batch", "2", "--runner", "prism", "--quiet"); code != 1 || !strings.Contains(errs, "zz-broken.png") {
+		t.Errorf("a worker's error: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(broken); err == nil {
+		t.Error("a failed distributed extraction wrote its manifest")
+	}
 	os.Remove(filepath.Join(dir, "sharded.shards", "00002.arrow"))
 	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", sharded, "--out", filepath.Join(dir, "y.safetensors"), "--epsilon", "1", "--delta", "1e-3"); code != 1 || !strings.Contains(errs, "shard 3 of 4 (sharded.shards/00002.arrow) is missing") {
 		t.Errorf("a missing shard: exit %d, %q", code, errs)
