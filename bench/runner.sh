@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 24's benchmark: extraction and a one-pass fit on Apache Beam's
+# Prism runner (in this process) with 1 and 2 worker slots against the
+# single-machine path, on the shared ResNet encoder's Fashion-MNIST private
+# half (30,000 images, train rows 30000 on). Each configuration runs REPS
+# times, alternating; the table gives the best and the median. ONNX
+# Runtime gets both cores in every configuration: 2 threads for the single
+# machine and one slot, 1 thread per slot for two. The fits (dpls and
+# dpplmean, ε = 1) read the single-machine file or the manifest.
+# Writes bench/results/runner.md and rebuilds RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+b=bench/out/runner
+mkdir -p "$b"
+dp="$b/dpfeat"
+cp bin/dpfeat "$dp"
+reps="${REPS:-3}"
+args=(--model "$enc/fmnist-resnet.onnx" --data "$data" --split train --offset 30000 --limit 30000 --batch 64 --quiet --force)
+declare -A ext fitls fitmean
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+for r in $(seq 1 "$reps"); do
+	for mode in single prism1 prism2; do
+		case $mode in
+		single) out="$b/single.arrow" extra=(--threads 2) fx=() ;;
+		prism1) out="$b/prism1.json" extra=(--threads 2 --runner prism --runner-workers 1) fx=(--runner prism --runner-workers 1) ;;
+		prism2) out="$b/prism2.json" extra=(--threads 1 --runner prism --runner-workers 2) fx=(--runner prism --runner-workers 2) ;;
+		esac
+		ext[$mode]+="$(secs "$dp" extract "${args[@]}" "${extra[@]}" --out "$out") "
+		fitls[$mode]+="$(secs "$dp" fit --method dpls --train "$out" --epsilon 1 --delta 1e-5 --out "$b/c.safetensors" --force "${fx[@]}") "
+		fitmean[$mode]+="$(secs "$dp" fit --method dpplmean --train "$out" --epsilon 1 --delta 1e-5 --out "$b/c.safetensors" --force "${fx[@]}") "
+		echo "runner: $mode run $r: extract ${ext[$mode]##* }" >&2
+	done
+done
+stat() { /usr/bin/python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1].split()]; print(f'{min(v):.1f} / {statistics.median(v):.1f}')" "$1"; }
+best() { /usr/bin/python3 -c "import sys; print(min(float(x) for x in sys.argv[1].split()))" "$1"; }
+s1=$(best "${ext[single]}")
+{
+	echo "## Past one machine: Prism with 1 and 2 workers (issue 24)"
+	echo
+	echo "\`bench/runner.sh\`, $(date -u +%Y-%m-%d), $(nproc) cores, $reps runs each (alternating), seconds as best / median."
+	echo "Extraction: fmnist-resnet over Fashion-MNIST's private half (30,000 images, batch 64) into one file, or through"
+	echo "Beam's Prism runner (in-process, loopback) into shards (four per worker slot) and a manifest; ONNX Runtime has both"
+	echo "cores in every row (2 threads, or 1 per slot). Fits: dpls and dpplmean at ε = 1 on the file, or with --runner"
+	echo "prism on the manifest (per-shard statistics summed by a Beam combiner, noise on the driver)."
+	echo
+	echo "| path | extract s | images/s (best) | vs one machine | fit dpls s | fit dpplmean s |"
+	echo "|---|---|---|---|---|---|"
+	for mode in single prism1 prism2; do
+		e=$(best "${ext[$mode]}")
+		label=$mode
+		case $mode in single) label="one machine" ;; prism1) label="Prism, 1 worker" ;; prism2) label="Prism, 2 workers" ;; esac
+		/usr/bin/python3 -c "print(f'| $label | $(stat "${ext[$mode]}") | {30000/$e:.0f} | {$s1/$e:.2f}× | $(stat "${fitls[$mode]}") | $(stat "${fitmean[$mode]}") |')"
+	done
+	echo
+	echo "Reading (2026-11-23): Prism with one worker extracts at 0.97 times the single-machine rate (3% for the pipeline,"
+	echo "the shards' separate files and each shard's skip to its offset in the gzipped source). On one 2-core machine a"
+	echo "second worker cannot add cores — ONNX Runtime already has both — so two slots of one thread are 6% slower than"
+	echo "one of two: the scaling a cluster gives comes from its machines, which this benchmark cannot show. A fit's pass"
+	echo "through Prism costs 0.2–0.4 s here, where the statistics (D = 256) take 0.1 s; with D in the thousands the pass"
+	echo "is dominated by the Grams, as on one machine. Before the extraction stage got an output across a reshuffle,"
+	echo "Prism (v2.77) polled in a busy loop for the whole of each bundle and the same extraction took 2.6 times as long."
+} >bench/results/runner.md
+assemble
+cat bench/results/runner.md
