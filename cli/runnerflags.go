@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -45,16 +46,9 @@ func runnerFrom(c *ucli.Context) (*runner.Options, error) {
 // runnerTemp is where a runner's results for the driver go: the folder of
 // path (a shared folder on remote runners, as the data must be).
 func runnerTemp(path string) string {
-	dir, err := os.MkdirTemp(dirOf(path), ".dpfeat-runner-")
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".dpfeat-runner-")
 	if err != nil {
 		return os.TempDir()
 	}
 	return dir
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
