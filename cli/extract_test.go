@@ -255,7 +255,8 @@ func TestExtractMixDiff(t *testing.T) {
 // TestRunnerPrism (#24 acceptance, through the command line): extract
 // --runner prism writes a shard manifest whose rows equal the
 // single-machine file's; fit --runner prism of every one-pass method on it
-// gives, with --seed, the single-machine classifier (weights within 1e-6)
+// and of dpfc (a pass per step) gives, with --seed, the single-machine
+// classifier (weights within 1e-6; 1e-5 for dpfc's float32 gradients)
 // and says which runner ran; an iterative method and --transform are
 // refused, and a missing shard is named.
 func TestRunnerPrism(t *testing.T) {
@@ -301,7 +302,13 @@ func TestRunnerPrism(t *testing.T) {
 		}
 		return clf, stdout
 	}
-	for _, m := range []string{"dpls", "ls", "dpplmean", "protomean"} {
+	for _, m := range []string{"dpls", "ls", "dpplmean", "protomean", "dpfc"} {
+		// DP-FC's gradient passes sum float32 blocks: the shards round
+		// differently at float32's precision.
+		tol := 1e-6
+		if m == "dpfc" {
+			tol = 1e-5
+		}
 		want, _ := fit(m, single, m+"-single")
 		got, stdout := fit(m, sharded, m+"-prism", "--runner", "prism", "--runner-workers", "2")
 		if !strings.Contains(stdout, `"runner": "prism"`) {
@@ -311,7 +318,7 @@ func TestRunnerPrism(t *testing.T) {
 			t.Fatalf("%s: %d weights, single machine %d", m, len(got.Weight), len(want.Weight))
 		}
 		for i := range want.Weight {
-			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(want.Weight[i]))) {
+			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > tol*math.Max(1, math.Abs(float64(want.Weight[i]))) {
 				t.Fatalf("%s: weight %d = %v on prism, %v on one machine", m, i, got.Weight[i], want.Weight[i])
 			}
 		}

@@ -95,7 +95,7 @@ func fitCommand() *ucli.Command {
 		jsonFlag(),
 	}
 	flags = append(flags, importFlags()...)
-	flags = append(flags, runnerFlags("accumulate the one-pass methods' statistics (dpls, ls, dpplmean, protomean) over a shard manifest's shards")...)
+	flags = append(flags, runnerFlags("accumulate the statistics of dpls, ls, dpplmean, protomean (one pass) and dpfc (a pass per step) over a shard manifest's shards")...)
 	for _, p := range paramFlags() {
 		flags = append(flags, &ucli.Float64Flag{Name: p.flag, Usage: p.usage, DefaultText: "per method, as listed"})
 	}
@@ -202,6 +202,9 @@ func fitAction(c *ucli.Context) error {
 		tmp := runnerTemp(out)
 		defer os.RemoveAll(tmp)
 		if o.Accumulate, err = runner.Accumulator(train, imp, tmp, *ro); err != nil {
+			return userErrorf("--runner: %v", err)
+		}
+		if o.Pass, err = runner.Passer(train, imp, tmp, *ro); err != nil {
 			return userErrorf("--runner: %v", err)
 		}
 	}

@@ -42,23 +42,9 @@ type StatsJob struct {
 // up by a combiner, written to a file in tmp that the driver reads back.
 // A multi-view dataset is refused: its examples' rows may span shards.
 func Accumulator(path string, imp features.ImportOptions, tmp string, o Options) (func(ctx context.Context, m int, opt solvers.StatsOptions) (*solvers.Stats, error), error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	f, err := features.Open(path, features.ReadOptions{Import: imp})
+	shards, err := shardPaths(path, imp, o)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	if f.Views() != nil {
-		return nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
-	}
-	shards := []string{path}
-	if m, err := features.ReadShardManifest(path); err == nil {
-		shards = shards[:0]
-		for _, s := range m.Shards {
-			shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
-		}
 	}
 	pass := 0
 	return func(ctx context.Context, m int, opt solvers.StatsOptions) (*solvers.Stats, error) {
@@ -70,25 +56,59 @@ func Accumulator(path string, imp features.ImportOptions, tmp string, o Options)
 	}, nil
 }
 
+// shardPaths lists the files of the dataset at path (a manifest's shards,
+// or the one file), refusing a multi-view dataset.
+func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	f, err := features.Open(path, features.ReadOptions{Import: imp})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Views() != nil {
+		return nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
+	}
+	m, err := features.ReadShardManifest(path)
+	if err != nil {
+		return []string{path}, nil
+	}
+	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
+	}
+	return shards, nil
+}
+
 // Accumulate runs one pass: the shards' statistics, combined, read back.
 func Accumulate(ctx context.Context, job StatsJob, o Options) (*solvers.Stats, error) {
 	cfg, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
 	}
+	b, err := combineShards(ctx, o, job.Shards, &shardStatsFn{Job: string(cfg)}, addStats, job.Result)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStats(b)
+}
+
+// combineShards runs one pipeline: fn over every shard (each emitting its
+// part of a sum, encoded), add combining the parts, the sum written to
+// result; it returns the sum's bytes.
+func combineShards(ctx context.Context, o Options, shards []string, fn, add any, result string) ([]byte, error) {
 	p, s := pipeline()
-	shards := beam.Reshuffle(s, beam.CreateList(s, job.Shards))
-	parts := beam.ParDo(s, &shardStatsFn{Job: string(cfg)}, shards)
-	sum := beam.Combine(s, addStats, parts)
-	beam.ParDo0(s, &writeStatsFn{Path: job.Result}, sum)
+	parts := beam.ParDo(s, fn, beam.Reshuffle(s, beam.CreateList(s, shards)))
+	beam.ParDo0(s, &writeStatsFn{Path: result}, beam.Combine(s, add, parts))
 	if err := execute(ctx, p, o); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(job.Result)
+	b, err := os.ReadFile(result)
 	if err != nil {
 		return nil, fmt.Errorf("the pipeline's result: %w", err)
 	}
-	return decodeStats(b)
+	return b, nil
 }
 
 // shardStatsFn emits a shard's statistics (gob).

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpfc", Reads: []string{OptMemory, OptSigma}, Params: []Param{
+	Register(Method{Name: "dpfc", Reads: []string{OptMemory, OptSigma, OptRunner}, Params: []Param{
 		{Name: "clip_cov", Default: 1, Doc: "clipping norm C_G of the covariance features"},
 		{Name: "clip_grad", Default: 1, Doc: "clipping norm C_g of per-example gradients"},
 		{Name: "steps", Default: 10, Doc: "iterations T"},
@@ -87,17 +87,35 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts.
-	acc := newGramAcc(D, runtime.GOMAXPROCS(0))
 	counts := make([]int64, M)
 	o.progress("dpfc: covariance pass")
 	stop := phases.Start("covariance pass")
-	err = us.each(ctx, func(u uBlock[float32]) error {
-		// An example's rows add the weighted mean of their uuᵀ (rootWeights: nil, and
-		// no scaling, for examples of one row); it counts once.
-		eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
-		acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
-		return nil
-	})
+	var cov []float64
+	if o.Pass != nil {
+		// Elsewhere: the parts' sums, added (pass.go).
+		var sum []float64
+		if sum, err = o.Pass(ctx, Pass{Kind: PassFCCovariance, M: M, ClipCov: cg, Normalize: !o.NoNormalize}); err == nil && len(sum) != D*D+M {
+			err = fmt.Errorf("dpfc: the covariance pass returned %d values; expected %d", len(sum), D*D+M)
+		}
+		if err == nil {
+			cov = sum[:D*D]
+			for c := range counts {
+				counts[c] = int64(sum[D*D+c])
+			}
+		}
+	} else {
+		acc := newGramAcc(D, runtime.GOMAXPROCS(0))
+		err = us.each(ctx, func(u uBlock[float32]) error {
+			// An example's rows add the weighted mean of their uuᵀ (rootWeights: nil, and
+			// no scaling, for examples of one row); it counts once.
+			eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
+			acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
+			return nil
+		})
+		if err == nil {
+			cov = acc.result()
+		}
+	}
 	stop()
 	if err != nil {
 		return nil, err
@@ -110,8 +128,6 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cov := acc.result()
-	acc = nil
 	o.released("covariance", 0, o.Symmetric("covariance", cov, D, z*cg*cg, cg*cg), cov)
 	for i := range cov {
 		cov[i] /= n
@@ -149,14 +165,25 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		for _, p := range part {
 			clear(p)
 		}
-		err := us.eachOn(ctx, func(w int, u uBlock[float32]) error {
-			if us.cached {
-				grad.addOn(w, u, cgrad, part[w])
-			} else {
-				grad.add(u, cgrad, gsum)
+		var err error
+		if o.Pass != nil {
+			var sum []float64
+			if sum, err = o.Pass(ctx, Pass{Kind: PassFCGradient, M: M, ClipCov: cg, Normalize: !o.NoNormalize, ClipGrad: cgrad, Theta: theta}); err == nil && len(sum) != M*D {
+				err = fmt.Errorf("dpfc: the gradient pass returned %d values; expected %d", len(sum), M*D)
 			}
-			return nil
-		})
+			if err == nil {
+				copy(gsum, sum)
+			}
+		} else {
+			err = us.eachOn(ctx, func(w int, u uBlock[float32]) error {
+				if us.cached {
+					grad.addOn(w, u, cgrad, part[w])
+				} else {
+					grad.add(u, cgrad, gsum)
+				}
+				return nil
+			})
+		}
 		for _, p := range part {
 			floatsAdd(gsum, p)
 		}

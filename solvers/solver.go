@@ -75,6 +75,9 @@ type Options struct {
 	// instead of from the rows the method is given: each contribution is
 	// bounded as Accumulate bounds it, and the noise is still added here.
 	Accumulate func(ctx context.Context, m int, opt StatsOptions) (*Stats, error)
+	// Pass, when set, runs an iterative method's passes (pass.go) over the
+	// training data elsewhere, as Accumulate does for the one-pass methods.
+	Pass func(ctx context.Context, p Pass) ([]float64, error)
 	// Released, when set, sees each noisy statistic as it is released (the
 	// exact values the method goes on with, before any post-processing):
 	// the release's name, an index (the class, for per-class releases;
@@ -235,7 +238,8 @@ const (
 	OptMemory           = "memory"            // Options.MemoryBudget
 	OptSigma            = "sigma"             // Options.Sigma
 	// OptRunner: the method's statistics come from AccumulateWith alone
-	// (one pass), so a runner can compute them (Options.Accumulate).
+	// (one pass), or its passes from Options.Pass (DP-FC), so a runner can
+	// compute them (Options.Accumulate, Options.Pass).
 	OptRunner = "runner"
 )
 
