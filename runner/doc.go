@@ -1,9 +1,8 @@
 // Package runner runs dpfeat's embarrassingly parallel work — extraction,
 // the sufficient statistics of the one-pass methods, and each pass of
 // DP-FC (solvers.Pass: its covariance, then a gradient sum per step) — as
-// Apache Beam
-// pipelines (the Beam Go SDK), past one machine: on Prism, Beam's
-// portable runner, in-process (the local default: its workers are
+// Apache Beam pipelines (the Beam Go SDK), past one machine: on Prism,
+// Beam's portable runner, in-process (the local default: its workers are
 // goroutines of this process, the loopback environment), or on Flink,
 // Spark or Dataflow, which run the same pipeline.
 //
