@@ -8,24 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/solvers"
-	"github.com/dpfeat/dpfeat/train"
 )
-
-// PassJob is one pass of an iterative method (solvers.Pass) over a
-// dataset's shards.
-type PassJob struct {
-	Shards  []string               `json:"shards"`
-	Import  features.ImportOptions `json:"import"`
-	Pass    solvers.Pass           `json:"pass"`
-	Workers int                    `json:"workers"`
-}
 
 // Passer returns a solvers.Options.Pass hook that runs each pass of an
 // iterative method (DP-FC: its covariance, then one per step) over the
@@ -40,42 +28,18 @@ func Passer(path string, imp features.ImportOptions, tmp string, o Options) (fun
 	n := 0
 	return func(ctx context.Context, p solvers.Pass) ([]float64, error) {
 		n++
-		cfg, err := json.Marshal(PassJob{Shards: shards, Import: imp, Pass: p, Workers: o.Workers})
+		cfg, err := json.Marshal(shardJob{Import: imp, Workers: o.Workers, Pass: &p})
 		if err != nil {
 			return nil, err
 		}
 		result := filepath.Join(tmp, fmt.Sprintf("dpfeat-pass-%d-%d", os.Getpid(), n))
 		defer os.Remove(result)
-		b, err := combineShards(ctx, o, shards, &shardPassFn{Job: string(cfg)}, addVectors, result)
+		b, err := combineShards(ctx, o, shards, &shardSumFn{Job: string(cfg)}, addVectors, result)
 		if err != nil {
 			return nil, err
 		}
 		return decodeVector(b)
 	}, nil
-}
-
-// shardPassFn emits a shard's part of a pass.
-type shardPassFn struct {
-	Job string
-	job PassJob
-}
-
-func (f *shardPassFn) Setup() error { return json.Unmarshal([]byte(f.Job), &f.job) }
-
-func (f *shardPassFn) ProcessElement(ctx context.Context, path string, emit func([]byte)) error {
-	release := acquire(f.job.Workers)
-	defer release()
-	file, err := features.Open(path, features.ReadOptions{Import: f.job.Import})
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	v, err := solvers.RunPass(ctx, train.FileRows(file), f.job.Pass)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	emit(encodeVector(v))
-	return nil
 }
 
 // addVectors is the passes' combiner: the sum of two parts.
@@ -117,7 +81,5 @@ func decodeVector(b []byte) ([]float64, error) {
 }
 
 func init() {
-	register.DoFn3x1[context.Context, string, func([]byte), error](&shardPassFn{})
 	register.Function2x2(addVectors)
-	beam.RegisterType(reflect.TypeOf((*shardPassFn)(nil)).Elem())
 }

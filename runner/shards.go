@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/train"
+)
+
+// A fit's passes over a dataset's shards: one pipeline per pass, each
+// shard's part of a sum computed where the shard is read (every row's
+// contribution bounded there), the parts added by a combiner and the sum
+// written to a file the driver reads back.
+
+// shardPaths lists the files of the dataset at path (a manifest's shards,
+// or the one file), refusing a multi-view dataset.
+func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	f, err := features.Open(path, features.ReadOptions{Import: imp})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Views() != nil {
+		return nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
+	}
+	m, err := features.ReadShardManifest(path)
+	if err != nil {
+		return []string{path}, nil
+	}
+	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
+	}
+	return shards, nil
+}
+
+// combineShards runs one pipeline: fn over every shard (each emitting its
+// part of a sum, encoded), add combining the parts, the sum written to
+// result; it returns the sum's bytes.
+func combineShards(ctx context.Context, o Options, shards []string, fn, add any, result string) ([]byte, error) {
+	p, s := pipeline()
+	parts := beam.ParDo(s, fn, beam.Reshuffle(s, beam.CreateList(s, shards)))
+	beam.ParDo0(s, &writeResultFn{Path: result}, beam.Combine(s, add, parts))
+	if err := execute(ctx, p, o); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(result)
+	if err != nil {
+		return nil, fmt.Errorf("the pipeline's result: %w", err)
+	}
+	return b, nil
+}
+
+// shardJob is what every shard's part computes: the statistics of a
+// one-pass method (Stats) or one pass of an iterative one (Pass).
+type shardJob struct {
+	Import  features.ImportOptions `json:"import"`
+	Workers int                    `json:"workers"`
+	Stats   *statsPart             `json:"stats,omitempty"`
+	Pass    *solvers.Pass          `json:"pass,omitempty"`
+}
+
+type statsPart struct {
+	Classes int                  `json:"classes"`
+	Options solvers.StatsOptions `json:"options"`
+}
+
+// shardSumFn emits a shard's part of the job's sum: solvers.Stats (gob)
+// or a vector (float64s).
+type shardSumFn struct {
+	Job string
+	job shardJob
+}
+
+func (f *shardSumFn) Setup() error { return json.Unmarshal([]byte(f.Job), &f.job) }
+
+func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func([]byte)) error {
+	release := acquire(f.job.Workers)
+	defer release()
+	file, err := features.Open(path, features.ReadOptions{Import: f.job.Import})
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	rows := train.FileRows(file)
+	var b []byte
+	switch {
+	case f.job.Stats != nil:
+		st, err := solvers.Accumulate(ctx, rows, f.job.Stats.Classes, f.job.Stats.Options)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if b, err = encodeStats(st); err != nil {
+			return err
+		}
+	case f.job.Pass != nil:
+		v, err := solvers.RunPass(ctx, rows, *f.job.Pass)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		b = encodeVector(v)
+	default:
+		return fmt.Errorf("a shard job with nothing to compute")
+	}
+	emit(b)
+	return nil
+}
+
+// writeResultFn writes the combined sum where the driver reads it.
+type writeResultFn struct{ Path string }
+
+func (f *writeResultFn) ProcessElement(b []byte) error { return atomicfile.WriteBytes(f.Path, b) }
+
+func init() {
+	register.DoFn3x1[context.Context, string, func([]byte), error](&shardSumFn{})
+	register.DoFn1x1[[]byte, error](&writeResultFn{})
+	register.Emitter1[[]byte]()
+	beam.RegisterType(reflect.TypeOf((*shardSumFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeResultFn)(nil)).Elem())
+}
