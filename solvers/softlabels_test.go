@@ -181,19 +181,8 @@ func TestASoftLabelledExampleMovesStatisticsByItsSensitivity(t *testing.T) {
 		}
 		nb.Groups = append(nb.Groups, int32(c.views+2*c.soft))
 		nb.N = len(nb.Y)
-		st2, err := Accumulate(context.Background(), dataRows{nb}, 3, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var dg, ds float64
-		for i := range st.Gram {
-			dg += (st2.Gram[i] - st.Gram[i]) * (st2.Gram[i] - st.Gram[i])
-		}
-		for i := range st.Sums {
-			ds += (st2.Sums[i] - st.Sums[i]) * (st2.Sums[i] - st.Sums[i])
-		}
-		if math.Sqrt(dg) > 1+1e-9 || math.Sqrt(ds) > 1+1e-9 || st2.Counts[0] != st.Counts[0]+1 {
-			t.Errorf("%d views, %d soft: ‖ΔG‖ = %v, ‖Δsums‖ = %v, count +%d", c.views, c.soft, math.Sqrt(dg), math.Sqrt(ds), st2.Counts[0]-st.Counts[0])
+		if dg, ds, dc := statsShift(t, st, nb, opt); dg > 1+1e-9 || ds > 1+1e-9 || dc != 1 {
+			t.Errorf("%d views, %d soft: ‖ΔG‖ = %v, ‖Δsums‖ = %v, count +%d", c.views, c.soft, dg, ds, dc)
 		}
 	}
 }
