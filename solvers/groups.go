@@ -78,11 +78,7 @@ func CheckGroups(groups []int32, y []int32, w []float64) error {
 			return fmt.Errorf("the examples' rows number more than the %d rows", len(y))
 		}
 		if w != nil {
-			var sum float64
-			for _, v := range w[at : at+int(k)] {
-				sum += v
-			}
-			if !(sum > 0) {
+			if !(weightSum(w[at:at+int(k)]) > 0) {
 				return fmt.Errorf("example %d's rows all have weight 0", e)
 			}
 		} else {
@@ -222,10 +218,7 @@ func rowWeights(sizes []int32, w []float64, n int) []float64 {
 			}
 			return
 		}
-		var sum float64
-		for _, v := range w[a:b] {
-			sum += v
-		}
+		sum := weightSum(w[a:b])
 		for i := a; i < b; i++ {
 			out[i] = w[i] / sum
 		}
@@ -258,48 +251,51 @@ func RowWeights(d *Data) []float64 { return rowWeights(d.Groups, d.W, d.N) }
 // by a caller that has it). For one row it is not called: the single-row
 // arithmetic applies.
 func clipGroup[T float32 | float64](r []T, m int, u func(v int) []T, uu func(v int) float64, a, b int, lim float64, w []float64) {
-	k := float64(b - a)
+	// ‖Σ_v f_v·r_v ⊗ u_v‖² with the given factors f.
+	normSq := func(f func(v int) float64) float64 {
+		var sq float64
+		for v := a; v < b; v++ {
+			rv := r[v*m : (v+1)*m]
+			sq += f(v) * f(v) * dot64(rv, rv) * uu(v)
+			for j := v + 1; j < b; j++ {
+				sq += 2 * f(v) * f(j) * dot64(rv, r[j*m:(j+1)*m]) * dot64(u(v), u(j))
+			}
+		}
+		return math.Max(sq, 0)
+	}
 	if w == nil {
 		// Equal shares: the common factor 1/k taken out of the sum.
+		k := float64(b - a)
 		f := 1 / k
 		if lim > 0 {
-			var sq float64
-			for v := a; v < b; v++ {
-				rv := r[v*m : (v+1)*m]
-				sq += dot64(rv, rv) * uu(v)
-				for w := v + 1; w < b; w++ {
-					sq += 2 * dot64(rv, r[w*m:(w+1)*m]) * dot64(u(v), u(w))
-				}
-			}
-			if n := math.Sqrt(math.Max(sq, 0)) / k; n > lim {
+			if n := math.Sqrt(normSq(func(int) float64 { return 1 })) / k; n > lim {
 				f *= lim / n
 			}
 		}
 		scaleRows(r[a*m:b*m], T(f))
 		return
 	}
-	var sum float64
-	for _, v := range w[a:b] {
-		sum += v
-	}
+	sum := weightSum(w[a:b])
 	share := func(v int) float64 { return w[v] / sum }
 	c := 1.0
 	if lim > 0 {
-		var sq float64
-		for v := a; v < b; v++ {
-			rv := r[v*m : (v+1)*m]
-			sq += share(v) * share(v) * dot64(rv, rv) * uu(v)
-			for j := v + 1; j < b; j++ {
-				sq += 2 * share(v) * share(j) * dot64(rv, r[j*m:(j+1)*m]) * dot64(u(v), u(j))
-			}
-		}
-		if n := math.Sqrt(math.Max(sq, 0)); n > lim {
+		if n := math.Sqrt(normSq(share)); n > lim {
 			c = lim / n
 		}
 	}
 	for v := a; v < b; v++ {
 		scaleRows(r[v*m:(v+1)*m], T(c*share(v)))
 	}
+}
+
+// weightSum is the sum of an example's row weights: a row's share of its
+// example is its weight over it.
+func weightSum(w []float64) float64 {
+	var sum float64
+	for _, v := range w {
+		sum += v
+	}
+	return sum
 }
 
 func scaleRows[T float32 | float64](r []T, f T) {
