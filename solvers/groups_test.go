@@ -133,18 +133,7 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 			}
 			at += int(k)
 		}
-		var got32 []float64
-		if clip > 0 {
-			got32 = gradient32Sum(u, x32, theta, clip)
-		}
-		for j := range want {
-			if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
-				t.Fatalf("clip %v: gradient[%d] = %v, naive %v", clip, j, got[j], want[j])
-			}
-			if got32 != nil && math.Abs(got32[j]-want[j]) > 1e-4*math.Max(1, math.Abs(want[j])) {
-				t.Fatalf("clip %v: float32 gradient[%d] = %v, naive %v", clip, j, got32[j], want[j])
-			}
-		}
+		checkGradients(t, u, x32, theta, clip, got, want)
 	}
 }
 
@@ -161,6 +150,25 @@ func gradient32Sum(u *Data, x32 []float32, theta []float64, clip float64) []floa
 		start += n
 	}
 	return sum
+}
+
+// checkGradients compares a clipped gradient sum (got, float64) and
+// DP-FC's float32 one at the same θ and clip (when clip > 0) with a naive
+// computation: within 1e-10 and 1e-4 relative.
+func checkGradients(t *testing.T, u *Data, x32 []float32, theta []float64, clip float64, got, want []float64) {
+	t.Helper()
+	var got32 []float64
+	if clip > 0 {
+		got32 = gradient32Sum(u, x32, theta, clip)
+	}
+	for j := range want {
+		if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
+			t.Fatalf("clip %v: gradient[%d] = %v, naive %v", clip, j, got[j], want[j])
+		}
+		if got32 != nil && math.Abs(got32[j]-want[j]) > 1e-4*math.Max(1, math.Abs(want[j])) {
+			t.Fatalf("clip %v: float32 gradient[%d] = %v, naive %v", clip, j, got32[j], want[j])
+		}
+	}
 }
 
 // TestAccumulateAveragesViews: the sufficient statistics of grouped rows

@@ -97,18 +97,7 @@ func TestSoftLabelsMatchNaive(t *testing.T) {
 				want[j] += f * ge[j]
 			}
 		}
-		var got32 []float64
-		if clip > 0 {
-			got32 = gradient32Sum(u, x32, theta, clip)
-		}
-		for j := range want {
-			if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
-				t.Fatalf("clip %v: gradient[%d] = %v, naive %v", clip, j, got[j], want[j])
-			}
-			if got32 != nil && math.Abs(got32[j]-want[j]) > 1e-4*math.Max(1, math.Abs(want[j])) {
-				t.Fatalf("clip %v: float32 gradient[%d] = %v, naive %v", clip, j, got32[j], want[j])
-			}
-		}
+		checkGradients(t, u, x32, theta, clip, got, want)
 	}
 
 	opt := StatsOptions{Gram: true, ClassGram: []int{0, 1, 2}, Clip: 0.5, Normalize: true}
