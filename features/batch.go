@@ -31,8 +31,8 @@ type Batch struct {
 	Offset int64
 }
 
-// appendRow appends row i of b, every column it has, to out.
-func (out *Batch) appendRow(b Batch, i int) {
+// AppendRow appends row i of b, every column it has, to out.
+func (out *Batch) AppendRow(b Batch, i int) {
 	out.Features = append(out.Features, b.Row(i)...)
 	out.Labels = append(out.Labels, b.Labels[i])
 	if b.IDs != nil {

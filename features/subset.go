@@ -214,7 +214,7 @@ func CopyRows(src *File, rows []int, path string, meta Metadata) error {
 		out := Batch{Dim: b.Dim}
 		end := b.Offset + int64(b.Rows())
 		for ; k < len(rows) && int64(rows[k]) < end; k++ {
-			out.appendRow(b, int(int64(rows[k])-b.Offset))
+			out.AppendRow(b, int(int64(rows[k])-b.Offset))
 		}
 		return w.Write(out)
 	})

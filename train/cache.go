@@ -143,23 +143,17 @@ func (c *Cache) Held(path string, imp features.ImportOptions, rule *features.Row
 	if err != nil {
 		return nil, 0, err
 	}
-	held := &features.Matrix{Dim: tf.Dim(), Meta: tf.Metadata()}
+	var rows features.Batch
 	err = tf.Each(func(b features.Batch) error {
 		for i := 0; i < b.Rows(); i++ {
 			if mask[b.Offset+int64(i)] {
-				held.Data = append(held.Data, b.Row(i)...)
-				held.Labels = append(held.Labels, b.Labels[i])
-				if b.IDs != nil {
-					held.IDs = append(held.IDs, b.IDs[i])
-				}
-				if b.Examples != nil {
-					held.Examples = append(held.Examples, b.Examples[i])
-				}
+				rows.AppendRow(b, i)
 			}
 		}
 		return nil
 	})
-	held.Rows = len(held.Labels)
+	held := &features.Matrix{Dim: tf.Dim(), Meta: tf.Metadata(), Rows: len(rows.Labels),
+		Data: rows.Features, Labels: rows.Labels, IDs: rows.IDs, Examples: rows.Examples}
 	return held, tf.Rows() - int64(held.Rows), err
 }
 
