@@ -36,12 +36,21 @@ type grouping struct {
 	w []float64
 }
 
+// softLabel returns row i's soft label — the other class y′ and the
+// example's share λ — and whether it has one.
+func softLabel(b features.Batch, i int) (int32, float32, bool) {
+	if b.MixLabels == nil || b.MixLabels[i] == features.Unlabeled {
+		return 0, 0, false
+	}
+	return b.MixLabels[i], b.MixLambdas[i], true
+}
+
 // expand appends file row i of b to x and y as the solvers see it: once,
 // or, with a soft label, twice (labels y and y′).
 func expand(b features.Batch, i int, x []float32, y []int32) ([]float32, []int32) {
 	x, y = append(x, b.Row(i)...), append(y, b.Labels[i])
-	if b.MixLabels != nil && b.MixLabels[i] != features.Unlabeled {
-		x, y = append(x, b.Row(i)...), append(y, b.MixLabels[i])
+	if y2, _, ok := softLabel(b, i); ok {
+		x, y = append(x, b.Row(i)...), append(y, y2)
 	}
 	return x, y
 }
@@ -79,8 +88,8 @@ func groupExamples(tf *features.File, mask []bool, path string) (*grouping, erro
 			rowEx = append(rowEx, e)
 			if mixes {
 				l := float32(-1)
-				if b.MixLabels[i] != features.Unlabeled {
-					l = b.MixLambdas[i]
+				if _, lam, ok := softLabel(b, i); ok {
+					l = lam
 					sizes[e]++
 				}
 				lambda = append(lambda, l)
