@@ -201,12 +201,11 @@ func fitAction(c *ucli.Context) error {
 		}
 		tmp := runnerTemp(out)
 		defer os.RemoveAll(tmp)
-		if o.Accumulate, err = runner.Accumulator(train, imp, tmp, *ro); err != nil {
+		rf, err := runner.NewFit(train, imp, tmp, *ro)
+		if err != nil {
 			return userErrorf("--runner: %v", err)
 		}
-		if o.Pass, err = runner.Passer(train, imp, tmp, *ro); err != nil {
-			return userErrorf("--runner: %v", err)
-		}
+		o.Accumulate, o.Pass = rf.Accumulate, rf.Pass
 	}
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})

@@ -1,46 +1,12 @@
 package runner
 
 import (
-	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-
-	"github.com/dpfeat/dpfeat/features"
-	"github.com/dpfeat/dpfeat/solvers"
 )
-
-// Passer returns a solvers.Options.Pass hook that runs each pass of an
-// iterative method (DP-FC: its covariance, then one per step) over the
-// dataset at path on the runner: each shard's solvers.RunPass, the parts
-// added by a combiner and read back on the driver, which adds the noise
-// and takes the step.
-func Passer(path string, imp features.ImportOptions, tmp string, o Options) (func(ctx context.Context, p solvers.Pass) ([]float64, error), error) {
-	shards, err := shardPaths(path, imp, o)
-	if err != nil {
-		return nil, err
-	}
-	n := 0
-	return func(ctx context.Context, p solvers.Pass) ([]float64, error) {
-		n++
-		cfg, err := json.Marshal(shardJob{Import: imp, Workers: o.Workers, Pass: &p})
-		if err != nil {
-			return nil, err
-		}
-		result := filepath.Join(tmp, fmt.Sprintf("dpfeat-pass-%d-%d", os.Getpid(), n))
-		defer os.Remove(result)
-		b, err := combineShards(ctx, o, shards, &shardSumFn{Job: string(cfg)}, addVectors, result)
-		if err != nil {
-			return nil, err
-		}
-		return decodeVector(b)
-	}, nil
-}
 
 // addVectors is the passes' combiner: the sum of two parts.
 func addVectors(a, b []byte) ([]byte, error) {

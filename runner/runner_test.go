@@ -127,11 +127,11 @@ func TestStatsOnPrism(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := solvers.StatsOptions{Normalize: true, Clip: 0.8, Gram: true, ClassGram: []int{0, 2}, SumSquares: true}
-	acc, err := Accumulator(manifest, features.ImportOptions{}, dir, Options{Workers: 2})
+	rf, err := NewFit(manifest, features.ImportOptions{}, dir, Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := acc(context.Background(), 3, opt)
+	got, err := rf.Accumulate(context.Background(), 3, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,64 @@ import (
 // contribution bounded there), the parts added by a combiner and the sum
 // written to a file the driver reads back.
 
+// Fit runs a fit's passes over a dataset's shards on the runner: the
+// hooks of solvers.Options, Accumulate for the one-pass methods'
+// statistics and Pass for each pass of an iterative one. Each pass is one
+// pipeline whose sum is written to a file in tmp and read back by the
+// driver, which adds the noise.
+type Fit struct {
+	shards []string
+	imp    features.ImportOptions
+	tmp    string
+	o      Options
+	passes int
+}
+
+// NewFit prepares the passes over the dataset at path (a shard manifest,
+// or one feature file), refusing a multi-view dataset: its examples' rows
+// may span shards.
+func NewFit(path string, imp features.ImportOptions, tmp string, o Options) (*Fit, error) {
+	shards, err := shardPaths(path, imp, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Fit{shards: shards, imp: imp, tmp: tmp, o: o}, nil
+}
+
+// Accumulate is solvers.Options.Accumulate: each shard's
+// solvers.Accumulate (every row bounded there, as on one machine), added
+// up by the combiner.
+func (f *Fit) Accumulate(ctx context.Context, m int, opt solvers.StatsOptions) (*solvers.Stats, error) {
+	b, err := f.sum(ctx, shardJob{Stats: &statsPart{Classes: m, Options: opt}}, addStats)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStats(b)
+}
+
+// Pass is solvers.Options.Pass: each shard's solvers.RunPass, added up by
+// the combiner.
+func (f *Fit) Pass(ctx context.Context, p solvers.Pass) ([]float64, error) {
+	b, err := f.sum(ctx, shardJob{Pass: &p}, addVectors)
+	if err != nil {
+		return nil, err
+	}
+	return decodeVector(b)
+}
+
+// sum runs one pass of job over the shards, add combining their parts.
+func (f *Fit) sum(ctx context.Context, job shardJob, add any) ([]byte, error) {
+	f.passes++
+	job.Import, job.Workers = f.imp, f.o.Workers
+	cfg, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	result := filepath.Join(f.tmp, fmt.Sprintf("dpfeat-pass-%d-%d", os.Getpid(), f.passes))
+	defer os.Remove(result)
+	return combineShards(ctx, f.o, f.shards, &shardSumFn{Job: string(cfg)}, add, result)
+}
+
 // shardPaths lists the files of the dataset at path (a manifest's shards,
 // or the one file), refusing a multi-view dataset.
 func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, error) {
