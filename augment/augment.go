@@ -32,6 +32,9 @@ type Spec struct {
 	Jitter float64
 }
 
+// Syntax describes what Parse reads, for help texts.
+const Syntax = "comma-separated crop=P (random crop of the image padded by P pixels), flip, scale=S (random resized crop of at least S of the area), jitter=J (brightness and contrast by up to J), or none"
+
 // Parse reads a spec: "none", or a comma-separated list of crop=P (pad by
 // P pixels, then crop back to size), flip, scale=S (a random resized crop
 // of at least S of the area) and jitter=J (brightness and contrast).

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/finetune"
@@ -44,7 +45,7 @@ func pretrainCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "steps", Value: 1000, Usage: "Adam steps"},
 			&ucli.IntFlag{Name: "batch", Value: 256, Usage: "images per step (each as two views)"},
 			&ucli.Float64Flag{Name: "lr", Value: 1e-3, Usage: "Adam's learning rate"},
-			&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "how each image's two views are made: crop=P (random crop of the image padded by P pixels), flip"},
+			&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "how each image's two views are made: " + augment.Syntax},
 			&ucli.Float64Flag{Name: "temperature", Value: 2, Usage: "t of the uniformity loss"},
 			&ucli.Float64Flag{Name: "lambda", Value: 1, Usage: "weight of the uniformity loss"},
 			&ucli.Uint64Flag{Name: "seed", Usage: "keys the batches and views (a run and its resume take the same)"},

@@ -17,7 +17,7 @@ import (
 func viewFlags(what string) []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.IntFlag{Name: "views", Usage: "augmentation multiplicity: K augmented views per image, " + what + " (the example stays the privacy unit)"},
-		&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "with --views: the augmentation, crop=P (random crop of the image padded by P pixels), flip, or none"},
+		&ucli.StringFlag{Name: "augment", Value: "crop=4,flip", Usage: "with --views: the augmentation, " + augment.Syntax},
 		&ucli.IntFlag{Name: "mix-self", Usage: "with --views ≥ 2: M mixups of two of the image's own views (DP-Mix_Self), λ ~ Beta(α, α)"},
 		&ucli.Float64Flag{Name: "mix-alpha", Value: 1, Usage: "α of the mixups' Beta(α, α)"},
 		&ucli.Uint64Flag{Name: "augment-seed", Usage: "keys the views' randomness (not a privacy mechanism; a run and its resume make the same views)"},
