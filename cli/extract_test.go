@@ -285,20 +285,10 @@ func TestRunnerPrism(t *testing.T) {
 	}
 	fit := func(m, train, name string, extra ...string) (*models.Classifier, string) {
 		t.Helper()
-		out := filepath.Join(dir, name+".safetensors")
-		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "4", "--json"}
-		if m == "ls" || m == "protomean" {
-			args = append(args, "--epsilon", "inf")
-		} else {
-			args = append(args, "--epsilon", "2", "--delta", "1e-3")
-		}
-		code, stdout, errs := run(t, append(args, extra...)...)
+		clf, code, stdout, errs := fitOn(t, m, train, filepath.Join(dir, name+".safetensors"), []string{"--epsilon", "2", "--delta", "1e-3"},
+			append([]string{"--seed", "4", "--json"}, extra...)...)
 		if code != 0 {
 			t.Fatalf("fit %s %v: exit %d: %s", m, extra, code, errs)
-		}
-		clf, err := models.LoadClassifier(out)
-		if err != nil {
-			t.Fatal(err)
 		}
 		return clf, stdout
 	}

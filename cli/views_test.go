@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
 )
 
 // viewsFile writes a training file of 60 examples of two classes, k rows
@@ -59,6 +60,32 @@ func viewsFile(t *testing.T, path string, k int, views, scatter bool) {
 	}
 }
 
+// fitOn runs fit --method m on train into out with the given flags; a
+// private method gets the budget private (its --epsilon and --delta), a
+// non-private one --epsilon inf. On success it returns the classifier;
+// either way the exit code and output.
+func fitOn(t *testing.T, m, train, out string, private []string, extra ...string) (clf *models.Classifier, code int, stdout, stderr string) {
+	t.Helper()
+	method, err := solvers.Lookup(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"fit", "--method", m, "--train", train, "--out", out}
+	if method.Private {
+		args = append(args, private...)
+	} else {
+		args = append(args, "--epsilon", "inf")
+	}
+	code, stdout, stderr = run(t, append(args, extra...)...)
+	if code != 0 {
+		return nil, code, stdout, stderr
+	}
+	if clf, err = models.LoadClassifier(out); err != nil {
+		t.Fatal(err)
+	}
+	return clf, code, stdout, stderr
+}
+
 // TestMultiViewTrainingFiles (#22): every method fits a multi-view file,
 // an example's views grouped wherever they lie in the file; a file of one
 // view per example fits the single-view classifier bit for bit (--seed);
@@ -74,19 +101,10 @@ func TestMultiViewTrainingFiles(t *testing.T) {
 	viewsFile(t, k4s, 4, true, true)
 	fit := func(m, train, name string, extra ...string) *models.Classifier {
 		t.Helper()
-		out := filepath.Join(dir, name+".safetensors")
-		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "3", "--public-counts"}
-		if m == "ls" || m == "newton" || m == "logreg" {
-			args = append(args, "--epsilon", "inf")
-		} else {
-			args = append(args, "--epsilon", "1", "--delta", "1e-5")
-		}
-		if code, _, errs := run(t, append(args, extra...)...); code != 0 {
+		clf, code, _, errs := fitOn(t, m, train, filepath.Join(dir, name+".safetensors"), []string{"--epsilon", "1", "--delta", "1e-5"},
+			append([]string{"--seed", "3", "--public-counts"}, extra...)...)
+		if code != 0 {
 			t.Fatalf("fit %s on %s: exit %d, %s", m, train, code, errs)
-		}
-		clf, err := models.LoadClassifier(out)
-		if err != nil {
-			t.Fatal(err)
 		}
 		return clf
 	}
@@ -206,21 +224,8 @@ func TestSoftLabelledTrainingFiles(t *testing.T) {
 	softFile(t, scattered, true)
 	fit := func(m, train, name string, extra ...string) (*models.Classifier, int, string) {
 		t.Helper()
-		out := filepath.Join(dir, name+".safetensors")
-		args := []string{"fit", "--method", m, "--train", train, "--out", out, "--seed", "3", "--public-counts"}
-		if m == "ls" || m == "logreg" {
-			args = append(args, "--epsilon", "inf")
-		} else {
-			args = append(args, "--epsilon", "1", "--delta", "1e-5")
-		}
-		code, _, errs := run(t, append(args, extra...)...)
-		if code != 0 {
-			return nil, code, errs
-		}
-		clf, err := models.LoadClassifier(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		clf, code, _, errs := fitOn(t, m, train, filepath.Join(dir, name+".safetensors"), []string{"--epsilon", "1", "--delta", "1e-5"},
+			append([]string{"--seed", "3", "--public-counts"}, extra...)...)
 		return clf, code, errs
 	}
 	for _, m := range []string{"dpls", "dpfc", "dpsgd", "dpplmean", "dplp", "dpnewton", "auto", "ls", "logreg"} {
