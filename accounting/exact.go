@@ -43,7 +43,10 @@ func Float64(n Noise) float64 { return float64(n.Uint64()>>11) * 0x1p-53 }
 // value; p ≤ 0 never, p ≥ 1 always): U < p decided block by block of p's
 // finite binary expansion. Poisson sampling uses it, so the sampling rate
 // is the q the accountant is told.
-func Bernoulli(n Noise, p float64) bool {
+func Bernoulli(n Noise, p float64) bool { return bernoulli(n.Uint64, p) }
+
+// bernoulli is Bernoulli over a source of 64-bit words.
+func bernoulli(word func() uint64, p float64) bool {
 	if !(p > 0) {
 		return false
 	}
@@ -54,7 +57,7 @@ func Bernoulli(n Noise, p float64) bool {
 		s = math.Ldexp(s, 64) // exact: a power-of-two scaling
 		c := math.Floor(s)    // < 2⁶⁴
 		s -= c                // exact: a float's fractional part is a float
-		w, cv := n.Uint64(), uint64(c)
+		w, cv := word(), uint64(c)
 		if w != cv || s == 0 {
 			return w < cv
 		}
