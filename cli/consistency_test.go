@@ -92,7 +92,7 @@ func TestUnusedFlagsAreRefused(t *testing.T) {
 		{fit("--method", "dpfc", "--public", train), "--public is not used by dpfc"},
 		{fit("--method", "dpls", "--distance", "euclidean"), "--distance is not used by dpls"},
 		{fit("--method", "dpfc", "--budget-convention", "dppl"), "--budget-convention is not used by dpfc"},
-		{fit("--method", "dpsgd", "--memory", "1GiB"), "--memory is not used by dpsgd"},
+		{fit("--method", "dplp", "--memory", "1GiB"), "--memory is not used by dplp"},
 		{fit("--method", "dpplmean", "--k-pool", "2", "--optimizer", "adam"), "--optimizer is not used by dpplmean (it reads --k-pool, --clip, --count-noise, --distance, --sigma, --runner)"},
 	} {
 		code, _, errs := run(t, tc.args...)

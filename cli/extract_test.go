@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -18,6 +19,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
 )
 
 // imageFolder writes n small PNGs per class.
@@ -254,11 +256,12 @@ func TestExtractMixDiff(t *testing.T) {
 
 // TestRunnerPrism (#24 acceptance, through the command line): extract
 // --runner prism writes a shard manifest whose rows equal the
-// single-machine file's; fit --runner prism of every one-pass method on it
-// and of dpfc (a pass per step) gives, with --seed, the single-machine
-// classifier (weights within 1e-6; 1e-5 for dpfc's float32 gradients)
-// and says which runner ran; an iterative method and --transform are
-// refused, and a missing shard is named.
+// single-machine file's; fit --runner prism of every method that takes
+// the flag — one pass, or a pass per step (dpfc, dpsgd full-batch and
+// Poisson-sampled, dpnewton, newton), with and without a transform —
+// gives, with --seed, the single-machine classifier (weights within 1e-6;
+// 1e-5 for the iterative methods' float32 gradients) and says which
+// runner ran; another method is refused, and a missing shard is named.
 func TestRunnerPrism(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
@@ -292,36 +295,43 @@ func TestRunnerPrism(t *testing.T) {
 		}
 		return clf, stdout
 	}
-	for _, m := range []string{"dpls", "ls", "dpplmean", "protomean", "dpfc"} {
-		// DP-FC's gradient passes sum float32 blocks: the shards round
-		// differently at float32's precision.
+	cases := [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpfc"}, {"dpsgd"}, {"dpsgd", "--batch", "5"},
+		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}}
+	for _, m := range solvers.Methods() {
+		if slices.Contains(m.Reads, solvers.OptRunner) && !slices.ContainsFunc(cases, func(c []string) bool { return c[0] == m.Name }) {
+			t.Errorf("%s takes --runner and is not tested with it here", m.Name)
+		}
+	}
+	for k, c := range cases {
+		m, extra := c[0], c[1:]
+		// The iterative methods' passes sum float32 blocks: the shards
+		// round differently at float32's precision.
 		tol := 1e-6
-		if m == "dpfc" {
+		if mm, _ := solvers.Lookup(m); mm.Features != nil || m == "newton" {
 			tol = 1e-5
 		}
-		want, _ := fit(m, single, m+"-single")
-		got, stdout := fit(m, sharded, m+"-prism", "--runner", "prism", "--runner-workers", "2")
+		want, _ := fit(m, single, fmt.Sprintf("%d-single", k), extra...)
+		got, stdout := fit(m, sharded, fmt.Sprintf("%d-prism", k), append([]string{"--runner", "prism", "--runner-workers", "2"}, extra...)...)
 		if !strings.Contains(stdout, `"runner": "prism"`) {
-			t.Errorf("%s: the report does not name the runner", m)
+			t.Errorf("%v: the report does not name the runner", c)
 		}
 		if len(got.Weight) != len(want.Weight) {
-			t.Fatalf("%s: %d weights, single machine %d", m, len(got.Weight), len(want.Weight))
+			t.Fatalf("%v: %d weights, single machine %d", c, len(got.Weight), len(want.Weight))
 		}
 		for i := range want.Weight {
 			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > tol*math.Max(1, math.Abs(float64(want.Weight[i]))) {
-				t.Fatalf("%s: weight %d = %v on prism, %v on one machine", m, i, got.Weight[i], want.Weight[i])
+				t.Fatalf("%v: weight %d = %v on prism, %v on one machine", c, i, got.Weight[i], want.Weight[i])
 			}
 		}
 		if got.Guarantee.String() != want.Guarantee.String() {
-			t.Errorf("%s: guarantee %q on prism, %q on one machine", m, got.Guarantee, want.Guarantee)
+			t.Errorf("%v: guarantee %q on prism, %q on one machine", c, got.Guarantee, want.Guarantee)
 		}
 	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--method", "dpsgd"}, "--runner is not used by dpsgd"},
-		{[]string{"--method", "dpls", "--transform", "center"}, "--transform is learned on this machine"},
+		{[]string{"--method", "dplp"}, "--runner is not used by dplp"},
 		{[]string{"--method", "dpls", "--runner-option", "bogus=1"}, `"bogus" is not a Beam pipeline option`},
 	} {
 		args := append([]string{"fit", "--train", sharded, "--out", filepath.Join(dir, "x.safetensors"), "--epsilon", "1", "--delta", "1e-3", "--runner", "prism"}, c.args...)

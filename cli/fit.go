@@ -90,12 +90,12 @@ func fitCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "force", Usage: "replace --out if it exists; use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
 		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
-		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
+		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpsgd, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does, and dpplpublick uses its exponent ε/(2Δu) (comparison only; dpfeat: ε²/8 and ε/Δu)"},
 		jsonFlag(),
 	}
 	flags = append(flags, importFlags()...)
-	flags = append(flags, runnerFlags("accumulate the statistics of dpls, ls, dpplmean, protomean (one pass) and dpfc (a pass per step) over a shard manifest's shards")...)
+	flags = append(flags, runnerFlags("compute the sums the method reads — one pass (dpls, ls, dpplmean, protomean) or one per step (dpfc, dpsgd, dpnewton, newton), and a transform's — over a shard manifest's shards")...)
 	for _, p := range paramFlags() {
 		flags = append(flags, &ucli.Float64Flag{Name: p.flag, Usage: p.usage, DefaultText: "per method, as listed"})
 	}
@@ -196,16 +196,13 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	if ro != nil {
-		if c.String("transform") != "" {
-			return userErrorf("--transform is learned on this machine, and --runner computes only the method's statistics: fit without one of them")
-		}
 		tmp := runnerTemp(out)
 		defer os.RemoveAll(tmp)
 		rf, err := runner.NewFit(train, imp, tmp, *ro)
 		if err != nil {
 			return userErrorf("--runner: %v", err)
 		}
-		o.Accumulate, o.Pass = rf.Accumulate, rf.Pass
+		o.Remote = rf
 	}
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})

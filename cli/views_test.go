@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,7 +216,7 @@ func softFile(t *testing.T, path string, scatter bool) {
 // TestSoftLabelledTrainingFiles (#22, DP-Mix_Diff): every method that can
 // honour soft labels fits a file of mixups with public images, wherever an
 // example's rows lie (the in-memory methods fit the same model from the
-// scattered file); n and the class counts count examples, each in its own
+// scattered file, dpsgd within 1e-6); n and the class counts count examples, each in its own
 // class; the exponential mechanisms refuse; split keeps the soft labels.
 func TestSoftLabelledTrainingFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -243,8 +244,15 @@ func TestSoftLabelledTrainingFiles(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s scattered: exit %d, %s", m, code, errs)
 		}
-		if (m == "dpsgd" || m == "dplp") && !slices.Equal(a.Weight, b.Weight) {
-			t.Errorf("%s: the scattered file fits another classifier", m)
+		// dplp holds the prepared examples in memory, in the same order
+		// whatever the file's: the same model bit for bit. dpsgd streams
+		// them in float32 blocks, which the scattered file cuts elsewhere.
+		var worst float64
+		for i := range a.Weight {
+			worst = math.Max(worst, math.Abs(float64(a.Weight[i]-b.Weight[i])))
+		}
+		if (m == "dplp" && worst > 0) || (m == "dpsgd" && worst > 1e-6) {
+			t.Errorf("%s: the scattered file fits another classifier (weights %g apart)", m, worst)
 		}
 	}
 	// Streamed under a small --memory, and with a private transform.

@@ -1,6 +1,7 @@
 // Package runner runs dpfeat's embarrassingly parallel work — extraction,
-// the sufficient statistics of the one-pass methods, and each pass of
-// DP-FC (solvers.Pass: its covariance, then a gradient sum per step) — as
+// the sufficient statistics of the one-pass methods, and each pass of the
+// iterative ones and of a transform (solvers.Pass: DP-FC's covariance and
+// gradient steps, DP-SGD's steps, DP-Newton's Hessians and gradients) — as
 // Apache Beam pipelines (the Beam Go SDK), past one machine: on Prism,
 // Beam's portable runner, in-process (the local default: its workers are
 // goroutines of this process, the loopback environment), or on Flink,
@@ -11,9 +12,12 @@
 // which clips or normalises each row as the single-machine path does), the
 // combiner only adds (solvers.Stats.Add: associative, commutative, in
 // float64), and noise is added once, on the driver, by the same method code
-// as on one machine (solvers.Options.Accumulate) — so the guarantee, the
-// ledger entry and, with --seed, the classifier are those of the
-// single-machine run, up to the order of float64 additions.
+// as on one machine (solvers.Options.Remote, which Fit implements) — so
+// the guarantee, the ledger entry and, with --seed, the classifier are
+// those of the single-machine run, up to the order of additions. A
+// Poisson-sampled step's sample is drawn where the rows are read, from a
+// key the driver draws and the index of each shard's first example
+// (accounting.PoissonSample).
 //
 // Extraction shards the source by example ranges (each a multiple of the
 // encoder batch, so that every batch the encoder sees is the one it sees

@@ -131,7 +131,7 @@ func TestStatsOnPrism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := rf.Accumulate(context.Background(), 3, opt)
+	got, err := rf.Accumulate(context.Background(), 3, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

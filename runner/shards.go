@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
 )
@@ -22,55 +25,70 @@ import (
 // contribution bounded there), the parts added by a combiner and the sum
 // written to a file the driver reads back.
 
-// Fit runs a fit's passes over a dataset's shards on the runner: the
-// hooks of solvers.Options, Accumulate for the one-pass methods'
-// statistics and Pass for each pass of an iterative one. Each pass is one
-// pipeline whose sum is written to a file in tmp and read back by the
-// driver, which adds the noise.
+// Fit runs a fit's passes over a dataset's shards on the runner: it is
+// solvers.Options.Remote, Accumulate for the one-pass methods' statistics
+// and Pass for each pass of an iterative method or a transform. Each pass
+// is one pipeline whose sum is written to a file in tmp and read back by
+// the driver, which adds the noise.
 type Fit struct {
 	shards []string
+	// first is the index of each shard's first example in the dataset.
+	first  map[string]int64
 	imp    features.ImportOptions
 	tmp    string
 	o      Options
 	passes int
 }
 
+var _ solvers.Remote = (*Fit)(nil)
+
 // NewFit prepares the passes over the dataset at path (a shard manifest,
 // or one feature file), refusing a multi-view dataset: its examples' rows
 // may span shards.
 func NewFit(path string, imp features.ImportOptions, tmp string, o Options) (*Fit, error) {
-	shards, err := shardPaths(path, imp, o)
+	shards, first, err := shardPaths(path, imp, o)
 	if err != nil {
 		return nil, err
 	}
-	return &Fit{shards: shards, imp: imp, tmp: tmp, o: o}, nil
+	return &Fit{shards: shards, first: first, imp: imp, tmp: tmp, o: o}, nil
 }
 
-// Accumulate is solvers.Options.Accumulate: each shard's
-// solvers.Accumulate (every row bounded there, as on one machine), added
-// up by the combiner.
-func (f *Fit) Accumulate(ctx context.Context, m int, opt solvers.StatsOptions) (*solvers.Stats, error) {
-	b, err := f.sum(ctx, shardJob{Stats: &statsPart{Classes: m, Options: opt}}, addStats)
+// Accumulate is solvers.Remote's: each shard's solvers.Accumulate (every
+// row bounded there, as on one machine) of its rows through t, added up
+// by the combiner.
+func (f *Fit) Accumulate(ctx context.Context, m int, opt solvers.StatsOptions, t *preprocessing.Transform) (*solvers.Stats, error) {
+	b, err := f.sum(ctx, shardJob{Stats: &statsPart{Classes: m, Options: opt}}, t, addStats)
 	if err != nil {
 		return nil, err
 	}
 	return decodeStats(b)
 }
 
-// Pass is solvers.Options.Pass: each shard's solvers.RunPass, added up by
-// the combiner.
-func (f *Fit) Pass(ctx context.Context, p solvers.Pass) ([]float64, error) {
-	b, err := f.sum(ctx, shardJob{Pass: &p}, addVectors)
+// Pass is solvers.Remote's: each shard's solvers.RunPass of its rows
+// through t (with the index of its first example), added up by the
+// combiner.
+func (f *Fit) Pass(ctx context.Context, p solvers.Pass, t *preprocessing.Transform) ([]float64, error) {
+	b, err := f.sum(ctx, shardJob{Pass: &p, First: f.first}, t, addVectors)
 	if err != nil {
 		return nil, err
 	}
 	return decodeVector(b)
 }
 
-// sum runs one pass of job over the shards, add combining their parts.
-func (f *Fit) sum(ctx context.Context, job shardJob, add any) ([]byte, error) {
+// sum runs one pass of job over the shards' rows through t, add combining
+// their parts.
+func (f *Fit) sum(ctx context.Context, job shardJob, t *preprocessing.Transform, add any) ([]byte, error) {
 	f.passes++
 	job.Import, job.Workers = f.imp, f.o.Workers
+	if t != nil {
+		// gob: the transform's arrays are not in its JSON (a classifier
+		// file stores them as tensors).
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(t); err != nil {
+			return nil, err
+		}
+		job.Transform = buf.Bytes()
+	}
 	cfg, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
@@ -81,28 +99,36 @@ func (f *Fit) sum(ctx context.Context, job shardJob, add any) ([]byte, error) {
 }
 
 // shardPaths lists the files of the dataset at path (a manifest's shards,
-// or the one file), refusing a multi-view dataset.
-func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, error) {
+// or the one file) and the index of each one's first example, refusing a
+// multi-view dataset.
+func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, map[string]int64, error) {
 	if err := o.Check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := features.Open(path, features.ReadOptions{Import: imp})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	if f.Views() != nil {
-		return nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
+		return nil, nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
 	}
 	m, err := features.ReadShardManifest(path)
 	if err != nil {
-		return []string{path}, nil
+		return []string{path}, map[string]int64{path: 0}, nil
 	}
+	// An example is a row (not multi-view): a shard's first example is
+	// the rows before it, as the manifest, checked when f was opened,
+	// counts them.
 	var shards []string
+	first := map[string]int64{}
+	var rows int64
 	for _, s := range m.Shards {
-		shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
+		p := filepath.Join(filepath.Dir(path), s.Path)
+		shards, first[p] = append(shards, p), rows
+		rows += s.Rows
 	}
-	return shards, nil
+	return shards, first, nil
 }
 
 // combineShards runs one pipeline: fn over every shard (each emitting its
@@ -123,12 +149,16 @@ func combineShards(ctx context.Context, o Options, shards []string, fn, add any,
 }
 
 // shardJob is what every shard's part computes: the statistics of a
-// one-pass method (Stats) or one pass of an iterative one (Pass).
+// one-pass method (Stats) or one pass (Pass), of its rows through
+// Transform (a preprocessing.Transform, gob-encoded) when set. First
+// gives each shard's first example's index.
 type shardJob struct {
-	Import  features.ImportOptions `json:"import"`
-	Workers int                    `json:"workers"`
-	Stats   *statsPart             `json:"stats,omitempty"`
-	Pass    *solvers.Pass          `json:"pass,omitempty"`
+	Import    features.ImportOptions `json:"import"`
+	Workers   int                    `json:"workers"`
+	Stats     *statsPart             `json:"stats,omitempty"`
+	Pass      *solvers.Pass          `json:"pass,omitempty"`
+	Transform []byte                 `json:"transform,omitempty"`
+	First     map[string]int64       `json:"first,omitempty"`
 }
 
 type statsPart struct {
@@ -139,11 +169,23 @@ type statsPart struct {
 // shardSumFn emits a shard's part of the job's sum: solvers.Stats (gob)
 // or a vector (float64s).
 type shardSumFn struct {
-	Job string
-	job shardJob
+	Job       string
+	job       shardJob
+	transform *preprocessing.Transform
 }
 
-func (f *shardSumFn) Setup() error { return json.Unmarshal([]byte(f.Job), &f.job) }
+func (f *shardSumFn) Setup() error {
+	if err := json.Unmarshal([]byte(f.Job), &f.job); err != nil {
+		return err
+	}
+	if f.job.Transform != nil {
+		f.transform = new(preprocessing.Transform)
+		if err := gob.NewDecoder(bytes.NewReader(f.job.Transform)).Decode(f.transform); err != nil {
+			return fmt.Errorf("the job's transform: %w", err)
+		}
+	}
+	return nil
+}
 
 func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func([]byte)) error {
 	release := acquire(f.job.Workers)
@@ -154,6 +196,12 @@ func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func(
 	}
 	defer file.Close()
 	rows := train.FileRows(file)
+	if f.transform != nil {
+		if err := f.transform.Check(rows.Dim()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rows = solvers.TransformRows(rows, f.transform)
+	}
 	var b []byte
 	switch {
 	case f.job.Stats != nil:
@@ -165,7 +213,9 @@ func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func(
 			return err
 		}
 	case f.job.Pass != nil:
-		v, err := solvers.RunPass(ctx, rows, *f.job.Pass)
+		p := *f.job.Pass
+		p.First = f.job.First[path]
+		v, err := solvers.RunPass(ctx, rows, p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

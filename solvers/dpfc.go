@@ -86,18 +86,14 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts.
+	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts, here or elsewhere.
 	counts := make([]int64, M)
 	o.progress("dpfc: covariance pass")
 	stop := phases.Start("covariance pass")
 	var cov []float64
-	if o.Pass != nil {
-		// Elsewhere: the parts' sums, added (pass.go).
+	if o.Remote != nil {
 		var sum []float64
-		if sum, err = o.Pass(ctx, Pass{Kind: PassFCCovariance, M: M, ClipCov: cg, Normalize: !o.NoNormalize}); err == nil && len(sum) != D*D+M {
-			err = fmt.Errorf("dpfc: the covariance pass returned %d values; expected %d", len(sum), D*D+M)
-		}
-		if err == nil {
+		if sum, err = o.pass(ctx, Pass{Kind: PassCovariance, M: M, Clip: cg, Normalize: !o.NoNormalize}, D*D+M); err == nil {
 			cov = sum[:D*D]
 			for c := range counts {
 				counts[c] = int64(sum[D*D+c])
@@ -106,10 +102,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	} else {
 		acc := newGramAcc(D, runtime.GOMAXPROCS(0))
 		err = us.each(ctx, func(u uBlock[float32]) error {
-			// An example's rows add the weighted mean of their uuᵀ (rootWeights: nil, and
-			// no scaling, for examples of one row); it counts once.
-			eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
-			acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
+			covarianceBlock(u, acc, counts)
 			return nil
 		})
 		if err == nil {
@@ -145,48 +138,14 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	theta := startTheta(M, D, biasInit, cg)
-	grad := newGradient32(M, D)
-	gsum := make([]float64, M*D)
-	part := make([][]float64, us.workers()) // each worker's running sum
-	for w := range part {
-		part[w] = make([]float64, M*D)
-	}
+	gp := newGradientPass(us)
 	row := make([]float64, D)
 	for t := 0; t < T; t++ {
 		// One pass per step (Lines 5–7): scores, residuals and the clipped
-		// gradient sum, block by block (float32 products, float64 total:
-		// the noise, z·C_g per entry, dwarfs the rounding). With u in
-		// memory each core takes a run of blocks; streamed, each block
-		// is split over the cores.
+		// gradient sum.
 		stop := phases.Start("gradient steps")
-		clear(gsum)
-		grad.setTheta(theta)
 		o.released("theta", t, 0, theta) // the state the step's gradients are taken at
-		for _, p := range part {
-			clear(p)
-		}
-		var err error
-		if o.Pass != nil {
-			var sum []float64
-			if sum, err = o.Pass(ctx, Pass{Kind: PassFCGradient, M: M, ClipCov: cg, Normalize: !o.NoNormalize, ClipGrad: cgrad, Theta: theta}); err == nil && len(sum) != M*D {
-				err = fmt.Errorf("dpfc: the gradient pass returned %d values; expected %d", len(sum), M*D)
-			}
-			if err == nil {
-				copy(gsum, sum)
-			}
-		} else {
-			err = us.eachOn(ctx, func(w int, u uBlock[float32]) error {
-				if us.cached {
-					grad.addOn(w, u, cgrad, part[w])
-				} else {
-					grad.add(u, cgrad, gsum)
-				}
-				return nil
-			})
-		}
-		for _, p := range part {
-			floatsAdd(gsum, p)
-		}
+		gsum, err := gp.run(ctx, o, Pass{Kind: PassGradient, M: M, Clip: cg, Normalize: !o.NoNormalize, ClipGrad: cgrad, Theta: theta})
 		stop()
 		if err != nil {
 			return nil, err

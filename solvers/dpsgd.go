@@ -10,14 +10,14 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpsgd", Reads: []string{OptOptimizer, OptSigma}, Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
+	Register(Method{Name: "dpsgd", Reads: []string{OptOptimizer, OptSigma, OptMemory, OptRunner}, Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
 		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of per-example gradients"},
 		{Name: "steps", Derived: true, Doc: "iterations T (default 50 full batch, ⌈10/q⌉ Poisson-sampled at rate q)"},
 		{Name: "lr", Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},
 		{Name: "batch", Default: 0, Doc: "expected Poisson batch size (0: full batch)"},
 		{Name: "weight_decay", Default: 0, Doc: "weight decay"},
 		lowBiasInit,
-	}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Run: fitSGD})
+	}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Stream: fitSGD})
 }
 
 // fitSGD is the generalized first-order DP algorithm (Mehta et al. 2023,
@@ -37,9 +37,15 @@ func init() {
 // Weight decay (weight_decay, default 0) is added to the noisy gradient, a
 // data-independent step. Full batch (batch 0): T Gaussian releases of
 // sensitivity C, accounted exactly by GDP. With batch B > 0, each step sums
-// a Poisson sample (every row kept with probability q = B/n, drawn from the
-// same secure generator as the noise) and is accounted with the RDP of the
-// Poisson-subsampled Gaussian.
+// a Poisson sample (every example kept with probability q = B/n, exactly:
+// accounting.PoissonSample, keyed from the same secure generator as the
+// noise) and is accounted with the RDP of the Poisson-subsampled Gaussian.
+//
+// Each step is one pass over the data (PassGradient, the pass DP-FC's
+// steps make): u in float32 blocks, kept in memory between steps when it
+// fits in the memory budget, or streamed, so memory does not grow with n;
+// on a distributed runner each step is a sum over the shards
+// (Options.Remote), a sample's examples drawn where they are read.
 //
 // Hyperparameters: clip C (1; features are unit-normalised and the bias
 // coordinate makes ‖u‖ = 1/√2·√2 = 1, so at the start, when σ(z) ≈ 0,
@@ -47,7 +53,7 @@ func init() {
 // lr η (adam/lamb: 0.2; sgd/momentum: 2), batch (0 = full), weight_decay
 // (0), bias_init (−10). The full-batch Adam defaults were chosen on
 // Fashion-MNIST's public half (train rows 0–29999), never on private data.
-func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
+func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	p := NewParams(o)
 	opt := strings.ToLower(o.Optimizer)
 	if opt == "" {
@@ -67,12 +73,12 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, err
 	}
 	batch := p.Get("batch")
-	n, err := o.Rows(int64(d.Examples())) // n̂ when n is not public
+	n, err := o.Rows(int64(o.examples)) // n̂ when n is not public
 	if err != nil {
 		return nil, err
 	}
 	if batch < 0 || batch != math.Trunc(batch) || (o.PrivateN <= 0 && batch >= n) {
-		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", d.Examples(), batch)
+		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", o.examples, batch)
 	}
 	q := 1.0
 	defSteps := 50
@@ -93,8 +99,7 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		return nil, fmt.Errorf("hyperparameter weight_decay must be ≥ 0, got %v", wd)
 	}
 	biasInit := p.Get("bias_init")
-	u := withBias(d, 1)
-	D, M := u.D, u.M
+	D := rows.Dim() + 1
 	build := func(z float64) []accounting.Mechanism {
 		m := accounting.Mechanism{Name: "noisy clipped gradient sum", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: z * C, Count: T}
 		if q < 1 {
@@ -110,27 +115,20 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	theta := startTheta(M, D, biasInit, 1)
 	m1 := make([]float64, len(theta))
 	m2 := make([]float64, len(theta))
-	zbuf := make([]float64, u.N*M)
+	gp := newGradientPass(newUStream[float32](rows, M, 1, !o.NoNormalize, o.memoryBudget()))
 	denom := q * n // the expected batch: public, or from n̂
 	for t := 1; t <= T; t++ {
-		if err := ctx.Err(); err != nil {
+		o.released("theta", t-1, 0, theta) // the state the step's gradients are taken at
+		pass := Pass{Kind: PassGradient, M: M, Clip: 1, Normalize: !o.NoNormalize, ClipGrad: C, Theta: theta}
+		if q < 1 {
+			// Examples are sampled, each with all its rows, at exactly
+			// the rate the accountant is told.
+			pass.Sample = accounting.NewPoissonSample(o.Noise, q)
+		}
+		grad, err := gp.run(ctx, o, pass)
+		if err != nil {
 			return nil, err
 		}
-		o.released("theta", t-1, 0, theta) // the state the step's gradients are taken at
-		var rows []int
-		if q < 1 {
-			// Examples are sampled, each with all its rows.
-			eachGroup(u.Groups, 0, u.N, func(a, b int) {
-				if accounting.Bernoulli(o.Noise, q) { // exactly q: the rate the accountant is told
-					for i := a; i < b; i++ {
-						rows = append(rows, i)
-					}
-				}
-			})
-		}
-		scores(u, theta, zbuf)
-		residuals(u, zbuf)
-		grad := clippedGradientSum(u, zbuf, C, rows)
 		o.released("gradient", 0, o.Gaussian("gradient", grad, z*C, C), grad) // now noisy
 		for i := range grad {
 			grad[i] = grad[i]/denom + wd*theta[i]
@@ -138,10 +136,9 @@ func fitSGD(ctx context.Context, d *Data, o *Options) (*Result, error) {
 		step(opt, theta, grad, m1, m2, t, lr, M, D)
 		o.progress("dpsgd step %d/%d", t, T)
 	}
-	// The rows came through Prepare, normalised unless NoNormalize.
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize, Clip: 1}, Guarantee: g, NoiseMultiplier: z}
-	res.W, res.B = fromBias(theta, M, d.D, 1)
-	publicN(o, res, d.Examples())
+	res.W, res.B = fromBias(theta, M, D-1, 1)
+	publicN(o, res, o.examples)
 	p.Record("sampling_rate", q)
 	p.Finish(res)
 	return res, nil

@@ -114,7 +114,7 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 	d := withViews(blobs(700, 4, 3, 3), func(i int) int { return 1 + i%5 }, 1)
 	u, theta, z, x32 := gradientCase(d)
 	for _, clip := range []float64{0, 0.05, 0.5, 100} {
-		got := clippedGradientSum(u, z, clip, nil)
+		got := clippedGradientSum(u, z, clip)
 		want := make([]float64, len(theta))
 		at := 0
 		for _, k := range d.Groups {
@@ -379,67 +379,5 @@ func BenchmarkClippedGradient(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
 		})
-	}
-}
-
-// TestPassesAddUp (#24): DP-FC's passes over two parts of the rows add up
-// to the pass over the whole (the covariance and counts within float64
-// rounding, the clipped gradient at a θ within float32's) — what a
-// distributed runner relies on; and dpfc fitted with its passes done that
-// way is the in-memory fit, within 1e-5.
-func TestPassesAddUp(t *testing.T) {
-	d := blobs(1500, 5, 3, 17)
-	half := &Data{X: d.X[:700*5], Y: d.Y[:700], N: 700, D: 5, M: 3}
-	rest := &Data{X: d.X[700*5:], Y: d.Y[700:], N: 800, D: 5, M: 3}
-	theta := make([]float64, 3*6)
-	for i := range theta {
-		theta[i] = float64(i%5) - 2
-	}
-	for _, p := range []Pass{{Kind: PassFCCovariance, M: 3, ClipCov: 0.8, Normalize: true}, {Kind: PassFCGradient, M: 3, ClipCov: 0.8, Normalize: true, ClipGrad: 0.3, Theta: theta}} {
-		whole, err := RunPass(context.Background(), DataRows(d), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, _ := RunPass(context.Background(), DataRows(half), p)
-		b, _ := RunPass(context.Background(), DataRows(rest), p)
-		// The gradient is summed in float32 blocks (gradient32), so parts
-		// of other blocks round differently at float32's precision.
-		tol := 1e-9
-		if p.Kind == PassFCGradient {
-			tol = 1e-5
-		}
-		for i := range whole {
-			if s := a[i] + b[i]; math.Abs(s-whole[i]) > tol*math.Max(1, math.Abs(whole[i])) {
-				t.Fatalf("%s[%d]: parts add to %v, whole %v", p.Kind, i, s, whole[i])
-			}
-		}
-	}
-	opts := func() Options {
-		return Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(3)}
-	}
-	want, err := Fit(context.Background(), "dpfc", d, opts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := opts()
-	o.Pass = func(ctx context.Context, p Pass) ([]float64, error) {
-		a, err := RunPass(ctx, DataRows(half), p)
-		if err != nil {
-			return nil, err
-		}
-		b, err := RunPass(ctx, DataRows(rest), p)
-		for i := range a {
-			a[i] += b[i]
-		}
-		return a, err
-	}
-	got, err := Fit(context.Background(), "dpfc", d, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want.W {
-		if math.Abs(got.W[i]-want.W[i]) > 1e-5*math.Max(1, math.Abs(want.W[i])) {
-			t.Fatalf("weight %d: %v by parts, %v whole", i, got.W[i], want.W[i])
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"context"
 	"math"
 	"runtime"
 
@@ -8,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
@@ -31,36 +33,11 @@ func scores(u *Data, theta []float64, z []float64) {
 	})
 }
 
-// residuals turns scores into the one-vs-all sigmoid residuals
-// r_ij = σ(z_ij) − y_ij in place: the derivative of the sigmoid
-// cross-entropy ℓ(z, y) = −y log σ(z) − (1−y) log(1 − σ(z)), |ℓ'| ≤ 1.
-func residuals(u *Data, z []float64) {
-	for i := 0; i < u.N; i++ {
-		row := z[i*u.M : (i+1)*u.M]
-		for j := range row {
-			row[j] = Sigmoid(row[j])
-		}
-		row[u.Y[i]] -= 1
-	}
-}
-
 // clippedGradientSum returns Σᵢ clip_C(∇ℓᵢ) (M×D) where ∇ℓᵢ = rᵢ ⊗ uᵢ is
 // example i's gradient over all classes jointly (see addClippedGradient).
-// rows, when not nil, restricts the sum to those examples.
-func clippedGradientSum(u *Data, r []float64, clip float64, rows []int) []float64 {
+func clippedGradientSum(u *Data, r []float64, clip float64) []float64 {
 	scaled := make([]float64, len(r))
 	copy(scaled, r)
-	if rows != nil {
-		in := make([]bool, u.N)
-		for _, i := range rows {
-			in[i] = true
-		}
-		for i := 0; i < u.N; i++ {
-			if !in[i] {
-				clear(scaled[i*u.M : (i+1)*u.M])
-			}
-		}
-	}
 	g := make([]float64, u.M*u.D)
 	addClippedGradient(u, scaled, clip, g)
 	return g
@@ -129,11 +106,25 @@ type gradient32 struct {
 	theta   []float32
 	z, sums [][]float32
 	rr      [][]float64 // each part's ‖rᵢ‖², for examples of one row
+	// member, when set, is a Poisson sample's membership test: the other
+	// examples add nothing (each block is first gathered to its members'
+	// rows, in kept[q]).
+	member func(example int64) bool
+	kept   []keptRows
+}
+
+// keptRows is a buffer for a block's sampled rows.
+type keptRows struct {
+	x      []float32
+	y      []int32
+	normSq []float64
+	groups []int32
+	w      []float64
 }
 
 func newGradient32(m, d int) *gradient32 {
 	parts := runtime.GOMAXPROCS(0)
-	g := &gradient32{m: m, d: d, theta: make([]float32, m*d), z: make([][]float32, parts), sums: make([][]float32, parts), rr: make([][]float64, parts)}
+	g := &gradient32{m: m, d: d, theta: make([]float32, m*d), z: make([][]float32, parts), sums: make([][]float32, parts), rr: make([][]float64, parts), kept: make([]keptRows, parts)}
 	for q := range g.z {
 		g.z[q] = make([]float32, uBlockRows*m)
 		g.sums[q] = make([]float32, m*d)
@@ -148,9 +139,22 @@ func (g *gradient32) setTheta(theta []float64) {
 	}
 }
 
+// sample restricts the following blocks' sums to a Poisson sample's
+// examples (nil: all of them).
+func (g *gradient32) sample(s *accounting.PoissonSample) error {
+	g.member = nil
+	if s == nil {
+		return nil
+	}
+	member, err := s.Member()
+	g.member = member
+	return err
+}
+
 // add adds the block's clipped gradient sum to total (M×D), its rows split
 // over the cores.
 func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
+	u = g.sampled(0, u)
 	parts := max(1, min(len(g.z), u.N/partRows))
 	b := splitParts(u.Groups, u.N, parts)
 	backend.Parallel(parts, func(q int) {
@@ -168,10 +172,50 @@ func (g *gradient32) add(u uBlock[float32], clip float64, total []float64) {
 // shared out among the cores (uStream.eachOn), where splitting every block
 // left the cores waiting on each other between blocks.
 func (g *gradient32) addOn(q int, u uBlock[float32], clip float64, total []float64) {
+	u = g.sampled(q, u)
 	g.part(q, u, 0, u.N, clip)
 	for i, v := range g.sums[q] {
 		total[i] += float64(v)
 	}
+}
+
+// sampled returns the block's rows of the sampled examples (example e of
+// the block is number u.First + e), gathered into buffer q; u itself
+// without a sample.
+func (g *gradient32) sampled(q int, u uBlock[float32]) uBlock[float32] {
+	if g.member == nil {
+		return u
+	}
+	k := &g.kept[q]
+	k.x, k.y, k.normSq, k.groups, k.w = k.x[:0], k.y[:0], k.normSq[:0], k.groups[:0], k.w[:0]
+	e := u.First
+	eachGroup(u.Groups, 0, u.N, func(a, b int) {
+		if g.member(e) {
+			k.x = append(k.x, u.X[a*u.D:b*u.D]...)
+			k.y = append(k.y, u.Y[a:b]...)
+			if u.NormSq != nil {
+				k.normSq = append(k.normSq, u.NormSq[a:b]...)
+			}
+			if u.Groups != nil {
+				k.groups = append(k.groups, int32(b-a))
+			}
+			if u.W != nil {
+				k.w = append(k.w, u.W[a:b]...)
+			}
+		}
+		e++
+	})
+	out := uBlock[float32]{X: k.x, Y: k.y, N: len(k.y), D: u.D, First: -1}
+	if u.NormSq != nil {
+		out.NormSq = k.normSq
+	}
+	if u.Groups != nil {
+		out.Groups = k.groups
+	}
+	if u.W != nil {
+		out.W = k.w
+	}
+	return out
 }
 
 // part computes the clipped gradient sum of rows lo..hi−1 of the block
@@ -241,4 +285,55 @@ func (g *gradient32) part(q int, u uBlock[float32], lo, hi int, clip float64) {
 	}
 	s := blas32.General{Rows: m, Cols: d, Stride: d, Data: g.sums[q]}
 	blas32.Gemm(blas.Trans, blas.NoTrans, 1, z, x, 0, s)
+}
+
+// gradientPass is a gradient step's pass (PassGradient) of the logistic
+// methods that clip per-example gradients (DP-FC, DP-SGD): elsewhere when
+// o.Remote is set, else over us, block by block (float32 products,
+// float64 total: the noise, z·C per entry, dwarfs the rounding). With u
+// in memory each core takes a run of blocks into its own running sum;
+// streamed, each block is split over the cores.
+type gradientPass struct {
+	us   *uStream[float32]
+	grad *gradient32
+	part [][]float64 // each worker's running sum
+	sum  []float64
+}
+
+func newGradientPass(us *uStream[float32]) *gradientPass {
+	return &gradientPass{us: us, part: make([][]float64, us.workers())}
+}
+
+// run returns the sum of p's pass (M×D), valid until the next run.
+func (g *gradientPass) run(ctx context.Context, o *Options, p Pass) ([]float64, error) {
+	D := g.us.dim()
+	if o.Remote != nil {
+		return o.pass(ctx, p, p.M*D)
+	}
+	if g.grad == nil {
+		g.grad, g.sum = newGradient32(p.M, D), make([]float64, p.M*D)
+		for w := range g.part {
+			g.part[w] = make([]float64, p.M*D)
+		}
+	}
+	clear(g.sum)
+	for _, s := range g.part {
+		clear(s)
+	}
+	g.grad.setTheta(p.Theta)
+	if err := g.grad.sample(p.Sample); err != nil {
+		return nil, err
+	}
+	err := g.us.eachOn(ctx, func(w int, u uBlock[float32]) error {
+		if g.us.cached {
+			g.grad.addOn(w, u, p.ClipGrad, g.part[w])
+		} else {
+			g.grad.add(u, p.ClipGrad, g.sum)
+		}
+		return nil
+	})
+	for _, s := range g.part {
+		floatsAdd(g.sum, s)
+	}
+	return g.sum, err
 }

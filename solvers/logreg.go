@@ -60,7 +60,7 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 			reg += v * v
 		}
 		if grad != nil {
-			g := clippedGradientSum(u, zbuf, big, nil)
+			g := clippedGradientSum(u, zbuf, big)
 			for k := range grad {
 				grad[k] = g[k]/n + lambda*theta[k]
 			}

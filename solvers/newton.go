@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
+	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma, OptRunner}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
 		featureClip,
 		{Name: "steps", Default: 1, Doc: "Newton steps T"},
 		newtonLR,
@@ -24,7 +24,7 @@ func init() {
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
-	Register(Method{Name: "newton", Reads: []string{OptMemory}, Params: []Param{
+	Register(Method{Name: "newton", Reads: []string{OptMemory, OptRunner}, Params: []Param{
 		{Name: "steps", Default: 10, Doc: "Newton steps T"},
 		newtonLR,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},
@@ -147,16 +147,11 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	// of the budget may keep u in memory between passes.
 	us := newUStream[float64](rows, M, C, !o.NoNormalize, budget-int64(len(ClassChunks(M, D, budget)[0]))*classBytes(D)-int64(runtime.GOMAXPROCS(0)+1)*int64(D)*int64(D)*32)
 	theta := startTheta(M, D, biasInit, C)
-	counts := make([]int64, M)
+	var counts []int64
 	var n float64
 	var lambda float64
-	zbuf := make([]float64, uBlockRows*M)
 	grad := make([]float64, M*D)
 	var classSums []float64 // Σ_{i∈j} uᵢ, for the private first step
-	if private {
-		classSums = make([]float64, M*D)
-	}
-	w32 := sync.Pool{New: func() any { return new([]float32) }}
 	passes := 0
 	for t := 0; t < T; t++ {
 		clear(grad)
@@ -190,90 +185,32 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					}
 				}
 			}
-			// Fewer Hessians than cores (one, at the start): each also
-			// splits its rows.
-			acc := make([]*gramAcc, len(chunk))
-			for a := range acc {
-				acc[a] = newGramAcc(D, runtime.GOMAXPROCS(0)/len(chunk))
-			}
 			o.progress("%s step %d/%d: pass %d/%d over the data", o.method, t+1, T, ci+1, len(chunks))
-			err := us.each(ctx, func(b uBlock[float64]) error {
-				u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M, Groups: b.Groups, W: b.W}
-				if len(zbuf) < u.N*M {
-					zbuf = make([]float64, u.N*M) // an example of more than uBlockRows rows
+			np := newNewtonPass(Pass{Kind: PassNewton, M: M, Clip: C, Normalize: !o.NoNormalize, Theta: theta, Classes: cls,
+				// (the private first step's gradients follow from its
+				// releases: firstNewtonStep)
+				Gradient: ci == 0 && (!private || t > 0),
+				Counts:   t == 0 && ci == 0, ClassSums: private && t == 0 && ci == 0}, D)
+			var err error
+			if o.Remote != nil {
+				var v []float64
+				if v, err = o.pass(ctx, np.p, np.size()); err == nil {
+					np.load(v)
 				}
-				scores(u, theta, zbuf)
-				// With several rows per example, each weighs 1/k
-				// (groups.go): √ of it scales the Hessian's rows, the
-				// gradient's residuals take it in addClippedGradient.
-				root := rootWeights(u.Groups, u.W, u.N)
-				for i := 0; i < u.N; i++ {
-					row := zbuf[i*M : (i+1)*M]
-					for j := range row {
-						row[j] = Sigmoid(row[j])
-					}
-				}
-				// ℓ''ᵢ = σ(1−σ): class j's Hessian is the Gram of the rows
-				// scaled by √ℓ''ᵢ.
-				backend.Parallel(len(cls), func(a int) {
-					j := cls[a]
-					wp := w32.Get().(*[]float32)
-					defer w32.Put(wp)
-					if cap(*wp) < u.N*D {
-						*wp = make([]float32, max(u.N, uBlockRows)*D)
-					}
-					w := (*wp)[:u.N*D]
-					for i := 0; i < u.N; i++ {
-						s := zbuf[i*M+j]
-						f := math.Sqrt(s * (1 - s))
-						if root != nil {
-							f *= root[i]
-						}
-						for k, v := range u.Row(i) {
-							w[i*D+k] = float32(f * v)
-						}
-					}
-					acc[a].add(w, u.N)
-				})
-				if ci == 0 {
-					// Residuals r = σ − y and the gradient sums Rᵀ·U
-					// (|ℓ'| ≤ 1 and ‖u‖ ≤ C: no clipping needed).
-					for i, y := range u.Y {
-						zbuf[i*M+int(y)] -= 1
-					}
-					if t == 0 {
-						// An example counts in its class; its rows add
-						// their shares to their labels' sums (a soft
-						// label's two rows to two classes).
-						share := rowWeights(u.Groups, u.W, u.N)
-						eachGroup(u.Groups, 0, u.N, func(a, b int) {
-							counts[u.Y[a]]++
-							if !private {
-								return
-							}
-							for i := a; i < b; i++ {
-								y := int(u.Y[i])
-								sum := classSums[y*D : (y+1)*D]
-								if share == nil {
-									floatsAdd(sum, u.Row(i))
-									continue
-								}
-								for k, v := range u.Row(i) {
-									sum[k] += share[i] * v
-								}
-							}
-						})
-					}
-					if !private || t > 0 {
-						// (the private first step's gradients follow from
-						// its releases: firstNewtonStep)
-						addClippedGradient(u, zbuf, 0, grad)
-					}
-				}
-				return nil
-			})
+			} else {
+				err = us.each(ctx, np.add)
+			}
 			if err != nil {
 				return nil, err
+			}
+			if np.p.Gradient {
+				copy(grad, np.grad)
+			}
+			if np.p.Counts {
+				counts = np.counts
+			}
+			if np.p.ClassSums {
+				classSums = np.classSums
 			}
 			if t == 0 && ci == 0 {
 				var total int64
@@ -295,9 +232,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 					return nil, err
 				}
 			}
-			Hrep := make([][]float64, len(chunk))
-			backend.Parallel(len(chunk), func(a int) { Hrep[a] = acc[a].result() })
-			acc = nil
+			Hrep := np.hessians()
 			if private && t == 0 {
 				if len(Hrep) != 1 {
 					panic("solvers: DP-Newton's classes do not start at one θ")
@@ -404,4 +339,180 @@ func distinctRows(theta []float64, m, d int) (reps, repOf []int) {
 		repOf[j] = r
 	}
 	return reps, repOf
+}
+
+// newtonPass is one pass of DP-Newton and its reference (PassNewton): at
+// θ (p.Theta), the Hessians Σ ℓ”ᵢ uᵢuᵢᵀ of p.Classes (float32 SYRKs
+// summed in float64), and as p asks every class's gradient Σ ℓ'ᵢ uᵢ,
+// the class counts and the class sums of u. Here (add, block by block) or
+// elsewhere (load: RunPass's vector, the same sums over the parts).
+type newtonPass struct {
+	p    Pass
+	d    int
+	acc  []*gramAcc
+	hess [][]float64 // the Hessians, once loaded
+	// grad (M×D), counts (M) and classSums (M×D), as p asks.
+	grad      []float64
+	counts    []int64
+	classSums []float64
+	zbuf      []float64
+	w32       sync.Pool
+}
+
+func newNewtonPass(p Pass, D int) *newtonPass {
+	np := &newtonPass{p: p, d: D, w32: sync.Pool{New: func() any { return new([]float32) }}}
+	// Fewer Hessians than cores (one, at the start): each also splits its
+	// rows.
+	np.acc = make([]*gramAcc, len(p.Classes))
+	for a := range np.acc {
+		np.acc[a] = newGramAcc(D, runtime.GOMAXPROCS(0)/len(p.Classes))
+	}
+	if p.Gradient {
+		np.grad = make([]float64, p.M*D)
+	}
+	if p.Counts {
+		np.counts = make([]int64, p.M)
+	}
+	if p.ClassSums {
+		np.classSums = make([]float64, p.M*D)
+	}
+	return np
+}
+
+// size is the length of the pass's vector.
+func (np *newtonPass) size() int {
+	n := len(np.p.Classes) * np.d * np.d
+	if np.p.Gradient {
+		n += np.p.M * np.d
+	}
+	if np.p.Counts {
+		n += np.p.M
+	}
+	if np.p.ClassSums {
+		n += np.p.M * np.d
+	}
+	return n
+}
+
+// add adds a block's terms.
+func (np *newtonPass) add(b uBlock[float64]) error {
+	M, D := np.p.M, np.d
+	u := &Data{X: b.X, Y: b.Y, N: b.N, D: b.D, M: M, Groups: b.Groups, W: b.W}
+	if len(np.zbuf) < u.N*M {
+		np.zbuf = make([]float64, max(u.N, uBlockRows)*M)
+	}
+	zbuf := np.zbuf
+	scores(u, np.p.Theta, zbuf)
+	// With several rows per example, each weighs 1/k (groups.go): √ of it
+	// scales the Hessian's rows, the gradient's residuals take it in
+	// addClippedGradient.
+	root := rootWeights(u.Groups, u.W, u.N)
+	for i := 0; i < u.N; i++ {
+		row := zbuf[i*M : (i+1)*M]
+		for j := range row {
+			row[j] = Sigmoid(row[j])
+		}
+	}
+	// ℓ''ᵢ = σ(1−σ): class j's Hessian is the Gram of the rows scaled by
+	// √ℓ''ᵢ.
+	backend.Parallel(len(np.p.Classes), func(a int) {
+		j := np.p.Classes[a]
+		wp := np.w32.Get().(*[]float32)
+		defer np.w32.Put(wp)
+		if cap(*wp) < u.N*D {
+			*wp = make([]float32, max(u.N, uBlockRows)*D)
+		}
+		w := (*wp)[:u.N*D]
+		for i := 0; i < u.N; i++ {
+			s := zbuf[i*M+j]
+			f := math.Sqrt(s * (1 - s))
+			if root != nil {
+				f *= root[i]
+			}
+			for k, v := range u.Row(i) {
+				w[i*D+k] = float32(f * v)
+			}
+		}
+		np.acc[a].add(w, u.N)
+	})
+	if !np.p.Gradient && !np.p.Counts && !np.p.ClassSums {
+		return nil
+	}
+	// Residuals r = σ − y and the gradient sums Rᵀ·U (|ℓ'| ≤ 1 and
+	// ‖u‖ ≤ C: no clipping needed).
+	for i, y := range u.Y {
+		zbuf[i*M+int(y)] -= 1
+	}
+	// An example counts in its class; its rows add their shares to their
+	// labels' sums (a soft label's two rows to two classes).
+	share := rowWeights(u.Groups, u.W, u.N)
+	eachGroup(u.Groups, 0, u.N, func(a, b int) {
+		if np.counts != nil {
+			np.counts[u.Y[a]]++
+		}
+		if np.classSums == nil {
+			return
+		}
+		for i := a; i < b; i++ {
+			y := int(u.Y[i])
+			sum := np.classSums[y*D : (y+1)*D]
+			if share == nil {
+				floatsAdd(sum, u.Row(i))
+				continue
+			}
+			for k, v := range u.Row(i) {
+				sum[k] += share[i] * v
+			}
+		}
+	})
+	if np.grad != nil {
+		addClippedGradient(u, zbuf, 0, np.grad)
+	}
+	return nil
+}
+
+// hessians returns the Hessians of p.Classes, in order.
+func (np *newtonPass) hessians() [][]float64 {
+	if np.hess == nil {
+		np.hess = make([][]float64, len(np.acc))
+		backend.Parallel(len(np.acc), func(a int) { np.hess[a] = np.acc[a].result() })
+		np.acc = nil
+	}
+	return np.hess
+}
+
+// vector lays the sums out as RunPass returns them: the Hessians, then
+// the gradient, the counts and the class sums as p asks.
+func (np *newtonPass) vector() []float64 {
+	v := make([]float64, 0, np.size())
+	for _, h := range np.hessians() {
+		v = append(v, h...)
+	}
+	v = append(v, np.grad...)
+	for _, c := range np.counts {
+		v = append(v, float64(c))
+	}
+	return append(v, np.classSums...)
+}
+
+// load takes the sums from a vector (of size values) laid out as vector
+// does.
+func (np *newtonPass) load(v []float64) {
+	D, M := np.d, np.p.M
+	np.hess, np.acc = make([][]float64, len(np.p.Classes)), nil
+	for a := range np.hess {
+		np.hess[a], v = v[:D*D], v[D*D:]
+	}
+	if np.grad != nil {
+		np.grad, v = v[:M*D], v[M*D:]
+	}
+	if np.counts != nil {
+		for c := range np.counts {
+			np.counts[c] = int64(v[c])
+		}
+		v = v[M:]
+	}
+	if np.classSums != nil {
+		np.classSums = v[:M*D]
+	}
 }

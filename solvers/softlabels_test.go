@@ -72,7 +72,7 @@ func TestSoftLabelsMatchNaive(t *testing.T) {
 	d, naive := withSoftLabels(blobs(500, 4, 3, 31), 1)
 	u, theta, z, x32 := gradientCase(d)
 	for _, clip := range []float64{0, 0.05, 0.5, 100} {
-		got := clippedGradientSum(u, z, clip, nil)
+		got := clippedGradientSum(u, z, clip)
 		want := make([]float64, len(theta))
 		for _, ex := range naive {
 			ge := make([]float64, len(theta))

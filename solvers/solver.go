@@ -69,15 +69,14 @@ type Options struct {
 	// deviation used, and the noise values added. Tests use it to check
 	// that the noise has the calibrated scale.
 	Observe func(release string, std float64, noise []float64)
-	// Accumulate, when set, computes the one-pass methods' sufficient
-	// statistics (Accumulate's) of the training data elsewhere — over the
-	// shards of a dataset on a distributed runner (package runner) —
-	// instead of from the rows the method is given: each contribution is
-	// bounded as Accumulate bounds it, and the noise is still added here.
-	Accumulate func(ctx context.Context, m int, opt StatsOptions) (*Stats, error)
-	// Pass, when set, runs an iterative method's passes (pass.go) over the
-	// training data elsewhere, as Accumulate does for the one-pass methods.
-	Pass func(ctx context.Context, p Pass) ([]float64, error)
+	// Remote, when set, computes the sums a method reads from the
+	// training data elsewhere — the one-pass methods' statistics
+	// (AccumulateWith), each pass of an iterative method and of a
+	// transform (pass.go) — over the shards of a dataset on a distributed
+	// runner (package runner), instead of from the rows the method is
+	// given: each contribution is bounded as on one machine, and the noise
+	// is still added here.
+	Remote Remote
 	// Released, when set, sees each noisy statistic as it is released (the
 	// exact values the method goes on with, before any post-processing):
 	// the release's name, an index (the class, for per-class releases;
@@ -154,6 +153,9 @@ type Options struct {
 	examples int
 	// method is the name of the method being fitted, for its messages.
 	method string
+	// learned is the transform learned before the method (nil: none), which
+	// Remote applies to the rows its sums are taken over.
+	learned *preprocessing.Transform
 	// BudgetConvention "dppl" states the exponential-mechanism methods'
 	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
 	// its figures; the mechanism is the same.
@@ -237,9 +239,9 @@ const (
 	OptBudgetConvention = "budget-convention" // Options.BudgetConvention
 	OptMemory           = "memory"            // Options.MemoryBudget
 	OptSigma            = "sigma"             // Options.Sigma
-	// OptRunner: the method's statistics come from AccumulateWith alone
-	// (one pass), or its passes from Options.Pass (DP-FC), so a runner can
-	// compute them (Options.Accumulate, Options.Pass).
+	// OptRunner: the method reads the training data only through
+	// AccumulateWith (one pass) or Passes (pass.go), so that a runner can
+	// compute them (Options.Remote).
 	OptRunner = "runner"
 )
 
@@ -385,6 +387,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 		return nil, err
 	}
 	if t != nil {
+		o.learned = t
 		d = transformData(d, t)
 		if o.Public != nil {
 			o.Public = transformSource{o.Public, t}
@@ -421,6 +424,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 		return nil, err
 	}
 	if t != nil {
+		o.learned = t
 		rows = transformRows{rows, t}
 		if o.Public != nil {
 			o.Public = transformSource{o.Public, t}

@@ -351,7 +351,7 @@ func TestClippedGradientMatchesNaive(t *testing.T) {
 	d := blobs(3000, 4, 3, 3) // more than one block and part
 	u, theta, z, x32 := gradientCase(d)
 	for _, clip := range []float64{0.05, 0.5, 100} {
-		got := clippedGradientSum(u, z, clip, nil)
+		got := clippedGradientSum(u, z, clip)
 		got32 := make([]float64, len(theta))
 		g32 := newGradient32(u.M, u.D)
 		g32.setTheta(theta)
@@ -1062,5 +1062,18 @@ func TestDPLSProjectsOnlyWhenNeeded(t *testing.T) {
 		if got != c.wantNote {
 			t.Errorf("psd=%v λ=%v: projection note %v, want %v (notes: %q)", c.psd, c.lambda, got, c.wantNote, notes)
 		}
+	}
+}
+
+// residuals turns scores into the one-vs-all sigmoid residuals
+// r_ij = σ(z_ij) − y_ij in place: the derivative of the sigmoid
+// cross-entropy ℓ(z, y) = −y log σ(z) − (1−y) log(1 − σ(z)), |ℓ'| ≤ 1.
+func residuals(u *Data, z []float64) {
+	for i := 0; i < u.N; i++ {
+		row := z[i*u.M : (i+1)*u.M]
+		for j := range row {
+			row[j] = Sigmoid(row[j])
+		}
+		row[u.Y[i]] -= 1
 	}
 }

@@ -121,12 +121,12 @@ func (s *Stats) Add(o *Stats) error {
 	return nil
 }
 
-// AccumulateWith is the one-pass methods' way to their statistics: o's
-// Accumulate hook when set (statistics computed elsewhere, e.g. over a
-// dataset's shards), else Accumulate over rows.
+// AccumulateWith is the one-pass methods' way to their statistics:
+// computed elsewhere when o.Remote is set (e.g. over a dataset's shards),
+// else Accumulate over rows.
 func AccumulateWith(ctx context.Context, o *Options, rows Rows, m int, opt StatsOptions) (*Stats, error) {
-	if o.Accumulate != nil {
-		return o.Accumulate(ctx, m, opt)
+	if o.Remote != nil {
+		return o.Remote.Accumulate(ctx, m, opt, o.learned)
 	}
 	return Accumulate(ctx, rows, m, opt)
 }

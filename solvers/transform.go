@@ -264,17 +264,17 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		// needs rows of some transform to reach its calibration.
 		return &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}, nil
 	}
-	// Stage 1: the mean.
-	sum := make([]float64, D)
-	total, err := visit(ctx, nil, func(x []float64, w float64) {
-		if w == 1 {
-			floatsAdd(sum, x)
-			return
-		}
-		for j, v := range x {
-			sum[j] += w * v
-		}
-	})
+	// Stage 1: the mean, here or (training rows) elsewhere.
+	var sum []float64
+	var total int64
+	var err error
+	remote := o.Remote != nil && spec.Public == nil
+	if remote {
+		sum, err = o.pass(ctx, Pass{Kind: PassTransformMean}, D)
+		total = ExamplesOf(rows)
+	} else {
+		sum, total, err = transformMean(ctx, visit, D)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -305,20 +305,34 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	if stds != nil {
 		std = stds[1]
 	}
-	if err := secondStage(ctx, visit, t, spec, n, std, private, o); err != nil {
+	if err := secondStage(ctx, visit, t, spec, n, std, private, remote, o); err != nil {
 		return nil, err
 	}
 	return t, t.Check(D)
 }
 
-// secondStage makes the second statistic over the rows centred on t.Mean
-// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten) — releases
-// it with noise std when private, and sets t's scale or projection from
-// it, rounded to float32 as a classifier file stores them.
-func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
-	D := t.In
-	matrix := spec.Kind != TransformStandardize
-	center := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: t.Mean}
+// transformMean sums the rows' unit x̂ (D values each, weighted by its share of its
+// example) and counts the examples.
+func transformMean(ctx context.Context, visit visitRows, D int) ([]float64, int64, error) {
+	sum := make([]float64, D)
+	total, err := visit(ctx, nil, func(x []float64, w float64) {
+		if w == 1 {
+			floatsAdd(sum, x)
+			return
+		}
+		for j, v := range x {
+			sum[j] += w * v
+		}
+	})
+	return sum, total, err
+}
+
+// transformSecond sums, over the rows centred on mean and renormalised,
+// y∘y (matrix false) or yyᵀ (true, D×D), each row weighted by its share of
+// its example.
+func transformSecond(ctx context.Context, visit visitRows, mean []float64, matrix bool) ([]float64, error) {
+	D := len(mean)
+	center := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: mean}
 	var sq []float64
 	var acc *gramAcc
 	row32 := make([]float32, D)
@@ -341,23 +355,50 @@ func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transfor
 		acc.push(row32)
 	})
 	if err != nil {
+		return nil, err
+	}
+	if matrix {
+		return acc.result(), nil
+	}
+	return sq, nil
+}
+
+// secondStage makes the second statistic over the rows centred on t.Mean
+// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten), here or
+// elsewhere (remote) — releases it with noise std when private, and sets
+// t's scale or projection from it, rounded to float32 as a classifier file
+// stores them.
+func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private, remote bool, o *Options) error {
+	D := t.In
+	matrix := spec.Kind != TransformStandardize
+	var stat []float64
+	var err error
+	if remote {
+		p, size := Pass{Kind: PassTransformSquares, Mean: t.Mean}, D
+		if matrix {
+			p.Kind, size = PassTransformMatrix, D*D
+		}
+		stat, err = o.pass(ctx, p, size)
+	} else {
+		stat, err = transformSecond(ctx, visit, t.Mean, matrix)
+	}
+	if err != nil {
 		return err
 	}
 	if matrix {
-		gram := acc.result()
 		if private {
-			used := o.Symmetric("transform matrix", gram, D, std, 1)
-			o.released("transform matrix", 0, used, gram)
+			used := o.Symmetric("transform matrix", stat, D, std, 1)
+			o.released("transform matrix", 0, used, stat)
 			std = used
 		}
-		err = principal(t, spec, gram, n, std)
+		err = principal(t, spec, stat, n, std)
 	} else {
 		if private {
-			used := o.Gaussian("transform squares", sq, std, 1)
-			o.released("transform squares", 0, used, sq)
+			used := o.Gaussian("transform squares", stat, std, 1)
+			o.released("transform squares", 0, used, stat)
 			std = used
 		}
-		standardize(t, sq, n, std)
+		standardize(t, stat, n, std)
 	}
 	for _, s := range [][]float64{t.Scale, t.Projection} {
 		for i, v := range s {
@@ -484,6 +525,9 @@ type transformRows struct {
 	rows Rows
 	t    *preprocessing.Transform
 }
+
+// TransformRows is rows through t: what a method learned after t reads.
+func TransformRows(rows Rows, t *preprocessing.Transform) Rows { return transformRows{rows, t} }
 
 func (r transformRows) Dim() int           { return r.t.OutDim(r.rows.Dim()) }
 func (r transformRows) Len() int64         { return r.rows.Len() }

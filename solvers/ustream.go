@@ -47,6 +47,9 @@ type uBlock[T float32 | float64] struct {
 	Groups []int32
 	// W, with weighted rows (Data.W), holds the block's rows' weights.
 	W []float64
+	// First is the index of the block's first example among the stream's
+	// (a Poisson sample's key: PassGradient).
+	First int64
 }
 
 // Row returns row i.
@@ -83,6 +86,7 @@ type uSpan struct {
 	start, k int
 	sizes    []int32
 	w        []float64
+	first    int64 // the index of its first example
 }
 
 func newUStream[T float32 | float64](rows Rows, m int, c float64, normalize bool, cacheBytes int64) *uStream[T] {
@@ -117,7 +121,7 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 	if s.cache == nil && s.buf == nil {
 		s.buf = make([]T, uBlockRows*dd)
 	}
-	var offset int64
+	var offset, examples int64
 	walk := newGroupWalk(s.rows.Groups(), s.rows.Weights(), int(total))
 	block := func(n int, fill func(i int, out []T), y []int32, sizes []int32, w []float64) error {
 		if err := ctx.Err(); err != nil {
@@ -157,7 +161,11 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			}
 		})
 		offset += int64(n)
-		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd, Groups: sizes, W: w})
+		first := examples
+		if examples += int64(n); sizes != nil {
+			examples = first + int64(len(sizes))
+		}
+		return fn(uBlock[T]{X: x, Y: y, N: n, D: dd, Groups: sizes, W: w, First: first})
 	}
 	defer func() {
 		// Only a complete pass fills the cache.
@@ -166,10 +174,14 @@ func (s *uStream[T]) each(ctx context.Context, fn func(u uBlock[T]) error) error
 			// Later passes read blocks of whole examples, at most
 			// uBlockRows rows, from the start.
 			walk := newGroupWalk(s.rows.Groups(), s.rows.Weights(), int(total))
+			var first int64
 			for start := 0; start < int(total); {
 				k, sizes, w := walk.next(uBlockRows)
-				s.spans = append(s.spans, uSpan{start: start, k: k, sizes: sizes, w: w})
+				s.spans = append(s.spans, uSpan{start: start, k: k, sizes: sizes, w: w, first: first})
 				start += k
+				if first += int64(k); sizes != nil {
+					first += int64(len(sizes) - k)
+				}
 			}
 		}
 	}()
@@ -235,7 +247,7 @@ func (s *uStream[T]) eachOn(ctx context.Context, fn func(w int, u uBlock[T]) err
 // block is a cached block.
 func (s *uStream[T]) block(sp uSpan) uBlock[T] {
 	dd, start, k := s.dim(), sp.start, sp.k
-	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k], Groups: sp.sizes, W: sp.w}
+	return uBlock[T]{X: s.cache[start*dd : (start+k)*dd], Y: s.labels[start : start+k], N: k, D: dd, NormSq: s.normSq[start : start+k], Groups: sp.sizes, W: sp.w, First: sp.first}
 }
 
 // workers is the number of workers eachOn uses.
