@@ -261,7 +261,8 @@ func TestExtractMixDiff(t *testing.T) {
 // Poisson-sampled, dpnewton, newton), with and without a transform —
 // gives, with --seed, the single-machine classifier (weights within 1e-6;
 // 1e-5 for the iterative methods' float32 gradients) and says which
-// runner ran; another method is refused, and a missing shard is named.
+// runner ran, on a multi-view manifest too; another method is refused,
+// and a missing shard is named.
 func TestRunnerPrism(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
@@ -325,6 +326,26 @@ func TestRunnerPrism(t *testing.T) {
 		}
 		if got.Guarantee.String() != want.Guarantee.String() {
 			t.Errorf("%v: guarantee %q on prism, %q on one machine", c, got.Guarantee, want.Guarantee)
+		}
+	}
+	// A multi-view extraction through the runner keeps each example's
+	// views in one shard: fit --runner groups them there and gives the
+	// single-machine fit of the same manifest.
+	views := filepath.Join(dir, "views.json")
+	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", views, "--batch", "2", "--views", "2", "--augment", "flip",
+		"--runner", "prism", "--shard-rows", "4", "--quiet"); code != 0 {
+		t.Fatalf("extract --views --runner: exit %d: %s", code, errs)
+	}
+	for k, c := range [][]string{{"dpsgd", "--batch", "5"}, {"dpls"}} {
+		want, _ := fit(c[0], views, fmt.Sprintf("views-%d-single", k), c[1:]...)
+		got, _ := fit(c[0], views, fmt.Sprintf("views-%d-prism", k), append([]string{"--runner", "prism"}, c[1:]...)...)
+		for i := range want.Weight {
+			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > 1e-5*math.Max(1, math.Abs(float64(want.Weight[i]))) {
+				t.Fatalf("views %v: weight %d = %v on prism, %v on one machine", c, i, got.Weight[i], want.Weight[i])
+			}
+		}
+		if got.Guarantee.String() != want.Guarantee.String() || !strings.Contains(got.Guarantee.Unit, "2 augmented views") {
+			t.Errorf("views %v: guarantee %q on prism, %q on one machine", c, got.Guarantee, want.Guarantee)
 		}
 	}
 	for _, c := range []struct {

@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
@@ -160,5 +162,89 @@ func TestStatsOnPrism(t *testing.T) {
 	close("class 2's Gram", got.ClassGram[2], want.ClassGram[2])
 	if !slices.Equal(got.Counts, want.Counts) {
 		t.Errorf("counts %v, single machine %v", got.Counts, want.Counts)
+	}
+}
+
+// TestMultiViewOnPrism (#24): a multi-view dataset whose examples each lie
+// in one shard (their rows interleaved there) is fitted through the
+// runner: a Poisson-sampled gradient pass, each shard grouping its own
+// examples and numbering them from its first example's index, equals the
+// pass over the concatenated file grouped as one machine groups it; a
+// dataset with an example spanning two shards is refused, naming the row.
+func TestMultiViewOnPrism(t *testing.T) {
+	dir := t.TempDir()
+	meta := features.Metadata{Classes: []string{"a", "b", "c"}, EncoderSHA256: "e", Views: &features.Views{Views: 2, Augment: "flip"}}
+	const n, dim = 300, 5
+	base := synth.Clusters(n, dim, 3, 0.7, 6, nil)
+	// Two views of each example (its features, one coordinate moved by
+	// 0.3), the views of a shard's examples interleaved: e0 e1 … e0 e1 ….
+	shard := func(lo, hi int) features.Batch {
+		b := features.Batch{Dim: dim}
+		for v := 0; v < 2; v++ {
+			for e := lo; e < hi; e++ {
+				row := slices.Clone(base.Features[e*dim : (e+1)*dim])
+				row[v] += 0.3
+				b.Features, b.Labels = append(b.Features, row...), append(b.Labels, base.Labels[e])
+				b.Examples = append(b.Examples, fmt.Sprintf("ex-%d", e))
+			}
+		}
+		return b
+	}
+	write := func(name string, cuts []int) string {
+		m := &features.ShardManifest{Dim: dim, EncoderSHA256: "e"}
+		for s := 0; s+1 < len(cuts); s++ {
+			b := shard(cuts[s], cuts[s+1])
+			if cuts[s] == 100 && name == "spanning" {
+				b.Examples[0] = "ex-99" // a row of an example of the shard before
+			}
+			file := fmt.Sprintf("%s-%d.arrow", name, s)
+			if err := features.WriteFile(filepath.Join(dir, file), meta, features.WriterOptions{}, b); err != nil {
+				t.Fatal(err)
+			}
+			m.Shards = append(m.Shards, features.Shard{Path: file, Rows: int64(len(b.Labels))})
+			m.Rows += int64(len(b.Labels))
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := features.WriteShardManifest(path, m); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	manifest := write("views", []int{0, 100, 220, 300})
+	rf, err := NewFit(manifest, features.ImportOptions{}, dir, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, 3*(dim+1))
+	for i := range theta {
+		theta[i] = float64(i%4) - 1.5
+	}
+	p := solvers.Pass{Kind: solvers.PassGradient, M: 3, Clip: 1, Normalize: true, ClipGrad: 0.5, Theta: theta,
+		Sample: accounting.NewPoissonSample(accounting.SeededNoise(2), 0.3)}
+	got, err := rf.Pass(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := features.Open(manifest, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := train.ExampleRows(f, manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := solvers.RunPass(context.Background(), rows, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("gradient[%d] = %v over the shards, %v on one machine", i, got[i], want[i])
+		}
+	}
+	spanning := write("spanning", []int{0, 100, 300})
+	if _, err := NewFit(spanning, features.ImportOptions{}, dir, Options{}); err == nil || !strings.Contains(err.Error(), "row 0 of shard 2") {
+		t.Errorf("an example spanning shards: %v", err)
 	}
 }

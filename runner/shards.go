@@ -43,8 +43,8 @@ type Fit struct {
 var _ solvers.Remote = (*Fit)(nil)
 
 // NewFit prepares the passes over the dataset at path (a shard manifest,
-// or one feature file), refusing a multi-view dataset: its examples' rows
-// may span shards.
+// or one feature file), refusing a multi-view dataset whose examples' rows
+// span shards.
 func NewFit(path string, imp features.ImportOptions, tmp string, o Options) (*Fit, error) {
 	shards, first, err := shardPaths(path, imp, o)
 	if err != nil {
@@ -99,8 +99,7 @@ func (f *Fit) sum(ctx context.Context, job shardJob, t *preprocessing.Transform,
 }
 
 // shardPaths lists the files of the dataset at path (a manifest's shards,
-// or the one file) and the index of each one's first example, refusing a
-// multi-view dataset.
+// or the one file) and the index of each one's first example.
 func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, map[string]int64, error) {
 	if err := o.Check(); err != nil {
 		return nil, nil, err
@@ -109,26 +108,67 @@ func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, m
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
-	if f.Views() != nil {
-		return nil, nil, fmt.Errorf("%s is multi-view: its examples' rows may span shards, which --runner does not group yet; fit it without --runner", path)
-	}
+	views := f.Views() != nil
+	f.Close()
 	m, err := features.ReadShardManifest(path)
 	if err != nil {
 		return []string{path}, map[string]int64{path: 0}, nil
 	}
-	// An example is a row (not multi-view): a shard's first example is
-	// the rows before it, as the manifest, checked when f was opened,
-	// counts them.
 	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
+	}
+	if views {
+		first, err := exampleStarts(path, shards, imp)
+		return shards, first, err
+	}
+	// An example is a row: a shard's first example is the rows before
+	// it, as the manifest, checked when the dataset was opened, counts
+	// them.
 	first := map[string]int64{}
 	var rows int64
-	for _, s := range m.Shards {
-		p := filepath.Join(filepath.Dir(path), s.Path)
-		shards, first[p] = append(shards, p), rows
+	for i, s := range m.Shards {
+		first[shards[i]] = rows
 		rows += s.Rows
 	}
 	return shards, first, nil
+}
+
+// exampleStarts returns the index of each shard's first example in a
+// multi-view dataset. The solvers number examples in order of their first
+// row (train.ExampleRows); when every example's rows lie in one shard, as
+// extract --runner writes them, the shards' own numberings, one after the
+// other, are the dataset's, and each shard groups its examples itself. An
+// example whose rows span two shards is refused.
+func exampleStarts(path string, shards []string, imp features.ImportOptions) (map[string]int64, error) {
+	owner := map[string]int{} // an example's shard
+	first := map[string]int64{}
+	var n int64
+	for i, p := range shards {
+		first[p] = n
+		f, err := features.Open(p, features.ReadOptions{Import: imp})
+		if err != nil {
+			return nil, err
+		}
+		err = f.Each(func(b features.Batch) error {
+			for r, ex := range b.Examples {
+				k, seen := owner[ex]
+				switch {
+				case !seen:
+					owner[ex] = i
+					n++
+				case k != i:
+					return fmt.Errorf("%s: row %d of shard %d (%s) belongs to an example whose rows begin in shard %d: --runner needs each example's rows in one shard, as extract --runner writes them; fit it without --runner", path, b.Offset+int64(r), i+1, p, k+1)
+				}
+			}
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return first, nil
 }
 
 // combineShards runs one pipeline: fn over every shard (each emitting its
@@ -195,7 +235,10 @@ func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func(
 		return err
 	}
 	defer file.Close()
-	rows := train.FileRows(file)
+	rows, err := train.ExampleRows(file, path)
+	if err != nil {
+		return err
+	}
 	if f.transform != nil {
 		if err := f.transform.Check(rows.Dim()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)

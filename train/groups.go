@@ -256,3 +256,11 @@ func (c *Cache) examplesIn(tf *features.File, rows solvers.Rows, mask []bool, ke
 	}
 	return groupedRows{f: tf, mask: mask, g: g}, nil
 }
+
+// ExampleRows is tf's training rows as the solvers read them: grouped by
+// example (a multi-view file: every example's rows consecutive) or as
+// they are. path names tf in errors.
+func ExampleRows(tf *features.File, path string) (solvers.Rows, error) {
+	var c *Cache
+	return c.examplesIn(tf, FileRows(tf), nil, maskKey{path: path})
+}
