@@ -259,8 +259,8 @@ func TestExtractMixDiff(t *testing.T) {
 // single-machine file's; fit --runner prism of every method that takes
 // the flag — one pass, or a pass per step (dpfc, dpsgd full-batch and
 // Poisson-sampled, dpnewton, newton), with and without a transform —
-// gives, with --seed, the single-machine classifier (weights within 1e-6;
-// 1e-5 for the iterative methods' float32 gradients) and says which
+// gives, with --seed, the single-machine classifier (weights within 1e-6)
+// and says which
 // runner ran, on a multi-view manifest too; another method is refused,
 // and a missing shard is named.
 func TestRunnerPrism(t *testing.T) {
@@ -305,12 +305,7 @@ func TestRunnerPrism(t *testing.T) {
 	}
 	for k, c := range cases {
 		m, extra := c[0], c[1:]
-		// The iterative methods' passes sum float32 blocks: the shards
-		// round differently at float32's precision.
 		tol := 1e-6
-		if mm, _ := solvers.Lookup(m); mm.Features != nil || m == "newton" {
-			tol = 1e-5
-		}
 		want, _ := fit(m, single, fmt.Sprintf("%d-single", k), extra...)
 		got, stdout := fit(m, sharded, fmt.Sprintf("%d-prism", k), append([]string{"--runner", "prism", "--runner-workers", "2"}, extra...)...)
 		if !strings.Contains(stdout, `"runner": "prism"`) {
@@ -340,7 +335,7 @@ func TestRunnerPrism(t *testing.T) {
 		want, _ := fit(c[0], views, fmt.Sprintf("views-%d-single", k), c[1:]...)
 		got, _ := fit(c[0], views, fmt.Sprintf("views-%d-prism", k), append([]string{"--runner", "prism"}, c[1:]...)...)
 		for i := range want.Weight {
-			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > 1e-5*math.Max(1, math.Abs(float64(want.Weight[i]))) {
+			if math.Abs(float64(got.Weight[i]-want.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(want.Weight[i]))) {
 				t.Fatalf("views %v: weight %d = %v on prism, %v on one machine", c, i, got.Weight[i], want.Weight[i])
 			}
 		}

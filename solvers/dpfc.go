@@ -37,10 +37,11 @@ func init() {
 // factored once and reused for every class and step.
 //
 // The data are streamed: one pass accumulates the covariance (float32
-// blocks summed in float64) and the class counts, then each step is one
-// pass that adds the block's clipped gradients, so memory is O(D² + M·D)
-// plus one block, whatever n; u is kept (in float32) between passes when
-// it fits in the memory budget.
+// blocks, their products summed in float64) and the class counts, then
+// each step is one pass that adds the blocks' clipped gradients in
+// float64 (gradientBlock), so memory is O(D² + M·D) plus one block,
+// whatever n; u is kept (in float64, from the first step on) between
+// passes when it fits in the memory budget.
 //
 // Hyperparameters: clip_cov C_G (1) and clip_grad C_g (1) — features are
 // unit-normalised, so neither clips at the start; steps T (10); lr η (8:
@@ -74,8 +75,8 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// The covariance's accumulators and factors take a few D×D; the rest
-	// of the memory budget may keep u for the T passes after the first.
-	us := newUStream[float32](rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48)
+	// of the memory budget may keep u for the steps after the first.
+	us := newUStream[float32](rows, M, cg, !o.NoNormalize, 0)
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{
 			{Name: "noisy feature covariance", Kind: accounting.KindGaussian, Sensitivity: cg * cg, NoiseStd: z * cg * cg, Count: 1},
@@ -138,7 +139,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	theta := startTheta(M, D, biasInit, cg)
-	gp := newGradientPass(us)
+	gp := newGradientPass(newUStream[float64](rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48))
 	row := make([]float64, D)
 	for t := 0; t < T; t++ {
 		// One pass per step (Lines 5–7): scores, residuals and the clipped

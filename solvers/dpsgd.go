@@ -42,7 +42,7 @@ func init() {
 // noise) and is accounted with the RDP of the Poisson-subsampled Gaussian.
 //
 // Each step is one pass over the data (PassGradient, the pass DP-FC's
-// steps make): u in float32 blocks, kept in memory between steps when it
+// steps make): u in float64 blocks, kept in memory between steps when it
 // fits in the memory budget, or streamed, so memory does not grow with n;
 // on a distributed runner each step is a sum over the shards
 // (Options.Remote), a sample's examples drawn where they are read.
@@ -115,7 +115,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	theta := startTheta(M, D, biasInit, 1)
 	m1 := make([]float64, len(theta))
 	m2 := make([]float64, len(theta))
-	gp := newGradientPass(newUStream[float32](rows, M, 1, !o.NoNormalize, o.memoryBudget()))
+	gp := newGradientPass(newUStream[float64](rows, M, 1, !o.NoNormalize, o.memoryBudget()))
 	denom := q * n // the expected batch: public, or from n̂
 	for t := 1; t <= T; t++ {
 		o.released("theta", t-1, 0, theta) // the state the step's gradients are taken at

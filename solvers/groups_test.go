@@ -108,11 +108,11 @@ func TestSingletonGroupsFitTheSameModel(t *testing.T) {
 
 // TestExampleGradientIsClippedMean (#22 acceptance): with several rows
 // per example, the clipped gradient sum is Σ_e clip_C((1/k)·Σ_v ∇ℓ_v),
-// formed naively here — in float64 (DP-SGD, DP-LP) and in float32 blocks
-// (DP-FC) — and unclipped (DP-Newton, logreg) every row weighs 1/k.
+// formed naively here — whole (DP-LP) and in blocks (the gradient passes
+// of DP-FC and DP-SGD) — and unclipped (DP-Newton, logreg) every row weighs 1/k.
 func TestExampleGradientIsClippedMean(t *testing.T) {
 	d := withViews(blobs(700, 4, 3, 3), func(i int) int { return 1 + i%5 }, 1)
-	u, theta, z, x32 := gradientCase(d)
+	u, theta, z := gradientCase(d)
 	for _, clip := range []float64{0, 0.05, 0.5, 100} {
 		got := clippedGradientSum(u, z, clip)
 		want := make([]float64, len(theta))
@@ -133,40 +133,37 @@ func TestExampleGradientIsClippedMean(t *testing.T) {
 			}
 			at += int(k)
 		}
-		checkGradients(t, u, x32, theta, clip, got, want)
+		checkGradients(t, u, theta, clip, got, want)
 	}
 }
 
-// gradient32Sum is DP-FC's clipped gradient sum of u (its rows as x32) at
-// θ, in float32 blocks of at most 300 rows of whole examples.
-func gradient32Sum(u *Data, x32 []float32, theta []float64, clip float64) []float64 {
+// blockGradientSum is the gradient passes' clipped gradient sum of u at θ
+// (gradientBlock), in blocks of at most 300 rows of whole examples.
+func blockGradientSum(u *Data, theta []float64, clip float64) []float64 {
 	sum := make([]float64, len(theta))
-	g32 := newGradient32(u.M, u.D)
-	g32.setTheta(theta)
+	z := make([]float64, u.N*u.M)
 	walk := newGroupWalk(u.Groups, u.W, u.N)
 	for start := 0; start < u.N; {
 		n, sizes, w := walk.next(300)
-		g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, Groups: sizes, W: w}, clip, sum)
+		b := &Data{X: u.X[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D, M: u.M, Groups: sizes, W: w}
+		gradientBlock(b, theta, clip, z[:n*u.M], sum)
 		start += n
 	}
 	return sum
 }
 
-// checkGradients compares a clipped gradient sum (got, float64) and
-// DP-FC's float32 one at the same θ and clip (when clip > 0) with a naive
-// computation: within 1e-10 and 1e-4 relative.
-func checkGradients(t *testing.T, u *Data, x32 []float32, theta []float64, clip float64, got, want []float64) {
+// checkGradients compares a clipped gradient sum (got) and the gradient
+// passes' one by blocks at the same θ and clip with a naive computation,
+// within 1e-10 relative.
+func checkGradients(t *testing.T, u *Data, theta []float64, clip float64, got, want []float64) {
 	t.Helper()
-	var got32 []float64
-	if clip > 0 {
-		got32 = gradient32Sum(u, x32, theta, clip)
-	}
+	blocks := blockGradientSum(u, theta, clip)
 	for j := range want {
 		if math.Abs(got[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
 			t.Fatalf("clip %v: gradient[%d] = %v, naive %v", clip, j, got[j], want[j])
 		}
-		if got32 != nil && math.Abs(got32[j]-want[j]) > 1e-4*math.Max(1, math.Abs(want[j])) {
-			t.Fatalf("clip %v: float32 gradient[%d] = %v, naive %v", clip, j, got32[j], want[j])
+		if clip > 0 && math.Abs(blocks[j]-want[j]) > 1e-10*math.Max(1, math.Abs(want[j])) {
+			t.Fatalf("clip %v: gradient[%d] by blocks = %v, naive %v", clip, j, blocks[j], want[j])
 		}
 	}
 }
@@ -345,8 +342,8 @@ func TestGroupHelpers(t *testing.T) {
 	}
 }
 
-// BenchmarkClippedGradient: one clipped gradient pass (DP-FC's float32
-// blocks) over 65,536 rows of dimension 257, 10 classes, as single rows
+// BenchmarkClippedGradient: one clipped gradient pass (the gradient
+// passes' float64 blocks) over 65,536 rows of dimension 257, 10 classes, as single rows
 // and as examples of K views: the grouped clipping's k×k products against
 // the per-row norms, on the same rows (the two GEMMs dominate either).
 func BenchmarkClippedGradient(b *testing.B) {
@@ -364,16 +361,15 @@ func BenchmarkClippedGradient(b *testing.B) {
 				data.Y[i] = base.Y[i/k*k]
 			}
 		}
-		u, theta, _, x32 := gradientCase(&data)
-		g := newGradient32(m, u.D)
-		g.setTheta(theta)
+		u, theta, _ := gradientCase(&data)
 		total := make([]float64, m*u.D)
+		z := make([]float64, uBlockRows*m)
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			for range b.N {
 				walk := newGroupWalk(u.Groups, nil, u.N)
 				for start := 0; start < u.N; {
 					rows, sizes, _ := walk.next(uBlockRows)
-					g.add(uBlock[float32]{X: x32[start*u.D : (start+rows)*u.D], Y: u.Y[start : start+rows], N: rows, D: u.D, Groups: sizes}, 1, total)
+					gradientBlock(&Data{X: u.X[start*u.D : (start+rows)*u.D], Y: u.Y[start : start+rows], N: rows, D: u.D, M: m, Groups: sizes}, theta, 1, z[:rows*m], total)
 					start += rows
 				}
 			}

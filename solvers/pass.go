@@ -107,20 +107,7 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 		}
 		return out, nil
 	case PassGradient:
-		if len(p.Theta) != p.M*D {
-			return nil, fmt.Errorf("pass %s: θ has %d values; expected %d×%d", p.Kind, len(p.Theta), p.M, D)
-		}
-		us := newUStream[float32](rows, p.M, p.Clip, p.Normalize, 0)
-		grad := newGradient32(p.M, D)
-		grad.setTheta(p.Theta)
-		grad.sample(p.Sample)
-		sum := make([]float64, p.M*D)
-		err := us.each(ctx, func(u uBlock[float32]) error {
-			u.First += p.First
-			grad.add(u, p.ClipGrad, sum)
-			return nil
-		})
-		return sum, err
+		return newGradientPass(newUStream[float64](rows, p.M, p.Clip, p.Normalize, 0)).run(ctx, &Options{}, p)
 	case PassNewton:
 		if len(p.Theta) != p.M*D {
 			return nil, fmt.Errorf("pass %s: θ has %d values; expected %d×%d", p.Kind, len(p.Theta), p.M, D)

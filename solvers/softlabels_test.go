@@ -64,13 +64,13 @@ func withSoftLabels(d *Data, seed uint64) (*Data, [][]softView) {
 
 // TestSoftLabelsMatchNaive (#22, DP-Mix_Diff): a soft label as two
 // weighted rows gives, per example, the clipped mean over its views of
-// the soft-target gradient (σ(θu) − t) ⊗ u — in float64 (DP-SGD, DP-LP)
-// and float32 blocks (DP-FC), clipped and not — and the sufficient
+// the soft-target gradient (σ(θu) − t) ⊗ u — whole (DP-LP) and in blocks
+// (the gradient passes of DP-FC and DP-SGD), clipped and not — and the sufficient
 // statistics Σ_e mean_v x xᵀ and Σ_e mean_v t ⊗ x, counting each example
 // once in its own class.
 func TestSoftLabelsMatchNaive(t *testing.T) {
 	d, naive := withSoftLabels(blobs(500, 4, 3, 31), 1)
-	u, theta, z, x32 := gradientCase(d)
+	u, theta, z := gradientCase(d)
 	for _, clip := range []float64{0, 0.05, 0.5, 100} {
 		got := clippedGradientSum(u, z, clip)
 		want := make([]float64, len(theta))
@@ -97,7 +97,7 @@ func TestSoftLabelsMatchNaive(t *testing.T) {
 				want[j] += f * ge[j]
 			}
 		}
-		checkGradients(t, u, x32, theta, clip, got, want)
+		checkGradients(t, u, theta, clip, got, want)
 	}
 
 	opt := StatsOptions{Gram: true, ClassGram: []int{0, 1, 2}, Clip: 0.5, Normalize: true}

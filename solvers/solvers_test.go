@@ -330,7 +330,7 @@ func TestLogRegIsStationary(t *testing.T) {
 // gradientCase is d's rows under the logistic feature map, a random θ
 // (large: some gradients clipped), the residuals at θ, and the rows in
 // float32.
-func gradientCase(d *Data) (u *Data, theta, z []float64, x32 []float32) {
+func gradientCase(d *Data) (u *Data, theta, z []float64) {
 	u = withBias(d, 1)
 	r := rand.New(rand.NewPCG(4, 4))
 	theta = make([]float64, u.M*u.D)
@@ -340,25 +340,15 @@ func gradientCase(d *Data) (u *Data, theta, z []float64, x32 []float32) {
 	z = make([]float64, u.N*u.M)
 	scores(u, theta, z)
 	residuals(u, z)
-	x32 = make([]float32, len(u.X))
-	for i, v := range u.X {
-		x32[i] = float32(v)
-	}
-	return u, theta, z, x32
+	return u, theta, z
 }
 
 func TestClippedGradientMatchesNaive(t *testing.T) {
 	d := blobs(3000, 4, 3, 3) // more than one block and part
-	u, theta, z, x32 := gradientCase(d)
+	u, theta, z := gradientCase(d)
 	for _, clip := range []float64{0.05, 0.5, 100} {
 		got := clippedGradientSum(u, z, clip)
-		got32 := make([]float64, len(theta))
-		g32 := newGradient32(u.M, u.D)
-		g32.setTheta(theta)
-		for start := 0; start < u.N; start += uBlockRows {
-			n := min(uBlockRows, u.N-start)
-			g32.add(uBlock[float32]{X: x32[start*u.D : (start+n)*u.D], Y: u.Y[start : start+n], N: n, D: u.D}, clip, got32)
-		}
+		blocks := blockGradientSum(u, theta, clip)
 		want := make([]float64, len(theta))
 		for i := 0; i < u.N; i++ {
 			gi := exampleGradient(u, theta, i)
@@ -371,8 +361,8 @@ func TestClippedGradientMatchesNaive(t *testing.T) {
 			if math.Abs(got[k]-want[k]) > 1e-10*math.Max(1, math.Abs(want[k])) {
 				t.Fatalf("clip %v: gradient[%d] = %v, naive %v", clip, k, got[k], want[k])
 			}
-			if math.Abs(got32[k]-want[k]) > 1e-4*math.Max(1, math.Abs(want[k])) {
-				t.Fatalf("clip %v: float32 gradient[%d] = %v, naive %v", clip, k, got32[k], want[k])
+			if math.Abs(blocks[k]-want[k]) > 1e-10*math.Max(1, math.Abs(want[k])) {
+				t.Fatalf("clip %v: gradient[%d] by blocks = %v, naive %v", clip, k, blocks[k], want[k])
 			}
 		}
 	}
@@ -1062,18 +1052,5 @@ func TestDPLSProjectsOnlyWhenNeeded(t *testing.T) {
 		if got != c.wantNote {
 			t.Errorf("psd=%v λ=%v: projection note %v, want %v (notes: %q)", c.psd, c.lambda, got, c.wantNote, notes)
 		}
-	}
-}
-
-// residuals turns scores into the one-vs-all sigmoid residuals
-// r_ij = σ(z_ij) − y_ij in place: the derivative of the sigmoid
-// cross-entropy ℓ(z, y) = −y log σ(z) − (1−y) log(1 − σ(z)), |ℓ'| ≤ 1.
-func residuals(u *Data, z []float64) {
-	for i := 0; i < u.N; i++ {
-		row := z[i*u.M : (i+1)*u.M]
-		for j := range row {
-			row[j] = Sigmoid(row[j])
-		}
-		row[u.Y[i]] -= 1
 	}
 }
