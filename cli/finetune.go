@@ -95,12 +95,14 @@ type finetuneReport struct {
 	Guarantee   accounting.Guarantee `json:"guarantee"`
 }
 
-// finetuneClaim checks that no output replaces an input or an existing
-// file (finetuneOutputsFree) and locks the output: one run owns it and its
-// checkpoint at a time.
-func finetuneClaim(c *ucli.Context, out, ckpt string) (release func(), err error) {
-	if err := guardOutputs([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}, {"export", c.String("export")}},
-		flagPaths(c, "graph", "params", "manifest", "data", "forward")); err != nil {
+// claimRun checks that no output — out, its checkpoint ckpt and the
+// extra ones — replaces an input (the files of the flags named) or an
+// existing file (finetuneOutputsFree), and locks out: one run owns it and
+// its checkpoint at a time. finetune and pretrain claim their outputs
+// here.
+func claimRun(c *ucli.Context, out, ckpt string, extra [][2]string, inputs ...string) (release func(), err error) {
+	outputs := append([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}}, extra...)
+	if err := guardOutputs(outputs, flagPaths(c, inputs...)); err != nil {
 		return nil, err
 	}
 	if release, err = outlock.Lock(out); err != nil {
@@ -181,7 +183,7 @@ func finetuneAction(c *ucli.Context) error {
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
-	release, err := finetuneClaim(c, out, ckpt)
+	release, err := claimRun(c, out, ckpt, [][2]string{{"export", c.String("export")}}, "graph", "params", "manifest", "data", "forward")
 	if err != nil {
 		return err
 	}

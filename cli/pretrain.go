@@ -14,7 +14,6 @@ import (
 	"github.com/dpfeat/dpfeat/finetune"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/filehash"
-	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/pretrain"
 )
@@ -96,17 +95,11 @@ func pretrainAction(c *ucli.Context) error {
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
-	if err := guardOutputs([][2]string{{"out", out}, {"out (its checkpoint)", ckpt}}, flagPaths(c, "embed", "vjp", "params", "manifest", "data")); err != nil {
-		return err
-	}
-	release, err := outlock.Lock(out)
+	release, err := claimRun(c, out, ckpt, nil, "embed", "vjp", "params", "manifest", "data")
 	if err != nil {
-		return userErrorf("%v", err)
+		return err
 	}
 	defer release()
-	if err := finetuneOutputsFree(c, ckpt); err != nil {
-		return err
-	}
 	man, err := models.LoadManifest(req["manifest"])
 	if err != nil {
 		return userErrorf("%v", err)
