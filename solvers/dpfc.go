@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/phases"
@@ -74,9 +73,6 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	if err := o.squares(D-1, D, 2); err != nil {
 		return nil, err
 	}
-	// The covariance's accumulators and factors take a few D×D; the rest
-	// of the memory budget may keep u for the steps after the first.
-	us := newUStream[float32](rows, M, cg, !o.NoNormalize, 0)
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{
 			{Name: "noisy feature covariance", Kind: accounting.KindGaussian, Sensitivity: cg * cg, NoiseStd: z * cg * cg, Count: 1},
@@ -88,31 +84,16 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	// Pass 1 (Lines 1–3): Σ uuᵀ and the class counts, here or elsewhere.
-	counts := make([]int64, M)
 	o.progress("dpfc: covariance pass")
 	stop := phases.Start("covariance pass")
-	var cov []float64
-	if o.Remote != nil {
-		var sum []float64
-		if sum, err = o.pass(ctx, Pass{Kind: PassCovariance, M: M, Clip: cg, Normalize: !o.NoNormalize}, D*D+M); err == nil {
-			cov = sum[:D*D]
-			for c := range counts {
-				counts[c] = int64(sum[D*D+c])
-			}
-		}
-	} else {
-		acc := newGramAcc(D, runtime.GOMAXPROCS(0))
-		err = us.each(ctx, func(u uBlock[float32]) error {
-			covarianceBlock(u, acc, counts)
-			return nil
-		})
-		if err == nil {
-			cov = acc.result()
-		}
-	}
+	sum, err := o.pass(ctx, rows, Pass{Kind: PassCovariance, M: M, Clip: cg, Normalize: !o.NoNormalize}, D*D+M)
 	stop()
 	if err != nil {
 		return nil, err
+	}
+	cov, counts := sum[:D*D], make([]int64, M)
+	for c := range counts {
+		counts[c] = int64(sum[D*D+c])
 	}
 	var total int64
 	for _, c := range counts {
@@ -139,6 +120,8 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	theta := startTheta(M, D, biasInit, cg)
+	// The covariance's accumulators and factors take a few D×D; the rest
+	// of the memory budget may keep u for the steps after the first.
 	gp := newGradientPass(newUStream[float64](rows, M, cg, !o.NoNormalize, o.memoryBudget()-int64(D)*int64(D)*48))
 	row := make([]float64, D)
 	for t := 0; t < T; t++ {

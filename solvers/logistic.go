@@ -145,7 +145,7 @@ func (g *gradientPass) run(ctx context.Context, o *Options, p Pass) ([]float64, 
 		return nil, fmt.Errorf("pass %s: θ has %d values; expected %d×%d", p.Kind, len(p.Theta), p.M, D)
 	}
 	if o.Remote != nil {
-		return o.pass(ctx, p, p.M*D)
+		return o.pass(ctx, nil, p, p.M*D)
 	}
 	if g.sum == nil {
 		g.sum = make([]float64, p.M*D)

@@ -194,7 +194,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			var err error
 			if o.Remote != nil {
 				var v []float64
-				if v, err = o.pass(ctx, np.p, np.size()); err == nil {
+				if v, err = o.pass(ctx, rows, np.p, np.size()); err == nil {
 					np.load(v)
 				}
 			} else {

@@ -95,7 +95,11 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 		acc := newGramAcc(D, runtime.GOMAXPROCS(0))
 		counts := make([]int64, p.M)
 		err := us.each(ctx, func(u uBlock[float32]) error {
-			covarianceBlock(u, acc, counts)
+			// An example's rows add the weighted mean of their uuᵀ
+			// (rootWeights: nil, and no scaling, for examples of one
+			// row); it counts once.
+			eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
+			acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
 			return nil
 		})
 		if err != nil {
@@ -130,21 +134,19 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 	return nil, fmt.Errorf("unknown pass %q", p.Kind)
 }
 
-// pass runs p over the training data elsewhere (o.Remote, which must be
-// set), through the transform learned for the method, and checks that the
-// sum has size values.
-func (o *Options) pass(ctx context.Context, p Pass, size int) ([]float64, error) {
-	sum, err := o.Remote.Pass(ctx, p, o.learned)
+// pass runs p over the training data — elsewhere when o.Remote is set
+// (through the transform learned for the method), else over rows
+// (RunPass) — and checks that the sum has size values.
+func (o *Options) pass(ctx context.Context, rows Rows, p Pass, size int) ([]float64, error) {
+	var sum []float64
+	var err error
+	if o.Remote != nil {
+		sum, err = o.Remote.Pass(ctx, p, o.learned)
+	} else {
+		sum, err = RunPass(ctx, rows, p)
+	}
 	if err == nil && len(sum) != size {
 		err = fmt.Errorf("the %s pass returned %d values; expected %d", p.Kind, len(sum), size)
 	}
 	return sum, err
-}
-
-// covarianceBlock adds a block's uuᵀ to acc and its examples to counts:
-// an example's rows add the weighted mean of their uuᵀ (rootWeights: nil,
-// and no scaling, for examples of one row); it counts once.
-func covarianceBlock(u uBlock[float32], acc *gramAcc, counts []int64) {
-	eachGroup(u.Groups, 0, u.N, func(a, _ int) { counts[u.Y[a]]++ })
-	acc.addScaled(u.X, u.N, rootWeights(u.Groups, u.W, u.N))
 }

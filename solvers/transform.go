@@ -236,9 +236,12 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			return nil, err
 		}
 	}
-	visit, private := visitTraining(rows), m.Private
+	// The statistics are sums over the public rows, or over the training
+	// rows (Options.pass: here, or elsewhere).
+	var public visitRows
+	private := m.Private
 	if spec.Public != nil {
-		visit, private = visitPublic(spec.Public), false
+		public, private = visitPublic(spec.Public), false
 	}
 	// The releases' noise std, the mean's first. A public transform of a
 	// private Gaussian method is regularised as the private one would be
@@ -264,16 +267,15 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		// needs rows of some transform to reach its calibration.
 		return &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}, nil
 	}
-	// Stage 1: the mean, here or (training rows) elsewhere.
+	// Stage 1: the mean.
 	var sum []float64
 	var total int64
 	var err error
-	remote := o.Remote != nil && spec.Public == nil
-	if remote {
-		sum, err = o.pass(ctx, Pass{Kind: PassTransformMean}, D)
+	if public == nil {
+		sum, err = o.pass(ctx, rows, Pass{Kind: PassTransformMean}, D)
 		total = ExamplesOf(rows)
 	} else {
-		sum, total, err = transformMean(ctx, visit, D)
+		sum, total, err = transformMean(ctx, public, D)
 	}
 	if err != nil {
 		return nil, err
@@ -305,7 +307,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	if stds != nil {
 		std = stds[1]
 	}
-	if err := secondStage(ctx, visit, t, spec, n, std, private, remote, o); err != nil {
+	if err := secondStage(ctx, rows, public, t, spec, n, std, private, o); err != nil {
 		return nil, err
 	}
 	return t, t.Check(D)
@@ -364,23 +366,23 @@ func transformSecond(ctx context.Context, visit visitRows, mean []float64, matri
 }
 
 // secondStage makes the second statistic over the rows centred on t.Mean
-// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten), here or
-// elsewhere (remote) — releases it with noise std when private, and sets
-// t's scale or projection from it, rounded to float32 as a classifier file
-// stores them.
-func secondStage(ctx context.Context, visit visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private, remote bool, o *Options) error {
+// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten), over the
+// public rows or (public nil) the training rows — releases it with noise
+// std when private, and sets t's scale or projection from it, rounded to
+// float32 as a classifier file stores them.
+func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
 	D := t.In
 	matrix := spec.Kind != TransformStandardize
 	var stat []float64
 	var err error
-	if remote {
+	if public == nil {
 		p, size := Pass{Kind: PassTransformSquares, Mean: t.Mean}, D
 		if matrix {
 			p.Kind, size = PassTransformMatrix, D*D
 		}
-		stat, err = o.pass(ctx, p, size)
+		stat, err = o.pass(ctx, rows, p, size)
 	} else {
-		stat, err = transformSecond(ctx, visit, t.Mean, matrix)
+		stat, err = transformSecond(ctx, public, t.Mean, matrix)
 	}
 	if err != nil {
 		return err
