@@ -246,7 +246,7 @@ func TestSoftLabelledTrainingFiles(t *testing.T) {
 		}
 		// dplp holds the prepared examples in memory, in the same order
 		// whatever the file's: the same model bit for bit. dpsgd streams
-		// them in float32 blocks, which the scattered file cuts elsewhere.
+		// them in blocks, which the scattered file cuts elsewhere.
 		var worst float64
 		for i := range a.Weight {
 			worst = math.Max(worst, math.Abs(float64(a.Weight[i]-b.Weight[i])))

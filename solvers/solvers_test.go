@@ -324,12 +324,11 @@ func TestLogRegIsStationary(t *testing.T) {
 	}
 }
 
-// TestClippedGradientMatchesNaive checks the clipped gradient sums, in
-// float64 (dpsgd, logreg) and in float32 blocks (dpfc), against per-example
-// gradients clipped one by one (to C·clipMargin: see clipMargin).
-// gradientCase is d's rows under the logistic feature map, a random θ
-// (large: some gradients clipped), the residuals at θ, and the rows in
-// float32.
+// TestClippedGradientMatchesNaive checks the clipped gradient sums, whole
+// (logreg, dplp) and in the gradient passes' blocks (dpfc, dpsgd), against
+// per-example gradients clipped one by one (to C·clipMargin: see
+// clipMargin). gradientCase is d's rows under the logistic feature map, a
+// random θ (large: some gradients clipped) and the residuals at θ.
 func gradientCase(d *Data) (u *Data, theta, z []float64) {
 	u = withBias(d, 1)
 	r := rand.New(rand.NewPCG(4, 4))
