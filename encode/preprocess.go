@@ -12,32 +12,39 @@ import (
 // Preprocessor turns decoded pixels into one image's input tensor exactly as
 // a manifest says: channel conversion, resize (and center crop), scale,
 // per-channel normalisation, layout. It is safe for concurrent use.
+//
+// Its memory does not grow with the image: the horizontal pass reads the
+// 8-bit pixels directly and computes only the columns the crop keeps, for
+// only the rows the vertical pass reads, so a 10240×10240 image costs a
+// few megabytes beyond its pixels (a float copy of every plane once made an
+// image of 10⁸ pixels cost 1.2 GB per worker).
 type Preprocessor struct {
 	in models.Input
-	// coefs caches resampling weights by (input size, output size): a
-	// dataset has few distinct image sizes.
+	// coefs caches resampling weights by (input size, output size, the
+	// window of outputs kept): a dataset has few distinct image sizes.
 	coefs sync.Map // coefKey → []taps
 	bufs  sync.Pool
 }
 
-type coefKey struct{ in, out int }
+type coefKey struct{ in, out, from, n int }
 
 // scratch holds one image's working buffers, reused across images.
 type scratch struct {
-	planes [][]float32
-	tmp    []float32
-	plane  []float32
+	tmp   []float32
+	plane []float32
 }
 
 // NewPreprocessor returns the preprocessing of a (normalized) manifest input.
 func NewPreprocessor(in models.Input) *Preprocessor { return &Preprocessor{in: in} }
 
-func (p *Preprocessor) coefficients(in, out int) []taps {
-	k := coefKey{in, out}
+// coefficients returns the taps of outputs [from, from+n) of a resize
+// from in to out pixels.
+func (p *Preprocessor) coefficients(in, out, from, n int) []taps {
+	k := coefKey{in, out, from, n}
 	if c, ok := p.coefs.Load(k); ok {
 		return c.([]taps)
 	}
-	c := coefficients(in, out, p.in.Resize)
+	c := coefficients(in, out, from, n, p.in.Resize)
 	p.coefs.Store(k, c)
 	return c
 }
@@ -51,6 +58,11 @@ func grow(b []float32, n int) []float32 {
 
 // Size returns the number of floats of one image's tensor.
 func (p *Preprocessor) Size() int { return p.in.Channels * p.in.Height * p.in.Width }
+
+// maxResized bounds a side of the resized image (before the crop): an
+// image of extreme aspect ratio resized by its shorter side would
+// otherwise ask for billions of output rows.
+const maxResized = 1 << 20
 
 // Apply writes the tensor of one image (Size floats in the manifest's
 // layout) to dst.
@@ -67,19 +79,15 @@ func (p *Preprocessor) Apply(px features.Pixels, dst []float32) error {
 		sc = &scratch{}
 	}
 	defer p.bufs.Put(sc)
-	// 1. Channels: grey → RGB by replication (after resizing, which is
-	// per channel and gives the same result, so a grey image is resized
-	// once); RGB → grey by the ITU-R 601-2 luma transform, as PIL's
-	// convert("L").
-	src := sc.split(px)
-	if px.Channels == 3 && in.Channels == 1 {
-		src = [][]float32{luma(src)}
-	}
-	// 2. Resize (and crop) each plane.
+	// 1. Resize (and crop): the resized image's size, and the window of
+	// it the crop keeps.
 	w, h := px.Width, px.Height
 	var cropX, cropY, rw, rh int
 	if in.Crop == "center" {
 		rw, rh = shorterSide(w, h, in.ResizeSize)
+		if rw > maxResized || rh > maxResized {
+			return fmt.Errorf("preprocess: an image of %d×%d resizes to %d×%d; expected sides of at most %d", w, h, rw, rh, maxResized)
+		}
 		if rw < in.Width || rh < in.Height {
 			return fmt.Errorf("preprocess: resized image %d×%d is smaller than the crop %d×%d", rw, rh, in.Width, in.Height)
 		}
@@ -90,17 +98,30 @@ func (p *Preprocessor) Apply(px features.Pixels, dst []float32) error {
 	} else {
 		rw, rh = in.Width, in.Height
 	}
-	hx := p.coefficients(w, rw)
-	hy := p.coefficients(h, rh)
+	hx := p.coefficients(w, rw, cropX, in.Width)
+	hy := p.coefficients(h, rh, cropY, in.Height)
+	// The source rows the kept output rows read.
+	lo, hi := hy[0].start, 0
+	for _, t := range hy {
+		lo, hi = min(lo, t.start), max(hi, t.start+len(t.w))
+	}
 	sc.plane = grow(sc.plane, in.Width*in.Height)
-	sc.tmp = grow(sc.tmp, rw*h)
+	sc.tmp = grow(sc.tmp, in.Width*(hi-lo))
 	plane := sc.plane
 	hw := in.Height * in.Width
+	// 2. Channels: grey → RGB by replication (after resizing, which is
+	// per channel and gives the same result, so a grey image is resized
+	// once); RGB → grey by the ITU-R 601-2 luma transform, as PIL's
+	// convert("L"), before resizing.
+	planes := px.Channels
+	if px.Channels == 3 && in.Channels == 1 {
+		planes = 0 // luma
+	}
 	done := -1
 	for c := 0; c < in.Channels; c++ {
-		if sp := min(c, len(src)-1); sp != done {
-			resampleRows(src[sp], w, h, sc.tmp, rw, hx)
-			resampleCols(sc.tmp, rw, h, plane, rh, hy, cropX, cropY, in.Width, in.Height)
+		if sp := min(c, max(planes, 1)-1); sp != done {
+			resampleRows(px, planes, sp, lo, hi, sc.tmp, hx)
+			resampleCols(sc.tmp, in.Width, lo, plane, hy)
 			if in.RoundAfterResize {
 				for i, v := range plane {
 					plane[i] = float32(math.Round(float64(min(max(v, 0), 255))))
@@ -134,39 +155,6 @@ func shorterSide(w, h, s int) (int, int) {
 	return int(float64(s) * float64(w) / float64(h)), s
 }
 
-// split turns interleaved pixels into float planes in the scratch buffers.
-func (sc *scratch) split(px features.Pixels) [][]float32 {
-	n := px.Width * px.Height
-	for len(sc.planes) < px.Channels {
-		sc.planes = append(sc.planes, nil)
-	}
-	out := sc.planes[:px.Channels]
-	for c := range out {
-		out[c] = grow(out[c], n)
-	}
-	if px.Channels == 1 {
-		for i, v := range px.Data[:n] {
-			out[0][i] = float32(v)
-		}
-		return out
-	}
-	for i := 0; i < n; i++ {
-		for c := range out {
-			out[c][i] = float32(px.Data[i*px.Channels+c])
-		}
-	}
-	return out
-}
-
-// luma is PIL's L = R·299/1000 + G·587/1000 + B·114/1000.
-func luma(rgb [][]float32) []float32 {
-	out := make([]float32, len(rgb[0]))
-	for i := range out {
-		out[i] = (rgb[0][i]*299 + rgb[1][i]*587 + rgb[2][i]*114) / 1000
-	}
-	return out
-}
-
 // taps are the resampling weights of one output pixel: input pixels
 // [start, start+len(w)).
 type taps struct {
@@ -175,18 +163,20 @@ type taps struct {
 }
 
 // coefficients computes separable resampling weights from in to out pixels
-// as PIL's ImagingResample does (and torch's antialiased interpolate): the
-// output pixel x has centre (x + ½)·in/out in input coordinates; the filter
-// is stretched by in/out when downscaling (antialiasing) and the weights of
-// in-range taps are normalised to sum to 1. Bilinear upscaling thus equals
+// as PIL's ImagingResample does (and torch's antialiased interpolate), for
+// the outputs [from, from+n) (a crop keeps no others): the output pixel x
+// has centre (x + ½)·in/out in input coordinates; the filter is stretched
+// by in/out when downscaling (antialiasing) and the weights of in-range
+// taps are normalised to sum to 1. Bilinear upscaling thus equals
 // torch.nn.functional.interpolate(mode="bilinear", align_corners=False).
-func coefficients(in, out int, kind string) []taps {
+func coefficients(in, out, from, n int, kind string) []taps {
 	scale := float64(in) / float64(out)
-	res := make([]taps, out)
+	res := make([]taps, n)
 	if kind == "nearest" {
-		for x := range res {
+		for k := range res {
+			x := from + k
 			// PIL NEAREST and torch "nearest-exact": floor((x + ½)·scale).
-			res[x] = taps{start: min(int(math.Floor((float64(x)+0.5)*scale)), in-1), w: []float32{1}}
+			res[k] = taps{start: min(int(math.Floor((float64(x)+0.5)*scale)), in-1), w: []float32{1}}
 		}
 		return res
 	}
@@ -196,7 +186,8 @@ func coefficients(in, out int, kind string) []taps {
 	}
 	fscale := math.Max(scale, 1)
 	support *= fscale
-	for x := range res {
+	for k := range res {
+		x := from + k
 		center := (float64(x) + 0.5) * scale
 		lo := max(int(center-support+0.5), 0)
 		hi := min(int(center+support+0.5), in)
@@ -212,7 +203,7 @@ func coefficients(in, out int, kind string) []taps {
 				t.w[i] = float32(w[i] / sum)
 			}
 		}
-		res[x] = t
+		res[k] = t
 	}
 	return res
 }
@@ -239,31 +230,52 @@ func cubic(x float64) float64 {
 	return 0
 }
 
-// resampleRows resizes each row of src (w×h) to dst (ow×h).
-func resampleRows(src []float32, w, h int, dst []float32, ow int, c []taps) {
-	for y := 0; y < h; y++ {
-		row := src[y*w : (y+1)*w]
-		out := dst[y*ow : (y+1)*ow]
+// resampleRows resizes rows [lo, hi) of channel c of the 8-bit pixels
+// (planes 0: the luma of RGB pixels) to the outputs of c's taps, into dst
+// (len(c) × (hi − lo)).
+func resampleRows(px features.Pixels, planes, ch, lo, hi int, dst []float32, c []taps) {
+	w, stride := px.Width, px.Channels
+	ow := len(c)
+	var row []float32
+	if planes == 0 {
+		row = make([]float32, w) // one row's luma
+	}
+	for y := lo; y < hi; y++ {
+		data := px.Data[y*w*stride : (y+1)*w*stride]
+		out := dst[(y-lo)*ow : (y-lo+1)*ow]
+		if planes == 0 {
+			for i := range row {
+				r, g, b := float32(data[3*i]), float32(data[3*i+1]), float32(data[3*i+2])
+				row[i] = (r*299 + g*587 + b*114) / 1000
+			}
+			for x, t := range c {
+				var s float32
+				for i, wt := range t.w {
+					s += wt * row[t.start+i]
+				}
+				out[x] = s
+			}
+			continue
+		}
 		for x, t := range c {
 			var s float32
 			for i, wt := range t.w {
-				s += wt * row[t.start+i]
+				s += wt * float32(data[(t.start+i)*stride+ch])
 			}
 			out[x] = s
 		}
 	}
 }
 
-// resampleCols resizes the columns of src (w×h) to height oh and writes the
-// crop [cx, cx+cw) × [cy, cy+ch) of the result to dst (cw×ch).
-func resampleCols(src []float32, w, h int, dst []float32, oh int, c []taps, cx, cy, cw, ch int) {
-	for y := 0; y < ch; y++ {
-		t := c[y+cy]
-		out := dst[y*cw : (y+1)*cw]
-		for x := 0; x < cw; x++ {
+// resampleCols resizes the columns of src (w wide, rows from lo) to the
+// outputs of c's taps, into dst (w × len(c)).
+func resampleCols(src []float32, w, lo int, dst []float32, c []taps) {
+	for y, t := range c {
+		out := dst[y*w : (y+1)*w]
+		for x := 0; x < w; x++ {
 			var s float32
 			for i, wt := range t.w {
-				s += wt * src[(t.start+i)*w+x+cx]
+				s += wt * src[(t.start-lo+i)*w+x]
 			}
 			out[x] = s
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/dpfeat/dpfeat/models"
 )
 
-func input(t *testing.T, in models.Input) models.Input {
+func input(t testing.TB, in models.Input) models.Input {
 	t.Helper()
 	m := models.Manifest{Input: in}
 	if err := m.Normalize(); err != nil {
@@ -86,7 +86,7 @@ func TestPreprocessLayoutAndCrop(t *testing.T) {
 func TestCoefficientsSumToOne(t *testing.T) {
 	for _, kind := range []string{"bilinear", "bicubic", "nearest"} {
 		for _, sz := range [][2]int{{28, 32}, {300, 224}, {1000, 7}, {5, 5}, {1, 9}} {
-			for x, tp := range coefficients(sz[0], sz[1], kind) {
+			for x, tp := range coefficients(sz[0], sz[1], 0, sz[1], kind) {
 				var s float64
 				for _, w := range tp.w {
 					s += float64(w)
@@ -96,5 +96,37 @@ func TestCoefficientsSumToOne(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkPreprocess: one image's preprocessing at ImageNet's shape (a
+// 500×375 RGB photo, shorter side to 256, center crop 224) and
+// Fashion-MNIST's (28×28 grey to 32×32 RGB), and a 4096×4096 photo whose
+// rows the crop does not keep are not computed.
+func BenchmarkPreprocess(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		w, h, ch int
+		in       models.Input
+	}{
+		{"imagenet-500x375", 500, 375, 3, models.Input{Layout: "NCHW", Channels: 3, Height: 224, Width: 224, Resize: "bilinear", Crop: "center", ResizeSize: 256}},
+		{"fmnist-28x28", 28, 28, 1, models.Input{Layout: "NCHW", Channels: 3, Height: 32, Width: 32, Resize: "bilinear"}},
+		{"photo-4096x4096", 4096, 4096, 3, models.Input{Layout: "NCHW", Channels: 3, Height: 224, Width: 224, Resize: "bicubic", Crop: "center", ResizeSize: 256}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			px := features.Pixels{Width: c.w, Height: c.h, Channels: c.ch, Data: make([]uint8, c.w*c.h*c.ch)}
+			for i := range px.Data {
+				px.Data[i] = uint8(i * 31)
+			}
+			in := input(b, c.in)
+			p := NewPreprocessor(in)
+			dst := make([]float32, p.Size())
+			b.SetBytes(int64(len(px.Data)))
+			for b.Loop() {
+				if err := p.Apply(px, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
