@@ -6,12 +6,15 @@
 // prints the wall and CPU seconds of each long phase (reading,
 // accumulation, noise, factorisation, …) to stderr at exit.
 //
-// Signals: the first Ctrl-C (or SIGTERM) asks the command to stop at its
-// next safe point — partial outputs are kept for --resume — and the
-// process quits anyway if the command is still busy after a grace period
-// (DPFEAT_STOP_GRACE, default 10s): work blocked in a read (a FIFO) or in
-// a library call (BLAS, ONNX Runtime) cannot notice the request. A second
-// signal quits at once. Either way the exit status is 128 + the signal.
+// Signals: on the first Ctrl-C (or SIGTERM), a command in work that saves
+// its progress (an extraction, a sweep, training; package interrupt) is
+// asked to stop at its next safe point — partial outputs are kept for
+// --resume — and the process quits anyway if it is still busy after a
+// grace period (DPFEAT_STOP_GRACE, default 10s): work blocked in a read
+// (a FIFO) or in a library call (BLAS, ONNX Runtime) cannot notice the
+// request. Any other command quits at once, as does a second signal;
+// either way the temporary files of the run are removed first, and the
+// exit status is 128 + the signal.
 //
 // Started with --worker by an Apache Beam runner's container boot, the
 // binary is a worker of the pipelines extract and fit build with --runner
@@ -28,6 +31,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/cli"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/phases"
 	"github.com/dpfeat/dpfeat/runner"
 )
@@ -68,13 +72,20 @@ func main() {
 	go func() {
 		s := <-sigs
 		cancel()
-		fmt.Fprintln(os.Stderr, "dpfeat: stopping at the next safe point (signal again to quit at once)")
-		select {
-		case s = <-sigs:
-			fmt.Fprintln(os.Stderr, "dpfeat: quitting at once")
-		case <-time.After(grace):
-			fmt.Fprintf(os.Stderr, "dpfeat: still busy %s after the signal (blocked in a read or a library call): quitting\n", grace)
+		if !interrupt.Observed() {
+			// Nothing under way saves progress: waiting would only
+			// hold the user up (a read blocked on a FIFO never returns).
+			fmt.Fprintln(os.Stderr, "dpfeat: stopped")
+		} else {
+			fmt.Fprintln(os.Stderr, "dpfeat: stopping at the next safe point (signal again to quit at once)")
+			select {
+			case s = <-sigs:
+				fmt.Fprintln(os.Stderr, "dpfeat: quitting at once")
+			case <-time.After(grace):
+				fmt.Fprintf(os.Stderr, "dpfeat: still busy %s after the signal (blocked in a read or a library call): quitting\n", grace)
+			}
 		}
+		interrupt.RemoveTemporaries()
 		pprof.StopCPUProfile()
 		code := 130
 		if s == syscall.SIGTERM {

@@ -130,13 +130,17 @@ func extractAction(c *ucli.Context) error {
 	} else if err := checkExtension("out", out, ".arrow"); err != nil {
 		return userErrorf("%v (a feature file; dpfeat convert writes the other formats)", err)
 	}
-	if ro != nil && c.Bool("force") && !c.Bool("resume") {
-		os.RemoveAll(runner.ShardDir(out)) // the earlier run's shards, replaced as --out is
+	if ro != nil {
+		if err := guardShards(c, out); err != nil {
+			return err
+		}
 	}
 	if !c.Bool("resume") {
 		if err := refuseExisting(c, "out", out); err != nil {
 			return err
 		}
+	} else if err := checkOutputFolder("out", out); err != nil {
+		return err
 	}
 	classes, err := classList(c)
 	if err != nil {
@@ -153,6 +157,26 @@ func extractAction(c *ucli.Context) error {
 		return writeJSON(c.App.Writer, rep)
 	}
 	return printExtract(c, out, rep)
+}
+
+// guardShards checks the folders a distributed extraction writes beside
+// its manifest (runner.ShardDir, runner.WorkDir): no input may be one of
+// them or lie inside one (--data photos.shards --out photos.json once
+// deleted the images). Nothing is removed here: the runner replaces an
+// earlier run's shards (with --force) only once the new ones are
+// finished.
+func guardShards(c *ucli.Context, out string) error {
+	for _, dir := range []string{runner.ShardDir(out), runner.WorkDir(out)} {
+		for _, in := range flagPaths(c, "model", "manifest", "data", "mix-with") {
+			if in[1] == "" {
+				continue
+			}
+			if sameFile(in[1], dir) || within(in[1], dir) {
+				return userErrorf("--%s %s is inside %s, where --out %s puts its shards; write the manifest elsewhere", in[0], in[1], dir, out)
+			}
+		}
+	}
+	return nil
 }
 
 // extractTo runs the encoder --model over the dataset data into the
@@ -215,6 +239,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
 			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
 			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
+			features.IdentityData: dataID,
 		},
 	}
 	if !c.Bool("quiet") && !c.Bool("json") {
@@ -230,12 +255,15 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		// The shards, on the runner: each worker opens its own sessions.
 		job := runner.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
 			Dataset: dopt, Offset: c.Int64("offset"), Limit: c.Int64("limit"), ShardRows: c.Int64("shard-rows"), Extract: opt, Out: out,
-			Workers: ro.Workers}
+			Workers: ro.Workers, Replace: c.Bool("force")}
 		job.Extract.Offset, job.Extract.Limit = 0, 0
 		t0 := time.Now()
 		res, err := runner.Extract(c.Context, job, *ro)
 		if err != nil {
 			return rep, userErrorf("extract --runner %s: %v", ro.Name(), err)
+		}
+		if res.Note != "" {
+			fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+res.Note)
 		}
 		rep.ExtractResult = encode.ExtractResult{Out: out, Rows: res.Rows, Dim: res.Dim, Seconds: time.Since(t0).Seconds()}
 		rep.Runner, rep.Shards = res.Runner, res.Shards
@@ -281,7 +309,7 @@ func extractFlags(c *ucli.Context, out string) error {
 			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
 		}
 	}
-	for _, n := range []string{"limit", "offset"} {
+	for _, n := range []string{"limit", "offset", "shard-rows"} {
 		if c.Int64(n) < 0 {
 			return userErrorf("--%s must be ≥ 0, got %d", n, c.Int64(n))
 		}

@@ -65,7 +65,7 @@ func TestExtractCommand(t *testing.T) {
 	if rep.Rows != 10 || rep.Dim != 8 || rep.Device != "cpu" || len(rep.EncoderSHA256) != 64 {
 		t.Errorf("report %+v", rep)
 	}
-	checkMode(t, "extract", out, 0o644)
+	checkMode(t, "extract", out, 0o600)
 	m, err := features.ReadAll(out, features.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -160,30 +160,3 @@ func TestSplitAndImbalance(t *testing.T) {
 		}
 	}
 }
-
-// TestOutputsAreWorldReadable (#17 defect): every file dpfeat writes is
-// 0644, or keeps the mode of the file it replaces (split and imbalance
-// once left 0600, their temporary file's mode).
-func TestOutputsAreWorldReadable(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.arrow")
-	featureFile(t, in, 300, 3, []string{"a", "b", "c"})
-	tr, va, lt := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "va.arrow"), filepath.Join(dir, "lt.arrow")
-	clf := filepath.Join(dir, "c.safetensors")
-	pred := filepath.Join(dir, "p.arrow")
-	for _, args := range [][]string{
-		{"split", "--in", in, "--val-fraction", "0.2", "--train", tr, "--val", va},
-		{"imbalance", "--in", in, "--ratio", "2", "--out", lt},
-		{"fit", "--method", "dpls", "--train", tr, "--epsilon", "1", "--delta", "1e-5", "--out", clf},
-		{"predict", "--classifier", clf, "--features", va, "--out", pred},
-	} {
-		if code, _, errs := run(t, args...); code != 0 {
-			t.Fatalf("%v: %s", args[0], errs)
-		}
-	}
-	for _, p := range []string{tr, va, lt, clf, pred} {
-		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o644 {
-			t.Errorf("%s: mode %v (%v)", filepath.Base(p), st.Mode().Perm(), err)
-		}
-	}
-}

@@ -51,8 +51,8 @@ func TestFinetune(t *testing.T) {
 	if st, err := os.Stat(exported); err != nil || st.Size() < 500 || rep.Export != exported {
 		t.Errorf("export: %v, report %q", err, rep.Export)
 	}
-	checkMode(t, "finetune", out, 0o644)
-	checkMode(t, "finetune --export", exported, 0o644)
+	checkMode(t, "finetune", out, 0o600)
+	checkMode(t, "finetune --export", exported, 0o600)
 	if !strings.Contains(errs, "reproduction only") {
 		t.Errorf("a seeded run does not say it is for reproduction only: %s", errs)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/runner"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
@@ -196,8 +197,12 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	if ro != nil {
-		tmp := runnerTemp(out)
-		defer os.RemoveAll(tmp)
+		tmp, err := runnerTemp("out", out)
+		if err != nil {
+			return err
+		}
+		defer interrupt.Temporary(tmp)()
+		defer os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
 		rf, err := runner.NewFit(train, imp, tmp, *ro)
 		if err != nil {
 			return userErrorf("--runner: %v", err)

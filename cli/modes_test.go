@@ -10,11 +10,13 @@ import (
 	"testing"
 )
 
-// TestEveryOutputIs0644 runs every command that writes files (those that
-// need ONNX Runtime check their outputs in their own tests) under a umask
-// of 077, as a locked-down account has: what dpfeat writes is 0644 all the
-// same, and a file replaced with --force keeps its mode.
-func TestEveryOutputIs0644(t *testing.T) {
+// TestOutputModesFollowTheUmask (#35 item 13) runs every command that
+// writes files (those that need ONNX Runtime check their outputs in their
+// own tests) under a umask of 077, as a locked-down account on a shared
+// machine has: what dpfeat writes is 0600 there (0666 less the umask, as a
+// shell's redirection gives), never readable by the machine's other users,
+// and a file replaced with --force keeps its mode.
+func TestOutputModesFollowTheUmask(t *testing.T) {
 	strictUmask(t)
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -39,7 +41,7 @@ func TestEveryOutputIs0644(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", strings.Join(s.args[:1], " "), code, errs)
 		}
 		for _, o := range s.outputs {
-			checkMode(t, s.args[0], p(o), 0o644)
+			checkMode(t, s.args[0], p(o), 0o600)
 		}
 	}
 	// The sweep's classifiers and the ledger's files, wherever they are.
@@ -47,7 +49,7 @@ func TestEveryOutputIs0644(t *testing.T) {
 		n := 0
 		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && !strings.HasSuffix(path, ".lock") {
-				checkMode(t, root, path, 0o644)
+				checkMode(t, root, path, 0o600)
 				n++
 			}
 			return nil
@@ -57,11 +59,11 @@ func TestEveryOutputIs0644(t *testing.T) {
 		}
 	}
 	// Replaced with --force: the file keeps the mode its owner gave it.
-	os.Chmod(p("results.csv"), 0o600)
+	os.Chmod(p("results.csv"), 0o640)
 	if code, _, errs := run(t, "export", "--results", p("results.arrow"), "--format", "csv", "--out", p("results.csv"), "--force"); code != 0 {
 		t.Fatalf("export --force: exit %d: %s", code, errs)
 	}
-	checkMode(t, "export --force", p("results.csv"), 0o600)
+	checkMode(t, "export --force", p("results.csv"), 0o640)
 }
 
 // strictUmask sets the umask of a locked-down account (077) for the test.

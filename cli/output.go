@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/dpfeat/dpfeat/internal/fspath"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 )
 
 func jsonFlag() ucli.Flag {
@@ -44,26 +47,7 @@ func sameFile(a, b string) bool {
 	if ea == nil && eb == nil {
 		return os.SameFile(sa, sb)
 	}
-	return resolved(a) == resolved(b)
-}
-
-// resolved is a path's absolute form with the links of its deepest
-// existing ancestor resolved.
-func resolved(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	rest := ""
-	for dir := abs; ; dir = filepath.Dir(dir) {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if dir == filepath.Dir(dir) {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
+	return fspath.Resolve(a) == fspath.Resolve(b)
 }
 
 // within reports whether path lies inside the directory dir.
@@ -71,7 +55,7 @@ func within(path, dir string) bool {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return false
 	}
-	rel, err := filepath.Rel(resolved(dir), resolved(path))
+	rel, err := filepath.Rel(fspath.Resolve(dir), fspath.Resolve(path))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "."
 }
 
@@ -111,6 +95,9 @@ func refuseExisting(c *ucli.Context, flag, path string) error {
 	if path == "" || path == "-" {
 		return nil
 	}
+	if err := checkOutputFolder(flag, path); err != nil {
+		return err
+	}
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
@@ -119,6 +106,26 @@ func refuseExisting(c *ucli.Context, flag, path string) error {
 		return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return userErrorf("--%s %s: %v", flag, path, err)
+	}
+	return nil
+}
+
+// checkOutputFolder refuses an output whose folder does not exist, is not
+// a folder or cannot be written, before any work (or privacy budget) is
+// spent on it.
+func checkOutputFolder(flag, path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return userErrorf("--%s %s: the folder %s does not exist; create it first", flag, path, dir)
+	case err != nil:
+		return userErrorf("--%s %s: %v", flag, path, err)
+	case !st.IsDir():
+		return userErrorf("--%s %s: %s is not a folder", flag, path, dir)
+	}
+	if err := writable(dir); err != nil {
+		return userErrorf("--%s %s: the folder %s cannot be written (%v)", flag, path, dir, err)
 	}
 	return nil
 }
@@ -169,7 +176,8 @@ func stdinPath(c *ucli.Context, flag, path string) (string, func(), error) {
 	if err != nil {
 		return "", nil, userErrorf("--%s -: %v", flag, err)
 	}
-	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	forget := interrupt.Temporary(f.Name())
+	cleanup := func() { f.Close(); os.Remove(f.Name()); forget() } // the copy made just above
 	if _, err := io.Copy(f, c.App.Reader); err != nil {
 		cleanup()
 		return "", nil, userErrorf("--%s -: reading standard input: %v", flag, err)
@@ -188,9 +196,11 @@ func stdoutPath(c *ucli.Context, path string) (string, func() error, error) {
 	if err != nil {
 		return "", nil, userErrorf("--out -: %v", err)
 	}
+	forget := interrupt.Temporary(dir)
 	tmp := filepath.Join(dir, "out")
 	return tmp, func() error {
-		defer os.RemoveAll(dir)
+		defer forget()
+		defer os.RemoveAll(dir) // made by MkdirTemp above, for this output alone
 		f, err := os.Open(tmp)
 		if err != nil {
 			return err

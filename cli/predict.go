@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -128,7 +129,9 @@ func predictFeatures(c *ucli.Context, clfPath string) (string, func(), error) {
 		if err != nil {
 			return "", nil, userErrorf("%v", err)
 		}
-		out, cleanup = filepath.Join(dir, "features.arrow"), func() { os.RemoveAll(dir) }
+		forget := interrupt.Temporary(dir)
+		// The folder made just above, for this prediction's features alone.
+		out, cleanup = filepath.Join(dir, "features.arrow"), func() { os.RemoveAll(dir); forget() }
 	} else if err := refuseExisting(c, "save-features", out); err != nil {
 		return "", nil, err
 	}

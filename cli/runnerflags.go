@@ -43,12 +43,14 @@ func runnerFrom(c *ucli.Context) (*runner.Options, error) {
 	return o, nil
 }
 
-// runnerTemp is where a runner's results for the driver go: the folder of
-// path (a shared folder on remote runners, as the data must be).
-func runnerTemp(path string) string {
+// runnerTemp makes the folder where a runner's results for the driver go:
+// a new folder beside path (a shared folder on remote runners, as the data
+// must be). It never falls back to another folder: the caller removes
+// what it returns, which must be only what this run created.
+func runnerTemp(flag, path string) (string, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".dpfeat-runner-")
 	if err != nil {
-		return os.TempDir()
+		return "", userErrorf("--%s %s: the runner's scratch folder cannot be made beside it: %v", flag, path, err)
 	}
-	return dir
+	return dir, nil
 }

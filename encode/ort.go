@@ -13,6 +13,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/dpfeat/dpfeat/internal/tmpdir"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -77,9 +78,12 @@ func InitRuntime(library string) error {
 			continue
 		}
 		ort.SetSharedLibraryPath(p)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		// Loading the library creates an empty mat-debug-PID.log (its
+		// telemetry's) in the temporary directory: a folder of its own (tmpdir).
+		if err := tmpdir.Contain("dpfeat-ort-", func() error { return ort.InitializeEnvironment(ort.WithLogLevelError()) }); err != nil {
 			return fmt.Errorf("load ONNX Runtime from %s: %v", p, err)
 		}
+		ort.DisableTelemetry()
 		initLib = p
 		return nil
 	}

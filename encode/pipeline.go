@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 )
@@ -172,6 +173,8 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 		return res, err
 	}
 	defer release()
+	// From here a Ctrl-C is noticed, and the rows saved are kept.
+	defer interrupt.Observe()()
 	created := opt.Meta.Created
 	if created == "" {
 		created = models.Now()

@@ -342,21 +342,40 @@ func TestExtractMemoryIsBounded(t *testing.T) {
 	}
 }
 
-// TestStalePartialOffersRestart (#16 items 8, 12): a partial left without
-// its state (a run killed before its first record batch) says how to start
-// over, and --restart does.
-func TestStalePartialOffersRestart(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "f.arrow")
-	partial, _ := features.PartialPaths(out)
-	os.WriteFile(partial, []byte("half a file"), 0o644)
-	_, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, extractOpts())
-	if err == nil || !strings.Contains(err.Error(), "--restart") {
-		t.Fatalf("stale partial: %v", err)
+// TestStalePartialIsDiscarded (#16 items 8, 12; #35 items 4, 14): a
+// partial left without its state (a run killed before its first record
+// batch) holds nothing to resume: a plain run and a --resume both discard
+// it and extract, and a link planted at OUT.partial is removed as a link,
+// never followed (its target is not created, OUT is a file).
+func TestStalePartialIsDiscarded(t *testing.T) {
+	dir := t.TempDir()
+	for k, resume := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("f%d.arrow", k))
+		partial, _ := features.PartialPaths(out)
+		os.WriteFile(partial, []byte("half a file"), 0o644)
+		opt := extractOpts()
+		opt.Resume = resume
+		if _, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, opt); err != nil {
+			t.Fatalf("resume %v over a stale partial: %v", resume, err)
+		}
+		if _, err := os.Stat(partial); err == nil {
+			t.Errorf("resume %v: the stale partial is still there", resume)
+		}
 	}
-	opt := extractOpts()
-	opt.Restart = true
-	if _, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, opt); err != nil {
-		t.Fatalf("--restart: %v", err)
+	out := filepath.Join(dir, "g.arrow")
+	partial, _ := features.PartialPaths(out)
+	target := filepath.Join(dir, "elsewhere.arrow")
+	if err := os.Symlink(target, partial); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if _, err := Extract(context.Background(), &memDataset{n: 10}, &sumEncoder{}, testPrep(t), out, extractOpts()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(out); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("OUT is not a plain file after a link was planted at OUT.partial: %v %v", st, err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("the link's target was created")
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 )
 
 // ImportOptions say how to read a file that is not a dpfeat feature file
@@ -476,7 +478,8 @@ func openForeign(path, format string, opt ReadOptions) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		defer os.RemoveAll(dir)
+		defer interrupt.Temporary(dir)()
+		defer os.RemoveAll(dir) // made by MkdirTemp above, for this conversion alone
 		dst := filepath.Join(dir, "features.arrow")
 		imp, err := convert(src, path, format, dst, opt.Import, opt.AllowNonFinite)
 		if err != nil {

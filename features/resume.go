@@ -91,7 +91,7 @@ func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro Re
 	case lerr == nil && !ro.Resume:
 		return nil, fmt.Errorf("%s holds %d rows of an interrupted %s into %s: rerun with --resume to continue it, or delete %s and %s to start over", partial, prev.Rows, ro.Job, out, partial, state)
 	case lerr == nil:
-		if diff := identityDiff(prev.Identity, ro.Identity); diff != "" {
+		if diff := IdentityDiff(prev.Identity, ro.Identity); diff != "" {
 			return nil, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or delete %s and %s to start over", partial, diff, partial, state)
 		}
 		r.st, r.progress, copyFrom = *prev, raw, old
@@ -105,8 +105,18 @@ func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro Re
 	case !errors.Is(lerr, os.ErrNotExist):
 		return nil, fmt.Errorf("%w: rerun with --restart to discard the interrupted %s and start over", lerr, ro.Job)
 	default:
-		if _, serr := os.Stat(partial); serr == nil {
-			return nil, fmt.Errorf("%s exists without %s (a run stopped before its first record batch was saved): rerun with --restart to start over", partial, state)
+		// A partial without state is a run stopped before its first
+		// record batch was saved: nothing of it can be resumed, and the
+		// caller holds the output's lock, so no other run is writing it.
+		// It is removed only if it is a plain file this code writes (a
+		// link planted there is removed as a link, never followed).
+		if st, serr := os.Lstat(partial); serr == nil {
+			if !st.Mode().IsRegular() && st.Mode()&os.ModeSymlink == 0 {
+				return nil, fmt.Errorf("%s is not a file dpfeat wrote (%s); move it away", partial, st.Mode().Type())
+			}
+			if err := os.Remove(partial); err != nil {
+				return nil, fmt.Errorf("discard %s (a run stopped before it saved any rows): %w", partial, err)
+			}
 		}
 	}
 	meta.Created = r.st.Created
@@ -236,11 +246,24 @@ func loadState(path string) (*resumeState, json.RawMessage, error) {
 	return &s, b, nil
 }
 
-// identityDiff names the keys on which two runs differ.
-func identityDiff(a, b map[string]string) string {
+// IdentityData is the identity key of the source examples' hash
+// (Metadata.DataID): a resume of other examples is refused.
+const IdentityData = "data identity"
+
+// IdentityDiff names the keys on which two runs differ ("" when none):
+// the one comparison of a run with the interrupted one it would resume.
+func IdentityDiff(a, b map[string]string) string {
 	var diff []string
 	for k, v := range b {
-		if a[k] != v {
+		switch {
+		case a[k] == v:
+		case k == IdentityData:
+			// A hash of the private examples: named, never printed.
+			diff = append(diff, k+" (the source's examples changed)")
+		case len(a[k]) > 40 || len(v) > 40:
+			// (a manifest's JSON, a hash: the key says enough)
+			diff = append(diff, k+" (changed)")
+		default:
 			diff = append(diff, fmt.Sprintf("%s (%q then, %q now)", k, a[k], v))
 		}
 	}

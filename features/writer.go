@@ -65,7 +65,9 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 	var f *os.File
 	var err error
 	if opt.Partial != "" {
-		f, err = os.OpenFile(opt.Partial, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		// A new file (never one that exists, nor a link planted there:
+		// O_EXCL does not follow links), 0666 less the umask.
+		f, err = os.OpenFile(opt.Partial, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	} else {
 		f, err = atomicfile.Temp(path)
 	}
@@ -79,8 +81,7 @@ func Create(path string, dim int, meta Metadata, opt WriterOptions) (*Writer, er
 	s := schema(dim, opt.WithID, meta)
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(s), ipc.WithAllocator(mem))
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		atomicfile.Discard(f)
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	return &Writer{path: path, tmp: f.Name(), f: f, w: w, schema: s, dim: dim, withID: opt.WithID, views: meta.Views != nil, mixes: meta.Views != nil && meta.Views.MixDiff > 0, classes: len(meta.Classes), nonFinite: opt.AllowNonFinite, mem: mem}, nil
@@ -231,8 +232,7 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("write %s: no rows; a feature file needs at least one", w.path)
 	}
 	if err := w.w.Close(); err != nil {
-		w.f.Close()
-		os.Remove(w.tmp)
+		atomicfile.Discard(w.f)
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return atomicfile.Commit(w.f, w.path)
@@ -275,8 +275,7 @@ func (w *Writer) Abort() {
 
 func (w *Writer) abort() {
 	_ = w.w.Close()
-	_ = w.f.Close()
-	_ = os.Remove(w.tmp)
+	atomicfile.Discard(w.f) // the temporary or partial file this writer made
 }
 
 // WriteFile writes the batches to a new feature file at path in one go.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 )
 
 // clipMargin shrinks the clipping norm a little so that float rounding
@@ -90,6 +91,7 @@ type RunOptions struct {
 
 // Run continues phase p from st.Step to p.Steps.
 func (p Phase) Run(ctx context.Context, g *Graph, d Data, st *State, o RunOptions) error {
+	defer interrupt.Observe()() // a Ctrl-C ends the phase at a step, which the caller saves
 	if err := p.check(g, d, o); err != nil {
 		return err
 	}

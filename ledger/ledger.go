@@ -174,10 +174,10 @@ func (l *Ledger) Init(eps, delta float64, data string) error {
 	if !(eps > 0) || eps > 1e6 || !(delta >= 0 && delta < 1) {
 		return fmt.Errorf("a budget needs ε > 0 and δ in [0, 1), got ε = %v, δ = %v", eps, delta)
 	}
-	if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o777); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666) // less the umask
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s: a budget is already set for %s (ledgers are append-only; see dpfeat budget show)", l.Path, l.Key)
 	}
@@ -185,10 +185,6 @@ func (l *Ledger) Init(eps, delta float64, data string) error {
 		return err
 	}
 	defer f.Close()
-	// 0644 whatever the umask, as every file dpfeat writes.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
 	line, err := encodeLine(entry{Kind: "budget", Budget: &Budget{Epsilon: eps, Delta: delta, Key: l.Key, Data: data,
 		Created: time.Now().UTC().Format(time.RFC3339)}})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -88,6 +89,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Drive runs the steps from params or, with resume, from the checkpoint,
 // and returns the trained parameters.
 func (r *Run) Drive(ctx context.Context, params [][]float32, resume bool) ([][]float32, error) {
+	defer interrupt.Observe()() // a Ctrl-C saves a checkpoint at the step reached
 	if err := r.Config.Check(); err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func Generate(ctx context.Context, dir string, o Options, resume bool, progress 
 		return 0, fmt.Errorf("%s exists and is not empty: choose a new folder, or pass --resume to finish an interrupted run into it", dir)
 	}
 	for _, p := range o.Processes {
-		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o777); err != nil {
 			return 0, err
 		}
 	}

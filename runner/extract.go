@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -14,6 +16,9 @@ import (
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 )
 
@@ -41,12 +46,20 @@ type ExtractJob struct {
 	Out string `json:"out"`
 	// Workers bounds the shards one worker process extracts at once.
 	Workers int `json:"workers"`
+	// Replace lets the run replace an earlier manifest and its shard
+	// folder (--force), once its own shards are finished.
+	Replace bool `json:"replace"`
 }
 
-// ShardDir is where Extract writes the shards of manifest out.
+// ShardDir is where Extract publishes the shards of manifest out.
 func ShardDir(out string) string {
 	return out[:len(out)-len(filepath.Ext(out))] + ".shards"
 }
+
+// WorkDir is where Extract writes the shards of manifest out until every
+// one is finished: the folder an interrupted extraction leaves for
+// --resume (the shard folder's OUT.partial).
+func WorkDir(out string) string { return ShardDir(out) + ".partial" }
 
 // shardSpec is one shard: a range of examples and its file.
 type shardSpec struct {
@@ -63,42 +76,110 @@ type ExtractResult struct {
 	Rows   int64  `json:"rows"`
 	Dim    int    `json:"dim"`
 	Runner string `json:"runner"`
+	// Note says what the run could not tidy (an earlier shard folder that
+	// held files dpfeat did not write, kept under another name).
+	Note string `json:"note,omitempty"`
+}
+
+// runFile is the work folder's record of its run: what must be the same
+// for a resume to reuse its finished shards, and the layout they follow.
+const runFile = "run.json"
+
+type runState struct {
+	Version   int               `json:"version"`
+	Identity  map[string]string `json:"identity"`
+	ShardRows int64             `json:"shard_rows"`
+	Offset    int64             `json:"offset"`
+	Examples  int64             `json:"examples"`
 }
 
 // Extract runs job on the runner: the shards as one pipeline (each range
 // a bundle's element, reshuffled so that runners spread them), then the
-// manifest, once every shard opens as the manifest says. A shard is
-// written whole or not at all (encode.Extract's temporary file); without
-// Resume, an existing shard folder is refused.
+// manifest, once every shard opens as the manifest says.
+//
+// One run owns a manifest at a time (a lock). The shards are written to
+// WorkDir(job.Out), each whole or not at all (encode.Extract's partial
+// file), beside a record of the run (its identity and layout); an
+// interrupted or failed run leaves that folder, which a run with Resume
+// continues — reusing a finished shard only when its run's identity is
+// this one's — and one with Restart discards (only the files this code
+// writes). When every shard is finished, the folder replaces
+// ShardDir(job.Out) and the manifest is written; an earlier run's shards
+// are removed only then, so a failing run never destroys them.
 func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	if job.ShardRows < 0 {
+		return nil, fmt.Errorf("shard rows %d; expected at least 1 (0: four shards per worker slot)", job.ShardRows)
+	}
+	release, err := outlock.Lock(job.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// A Ctrl-C stops the job, and the finished shards are kept.
+	defer interrupt.Observe()()
 	total, err := count(job)
 	if err != nil {
 		return nil, err
 	}
+	work := WorkDir(job.Out)
+	if job.Extract.Restart {
+		if err := removeOwned(work); err != nil {
+			return nil, fmt.Errorf("--restart: %w", err)
+		}
+	}
+	st := runState{Version: 1, Identity: job.Extract.Identity, Offset: job.Offset, Examples: total}
+	prev, err := loadRun(work)
+	switch {
+	case err != nil:
+		return nil, err
+	case prev != nil && !job.Extract.Resume:
+		return nil, fmt.Errorf("%s holds the shards of an interrupted extraction into %s: rerun with --resume to continue it, or with --restart to discard it", work, job.Out)
+	case prev != nil:
+		if diff := features.IdentityDiff(prev.Identity, st.Identity); diff != "" {
+			return nil, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or rerun with --restart to discard its shards", work, diff)
+		}
+		if prev.Offset != st.Offset || prev.Examples != st.Examples {
+			return nil, fmt.Errorf("cannot resume %s: it extracts %d examples from %d, this run %d from %d (the source changed); rerun with --restart", work, prev.Examples, prev.Offset, st.Examples, st.Offset)
+		}
+		if job.ShardRows == 0 {
+			job.ShardRows = prev.ShardRows // the interrupted run's layout
+		}
+	}
 	batch := int64(max(1, job.Extract.Batch))
-	if job.ShardRows <= 0 {
+	if job.ShardRows == 0 {
 		// Four shards per worker slot, so that uneven shards even out.
 		job.ShardRows = max(batch, (total+4*int64(max(1, job.Workers))-1)/(4*int64(max(1, job.Workers))))
 	}
 	job.ShardRows = (job.ShardRows + batch - 1) / batch * batch // whole encoder batches
-	dir := ShardDir(job.Out)
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 && !job.Extract.Resume {
-		return nil, fmt.Errorf("%s holds shards of an earlier run: pass --resume to finish it, or remove the folder", dir)
+	st.ShardRows = job.ShardRows
+	if prev != nil && prev.ShardRows != st.ShardRows {
+		return nil, fmt.Errorf("cannot resume %s: its shards hold %d examples each, --shard-rows asks %d; leave --shard-rows out, or rerun with --restart", work, prev.ShardRows, st.ShardRows)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if prev == nil {
+		if done, err := complete(job); done != nil || err != nil {
+			return done, err
+		}
+		if err := os.Mkdir(work, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		if err := saveRun(work, st); err != nil {
+			return nil, err
+		}
 	}
+	// Each shard resumes its own partial file, if an interrupted run
+	// left one (encode.Extract keeps what it committed).
+	job.Extract.Resume, job.Extract.Restart = prev != nil, false
 	var todo []string
 	var specs []shardSpec
 	for i, at := 0, job.Offset; at < job.Offset+total; i++ {
-		sp := shardSpec{Index: i, Offset: at, Limit: min(job.ShardRows, job.Offset+total-at), Path: filepath.Join(dir, fmt.Sprintf("%05d.arrow", i))}
+		sp := shardSpec{Index: i, Offset: at, Limit: min(job.ShardRows, job.Offset+total-at), Path: filepath.Join(work, shardName(i))}
 		specs = append(specs, sp)
 		at += sp.Limit
 		if _, err := os.Stat(sp.Path); err == nil {
-			continue // finished by an earlier run (written whole)
+			continue // finished by the interrupted run (written whole)
 		}
 		b, _ := json.Marshal(sp)
 		todo = append(todo, string(b))
@@ -118,25 +199,163 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 		done := beam.ParDo(s, &extractShardFn{Job: string(cfg)}, elems)
 		beam.ParDo0(s, shardDone, beam.Reshuffle(s, done))
 		if err := execute(ctx, p, o); err != nil {
-			return nil, err
+			kept := finished(specs)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), work)
+			}
+			return nil, fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, len(specs), work)
 		}
 	}
+	dir := ShardDir(job.Out)
 	m := &features.ShardManifest{Runner: o.Name(), EncoderSHA256: job.Extract.Meta.EncoderSHA256}
 	for _, sp := range specs {
 		f, err := features.Open(sp.Path, features.ReadOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("shard %d: %w", sp.Index, err)
 		}
-		rel, _ := filepath.Rel(filepath.Dir(job.Out), sp.Path)
-		m.Shards = append(m.Shards, features.Shard{Path: rel, Rows: f.Rows()})
+		md := f.Metadata()
+		if md.EncoderSHA256 != job.Extract.Meta.EncoderSHA256 || md.DataID != job.Extract.Meta.DataID {
+			f.Close()
+			return nil, fmt.Errorf("shard %d (%s) comes from another encoder or source than this run; rerun with --restart", sp.Index, sp.Path)
+		}
+		m.Shards = append(m.Shards, features.Shard{Path: filepath.ToSlash(filepath.Join(filepath.Base(dir), shardName(sp.Index))), Rows: f.Rows()})
 		m.Rows += f.Rows()
 		m.Dim = f.Dim()
 		f.Close()
 	}
-	if err := features.WriteShardManifest(job.Out, m); err != nil {
+	note, err := publish(work, dir, job.Out, m)
+	if err != nil {
 		return nil, err
 	}
-	return &ExtractResult{Out: job.Out, Shards: len(specs), Made: len(todo), Rows: m.Rows, Dim: m.Dim, Runner: o.Name()}, nil
+	return &ExtractResult{Out: job.Out, Shards: len(specs), Made: len(todo), Rows: m.Rows, Dim: m.Dim, Runner: o.Name(), Note: note}, nil
+}
+
+// complete handles a run with no interrupted one to continue when an
+// earlier run's output is there: with Resume and a manifest that reads,
+// there is nothing to do (its result, no shard made); with Replace, the
+// run goes ahead; otherwise it is refused.
+func complete(job ExtractJob) (*ExtractResult, error) {
+	_, merr := os.Stat(job.Out)
+	_, derr := os.Lstat(ShardDir(job.Out))
+	switch {
+	case merr != nil && derr != nil, job.Replace:
+		return nil, nil
+	case job.Extract.Resume && merr == nil:
+		f, err := features.Open(job.Out, features.ReadOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("nothing to resume, and %w", err)
+		}
+		defer f.Close()
+		return &ExtractResult{Out: job.Out, Shards: len(f.Shards()), Rows: f.Rows(), Dim: f.Dim()}, nil
+	case merr == nil:
+		return nil, fmt.Errorf("%s exists: pass --force to replace it", job.Out)
+	}
+	return nil, fmt.Errorf("%s exists (shards without the manifest %s): pass --force to replace it", ShardDir(job.Out), job.Out)
+}
+
+// ErrInterrupted is returned when the context is cancelled (Ctrl-C).
+var ErrInterrupted = errors.New("interrupted")
+
+func shardName(i int) string { return fmt.Sprintf("%05d.arrow", i) }
+
+// finished counts the shards whose files are written.
+func finished(specs []shardSpec) int {
+	n := 0
+	for _, sp := range specs {
+		if _, err := os.Stat(sp.Path); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func loadRun(work string) (*runState, error) {
+	b, err := os.ReadFile(filepath.Join(work, runFile))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(work); serr == nil {
+			return nil, fmt.Errorf("%s has no record of its run (%s): rerun with --restart to discard it", work, runFile)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st runState
+	if err := json.Unmarshal(b, &st); err != nil || st.Version != 1 {
+		return nil, fmt.Errorf("%s is damaged (%v): rerun with --restart to discard the interrupted extraction", filepath.Join(work, runFile), err)
+	}
+	return &st, nil
+}
+
+func saveRun(work string, st runState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(work, runFile), append(b, '\n'))
+}
+
+// owned matches the names Extract writes in a shard folder: shards, their
+// partial, state and resume files, atomicfile's temporaries, the run
+// record.
+var owned = regexp.MustCompile(`^(\d{5}\.arrow(\.partial(\.json|\.old)?)?|run\.json|\.(\d{5}\.arrow(\.partial\.json)?|run\.json)\.tmp-[0-9a-f]+)$`)
+
+// removeOwned removes a shard folder that Extract wrote: the files it
+// writes there, then the folder. A file of another name (or a folder) is
+// never removed: it is named in the error and the folder stays.
+func removeOwned(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !owned.MatchString(e.Name()) || e.IsDir() {
+			return fmt.Errorf("%s holds %s, which dpfeat did not write; move it away first", dir, e.Name())
+		}
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.Remove(dir) // empty now: only what this code wrote was there
+}
+
+// publish makes the finished work folder the shard folder and writes the
+// manifest. An earlier run's shard folder is set aside first and removed
+// (its own files only) once the manifest names the new shards.
+func publish(work, dir, out string, m *features.ShardManifest) (note string, err error) {
+	if err := os.Remove(filepath.Join(work, runFile)); err != nil {
+		return "", err
+	}
+	aside := ""
+	if _, err := os.Lstat(dir); err == nil {
+		if aside, err = os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".replaced-"); err != nil {
+			return "", err
+		}
+		os.Remove(aside) // a fresh name for the rename
+		if err := os.Rename(dir, aside); err != nil {
+			return "", fmt.Errorf("set the earlier shards %s aside: %w", dir, err)
+		}
+	}
+	if err := os.Rename(work, dir); err != nil {
+		if aside != "" {
+			os.Rename(aside, dir)
+		}
+		return "", fmt.Errorf("publish the shards: %w", err)
+	}
+	if err := features.WriteShardManifest(out, m); err != nil {
+		return "", err
+	}
+	if aside != "" {
+		if err := removeOwned(aside); err != nil {
+			return fmt.Sprintf("the earlier shard folder was kept as %s (%v)", aside, err), nil
+		}
+	}
+	return "", nil
 }
 
 // count returns the number of examples job extracts: the source's, after

@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,6 +19,8 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	"github.com/dpfeat/dpfeat/internal/tmpdir"
 )
 
 // Runners are the Beam runners dpfeat runs on.
@@ -77,19 +82,34 @@ func Worker() {
 
 var initOnce sync.Once
 
-// pipeline starts a pipeline (Beam initialised once per process; its
-// job-progress lines are logged at info level, which a command's output
-// does not need: warnings and errors still show).
+// pipeline starts a pipeline (Beam initialised once per process). Beam's
+// and Prism's logs (log/slog, which beam.Init points at stderr) are not
+// shown: a failed job's cause comes back as the run's error, which the
+// command prints in one line, and a Ctrl-C printed some 17 lines of them,
+// one per bundle of the job cancelled. DPFEAT_BEAM_LOG=info (or debug,
+// warn, error) shows them, for a runner's diagnostics.
 func pipeline() (*beam.Pipeline, beam.Scope) {
 	initOnce.Do(func() {
-		beamlog.LogLevel = "warn"
+		level := os.Getenv("DPFEAT_BEAM_LOG")
+		if level != "" {
+			beamlog.LogLevel = level
+		}
 		beam.Init()
+		if level == "" {
+			slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}
 	})
 	return beam.NewPipelineWithRoot()
 }
 
 // execute runs a pipeline on the chosen runner; one at a time per
 // process (Beam's options are process-wide flags).
+//
+// Workers that are processes (any runner given an endpoint, or not run in
+// loopback) run this binary: dpfeat is its own worker (IsWorker), so Beam
+// never tries to cross-compile one from sources that are not here. Beam's
+// own temporary files (the loopback run leaves an empty placeholder in the
+// temporary directory each time) go to a folder of their own (tmpdir).
 func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -98,10 +118,21 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 			return fmt.Errorf("Beam option %s=%s: %w", k, v, err)
 		}
 	}
-	if _, err := beam.Run(ctx, o.Name(), p); err != nil {
-		return fmt.Errorf("%s: %w", o.Name(), err)
+	if _, given := o.Flags["worker_binary"]; !given {
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			if _, local := o.Flags["endpoint"]; local || o.Name() != "prism" {
+				return fmt.Errorf("%s: workers run a linux/amd64 dpfeat; name one with --runner-option worker_binary=PATH", o.Name())
+			}
+		} else if self, err := os.Executable(); err == nil {
+			flag.Set("worker_binary", self)
+		}
 	}
-	return nil
+	return tmpdir.Contain("dpfeat-beam-", func() error {
+		if _, err := beam.Run(ctx, o.Name(), p); err != nil {
+			return fmt.Errorf("%s: %w", o.Name(), err)
+		}
+		return nil
+	})
 }
 
 var runMu sync.Mutex

@@ -267,7 +267,7 @@ type jsonRow struct {
 }
 
 func openJournal(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666) // less the umask
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
@@ -103,6 +104,8 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 		return nil, err
 	}
 	defer release()
+	// A Ctrl-C stops the jobs; the journal keeps the finished ones.
+	defer interrupt.Observe()()
 	if err := CheckOutput(o); err != nil {
 		return nil, err
 	}
@@ -462,7 +465,7 @@ func checkClassifiers(o RunOptions, pending []Job) error {
 	if o.Classifiers == "" {
 		return nil
 	}
-	if err := os.MkdirAll(o.Classifiers, 0o755); err != nil {
+	if err := os.MkdirAll(o.Classifiers, 0o777); err != nil {
 		return fmt.Errorf("--classifiers: %w", err)
 	}
 	if o.Resume || o.Force {

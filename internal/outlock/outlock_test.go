@@ -2,6 +2,7 @@ package outlock
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -30,4 +31,25 @@ func TestOneOwnerPerOutput(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	again()
+}
+
+// TestOneLockThroughLinks (#35 item 14): a run writing through a symlinked
+// folder and one writing through the real folder own one output, so they
+// take one lock.
+func TestOneLockThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	release, err := Lock(filepath.Join(real, "f.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := Lock(filepath.Join(link, "f.arrow")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the same output through a symlinked folder took another lock: %v", err)
+	}
 }

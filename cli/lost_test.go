@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/orttest"
+)
+
+// canaryTemp points TMPDIR at a folder holding a canary file, for a test
+// that no command removes what it did not create (#35 item 1); check
+// fails if the canary is gone or a run left anything beside it.
+func canaryTemp(t *testing.T) (check func(step string)) {
+	t.Helper()
+	tmp := t.TempDir()
+	canary := filepath.Join(tmp, "canary.txt")
+	if err := os.WriteFile(canary, []byte("the user's file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	return func(step string) {
+		t.Helper()
+		if b, err := os.ReadFile(canary); err != nil || string(b) != "the user's file" {
+			t.Fatalf("%s removed the canary in TMPDIR (%v): it deleted what it did not create", step, err)
+		}
+		ents, _ := os.ReadDir(tmp)
+		for _, e := range ents {
+			if e.Name() != "canary.txt" {
+				t.Errorf("%s left %s in TMPDIR", step, e.Name())
+			}
+		}
+	}
+}
+
+// TestNoRunRemovesWhatItDidNotCreate (#35 item 1): every command path
+// that removes a folder (fit --runner's scratch folder, predict's
+// temporary features, --out -'s buffer, a foreign file's conversion) is
+// run, failing and succeeding, with TMPDIR pointing at a folder that
+// holds a canary: the canary survives and nothing is left beside it. A
+// fit --runner whose --out folder is missing once removed all of TMPDIR.
+func TestNoRunRemovesWhatItDidNotCreate(t *testing.T) {
+	check := canaryTemp(t)
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	classes := []string{"a", "b", "c"}
+	blobFile(t, p("train.arrow"), 240, 6, classes, "sha-1", 1)
+	fitArgs := func(out string, extra ...string) []string {
+		return append([]string{"fit", "--method", "dpls", "--train", p("train.arrow"), "--epsilon", "1", "--delta", "1e-5", "--out", out}, extra...)
+	}
+	for _, c := range []struct {
+		step string
+		args []string
+		code int
+		want string
+	}{
+		{"fit --runner into a missing folder", fitArgs(p("missing/c.safetensors"), "--runner", "prism"), 1, "does not exist"},
+		{"fit into a missing folder", fitArgs(p("missing/c.safetensors")), 1, "does not exist"},
+		{"fit --runner into a file's 'folder'", fitArgs(p("train.arrow/c.safetensors"), "--runner", "prism"), 1, "is not a folder"},
+		{"fit --runner", fitArgs(p("ok.safetensors"), "--runner", "prism"), 0, ""},
+		{"predict --out -", []string{"predict", "--classifier", p("ok.safetensors"), "--features", p("train.arrow"), "--out", "-"}, 0, ""},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, %q", c.step, code, errs)
+		}
+		check(c.step)
+	}
+	if ents, _ := os.ReadDir(dir); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), ".dpfeat-runner-") }) {
+		t.Error("fit --runner left its scratch folder beside --out")
+	}
+	if os.Getuid() != 0 { // root writes anywhere
+		ro := p("readonly")
+		os.Mkdir(ro, 0o555)
+		if code, _, errs := run(t, fitArgs(filepath.Join(ro, "c.safetensors"), "--runner", "prism")...); code != 1 || !strings.Contains(errs, "cannot be written") {
+			t.Errorf("a read-only --out folder: exit %d, %q", code, errs)
+		}
+		check("fit --runner into a read-only folder")
+	}
+	// A foreign file is converted in a temporary folder of its own.
+	if code, _, errs := run(t, "inspect", "../testdata/foreign/compressed.npz"); code != 0 {
+		t.Errorf("inspect a .npz: exit %d, %q", code, errs)
+	}
+	check("inspect of a .npz")
+	if encode.InitRuntime("") == nil {
+		data := p("images")
+		imageFolder(t, data, classes, 2)
+		if code, _, errs := run(t, "predict", "--classifier", p("ok.safetensors"), "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("pred.csv")); code != 1 && code != 0 {
+			t.Errorf("predict from images: exit %d, %q", code, errs)
+		}
+		check("predict from images")
+	}
+}
+
+// TestDistributedExtractionNeverDestroys (#35 items 2, 3): a forced
+// extract --runner that fails validation leaves the earlier manifest and
+// its shards readable; an input inside the shard folder is refused before
+// anything is touched; a resume reuses shards only of the same run
+// (model, source, layout), and --restart discards only what dpfeat wrote.
+func TestDistributedExtractionNeverDestroys(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	data := p("photos")
+	imageFolder(t, data, []string{"cat", "dog"}, 6)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	extract := func(out string, extra ...string) (int, string) {
+		args := append([]string{"extract", "--model", model, "--data", data, "--out", out, "--batch", "2", "--runner", "prism", "--shard-rows", "4", "--quiet"}, extra...)
+		code, _, errs := run(t, args...)
+		return code, errs
+	}
+	out := p("m.json")
+	if code, errs := extract(out); code != 0 {
+		t.Fatalf("extract --runner: exit %d: %s", code, errs)
+	}
+	want, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intact := func(step string) {
+		t.Helper()
+		got, err := features.ReadAll(out, features.ReadOptions{})
+		if err != nil || !slices.Equal(got.Data, want.Data) {
+			t.Fatalf("%s: the earlier manifest no longer reads as it did (%v)", step, err)
+		}
+	}
+	for _, c := range []struct {
+		step string
+		args []string
+	}{
+		{"--batch -1", []string{"--batch", "-1"}},
+		{"a model that does not exist", []string{"--model", p("none.onnx")}},
+		{"a missing --data", []string{"--data", p("nowhere")}},
+		{"--shard-rows -5", []string{"--shard-rows", "-5"}},
+	} {
+		if code, errs := extract(out, append([]string{"--force"}, c.args...)...); code != 1 || strings.Count(strings.TrimSpace(errs), "\n") > 1 {
+			t.Errorf("%s: exit %d, %q", c.step, code, errs)
+		}
+		intact("--force with " + c.step)
+	}
+	// The image folder named as the shard folder of --out.
+	photos := p("photos.shards")
+	imageFolder(t, photos, []string{"cat", "dog"}, 2)
+	for _, force := range []string{"--force", "--resume"} {
+		code, _, errs := run(t, "extract", "--model", model, "--data", photos, "--out", p("photos.json"), "--runner", "prism", force)
+		if code != 1 || !strings.Contains(errs, "puts its shards") {
+			t.Errorf("--data inside the shard folder (%s): exit %d, %q", force, code, errs)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(photos, "cat")); len(ents) != 2 {
+		t.Fatalf("the input images were touched: %d left", len(ents))
+	}
+	// A run that fails at a worker leaves its finished shards for
+	// --resume, beside the earlier manifest, which still reads.
+	os.WriteFile(filepath.Join(data, "dog", "zz-broken.png"), []byte("not a png"), 0o644)
+	code, errs := extract(out, "--force")
+	if code != 1 || !strings.Contains(errs, "zz-broken.png") || !strings.Contains(errs, "--resume") {
+		t.Fatalf("a worker's error: exit %d, %q", code, errs)
+	}
+	intact("a failed forced run")
+	work := p("m.shards.partial")
+	// Another model, or other flags: the finished shards are not reused.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "../testdata/encoders/tiny-fp16.onnx"}, "model sha256 (changed)"},
+		{[]string{"--batch", "4"}, `batch ("2" then, "4" now)`},
+		{[]string{"--shard-rows", "6"}, "--shard-rows"},
+	} {
+		code, errs := extract(out, append([]string{"--resume"}, c.args...)...)
+		if code != 1 || !strings.Contains(errs, c.want) || len(errs) > 400 {
+			t.Errorf("--resume %v: exit %d, %q", c.args, code, errs)
+		}
+	}
+	// Another source at the same path (the broken image replaced).
+	os.Remove(filepath.Join(data, "dog", "zz-broken.png"))
+	imageFolder(t, filepath.Join(dir, "more"), []string{"dog"}, 1)
+	os.Rename(filepath.Join(dir, "more", "dog", "a.png"), filepath.Join(data, "dog", "zz-fixed.png"))
+	if code, errs := extract(out, "--resume"); code != 1 || !strings.Contains(errs, "data identity (the source's examples changed)") {
+		t.Errorf("--resume over another source: exit %d, %q", code, errs)
+	}
+	// --restart discards only files dpfeat wrote.
+	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("mine"), 0o644)
+	if code, errs := extract(out, "--restart", "--force"); code != 1 || !strings.Contains(errs, "notes.txt") {
+		t.Errorf("--restart over a folder with a user's file: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(work, "notes.txt")); err != nil {
+		t.Fatal("--restart removed a file dpfeat did not write")
+	}
+	os.Remove(filepath.Join(work, "notes.txt"))
+	if code, errs := extract(out, "--restart", "--force"); code != 0 {
+		t.Fatalf("--restart --force: exit %d, %q", code, errs)
+	}
+	got, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil || got.Rows != want.Rows+1 {
+		t.Fatalf("the replaced manifest: %v rows, %v", got.Rows, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".replaced-") || e.Name() == "m.shards.partial" {
+			t.Errorf("the replacement left %s", e.Name())
+		}
+	}
+	// A shard interrupted before it saved anything (a 0-byte partial,
+	// no state) does not block --resume.
+	os.Rename(p("m.shards"), work)
+	os.Remove(out)
+	os.Remove(filepath.Join(work, "00001.arrow"))
+	os.WriteFile(filepath.Join(work, "00001.arrow.partial"), nil, 0o644)
+	os.WriteFile(filepath.Join(work, "run.json"), []byte("{}"), 0o644)
+	if code, errs := extract(out, "--resume"); code != 1 || !strings.Contains(errs, "--restart") {
+		t.Errorf("a damaged run record: exit %d, %q", code, errs)
+	}
+}
+
+// idxFile writes an IDX image file of n random 28×28 images and its
+// labels.
+func idxFile(t *testing.T, dir string, n int) string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	img := make([]byte, 16+n*28*28)
+	binary.BigEndian.PutUint32(img, 0x803)
+	binary.BigEndian.PutUint32(img[4:], uint32(n))
+	binary.BigEndian.PutUint32(img[8:], 28)
+	binary.BigEndian.PutUint32(img[12:], 28)
+	for i := range img[16:] {
+		img[16+i] = byte(i * 7 % 251)
+	}
+	lab := make([]byte, 8+n)
+	binary.BigEndian.PutUint32(lab, 0x801)
+	binary.BigEndian.PutUint32(lab[4:], uint32(n))
+	for i := range lab[8:] {
+		lab[8+i] = byte(i % 10)
+	}
+	path := filepath.Join(dir, "train-images-idx3-ubyte")
+	os.WriteFile(path, img, 0o644)
+	os.WriteFile(filepath.Join(dir, "train-labels-idx1-ubyte"), lab, 0o644)
+	return path
+}
+
+// TestInterruptedDistributedExtractionResumes (#35 item 4): Ctrl-C during
+// extract --runner prints one line with the advice (none of Prism's
+// structured log), keeps the finished shards, and --resume — also past
+// a shard left as a 0-byte partial — finishes a manifest equal to the
+// single-machine file.
+func TestInterruptedDistributedExtractionResumes(t *testing.T) {
+	orttest.Need(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	data := idxFile(t, filepath.Join(dir, "idx"), 1500)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	out := filepath.Join(dir, "m.json")
+	args := []string{"extract", "--model", model, "--data", data, "--out", out, "--batch", "1", "--runner", "prism", "--runner-workers", "2", "--shard-rows", "10", "--quiet"}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "DPFEAT_STOP_GRACE=20s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(stderr)
+	signalled := false
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if !signalled && strings.HasPrefix(sc.Text(), "dpfeat: shard ") {
+			cmd.Process.Signal(os.Interrupt)
+			signalled = true
+		}
+	}
+	cmd.Wait()
+	var other []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "dpfeat: shard ") && !strings.HasPrefix(l, "dpfeat: hashing") {
+			other = append(other, l)
+		}
+	}
+	if len(other) != 2 || !strings.Contains(other[0], "stopping") || !strings.Contains(other[1], "interrupted") || !strings.Contains(other[1], "--resume") {
+		t.Fatalf("after Ctrl-C, stderr said (besides shard lines) %q", other)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("an interrupted run wrote its manifest")
+	}
+	// A shard cut before its first record batch, as a kill leaves it.
+	work := filepath.Join(dir, "m.shards.partial")
+	os.WriteFile(filepath.Join(work, "00100.arrow.partial"), nil, 0o644)
+	start := time.Now()
+	res, err := exec.Command(bin, append(args, "--resume")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("--resume: %v\n%s", err, res)
+	}
+	single := filepath.Join(dir, "single.arrow")
+	if res, err := exec.Command(bin, "extract", "--model", model, "--data", data, "--out", single, "--batch", "1", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("single machine: %v\n%s", err, res)
+	}
+	a, _ := features.ReadAll(single, features.ReadOptions{})
+	b, err := features.ReadAll(out, features.ReadOptions{})
+	if err != nil || a.Rows != 1500 || !slices.Equal(a.Data, b.Data) || !slices.Equal(a.IDs, b.IDs) {
+		t.Fatalf("the resumed manifest differs from the single-machine file (%v)", err)
+	}
+	t.Logf("resume took %s", time.Since(start))
+}
