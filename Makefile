@@ -58,7 +58,7 @@ python-test: build
 # CI counts executions rather than seconds: a duration makes Go's fuzz
 # coordinator (before Go 1.27) fail now and then with a bare "context
 # deadline exceeded" when the deadline races a busy worker (golang/go#75804).
-FUZZ_TARGETS := features:FuzzOpen features:FuzzOpenForeign features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
+FUZZ_TARGETS := features:FuzzOpen features:FuzzOpenForeign features:FuzzNumPy features:FuzzCSV features:FuzzIDX features:FuzzCIFAR models:FuzzClassifier sweep:FuzzConfig
 FUZZTIME ?= 8000x
 fuzz-smoke:
 	@tmp=$$(mktemp -d -t dpfeat-fuzz.XXXXXX); log=$$tmp/log; trap 'rm -rf "$$tmp"' EXIT; \

@@ -459,7 +459,7 @@ func TestEvalRefusesForeignLabels(t *testing.T) {
 		{"predict", "--classifier", clf, "--features", test, "--out", filepath.Join(dir, "p.arrow")},
 	} {
 		code, _, errs := run(t, args...)
-		if code != 1 || !strings.Contains(errs, `row 3: label "3" is not a class index 0..2`) {
+		if code != 1 || !strings.Contains(errs, `row 3: its label is not a class index 0..2`) {
 			t.Errorf("%v: exit %d, %q", args[0], code, errs)
 		}
 	}

@@ -27,8 +27,15 @@ func importOptions(c *ucli.Context) (features.ImportOptions, error) {
 	o := features.ImportOptions{FeaturesColumn: c.String("features-column"), LabelColumn: c.String("label-column"),
 		IDColumn: c.String("id-column"), Labels: c.String("labels")}
 	var err error
-	o.Classes, err = classList(c)
-	return o, err
+	if o.Classes, err = classList(c); err != nil {
+		return o, err
+	}
+	if m := c.String("memory"); m != "" { // (fit's budget bounds what its readers hold)
+		if o.Memory, err = parseBytes(m); err != nil {
+			return o, userErrorf("--memory %s: %v", m, err)
+		}
+	}
+	return o, nil
 }
 
 // classList reads --classes, the one parser of the flag (extract's and

@@ -392,7 +392,7 @@ func labelAt(col arrow.Array, i int) (string, bool, error) {
 			return "", true, nil // pandas writes a missing label as NaN
 		}
 		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			return "", false, fmt.Errorf("label %g is not an integer", v)
+			return "", false, fmt.Errorf("the label is not an integer")
 		}
 		return strconv.FormatInt(int64(v), 10), false, nil
 	}

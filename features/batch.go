@@ -77,21 +77,21 @@ func (b Batch) check(classes int, allowNonFinite bool) error {
 			continue
 		}
 		if l < 0 || (classes > 0 && l >= int32(classes)) || b.Labels[i] == Unlabeled {
-			return fmt.Errorf("row %d%s: mix label %d with label %d; expected both in 0..%d", b.Offset+int64(i), b.idSuffix(i), l, b.Labels[i], classes-1)
+			return fmt.Errorf("row %d: mix label or label out of range; expected both in 0..%d", b.Offset+int64(i), classes-1)
 		}
 		if lam := b.MixLambdas[i]; !(lam >= 0 && lam <= 1) {
-			return fmt.Errorf("row %d%s: mix λ %v; expected a value in [0, 1]", b.Offset+int64(i), b.idSuffix(i), lam)
+			return fmt.Errorf("row %d: mix λ %v; expected a value in [0, 1]", b.Offset+int64(i), lam)
 		}
 	}
 	for i, l := range b.Labels {
 		if l < Unlabeled || (classes > 0 && l >= int32(classes)) {
-			return fmt.Errorf("row %d%s: label %d out of range; expected 0..%d (or null for unlabeled)", b.Offset+int64(i), b.idSuffix(i), l, classes-1)
+			return fmt.Errorf("row %d: label out of range; expected 0..%d (or null for unlabeled)", b.Offset+int64(i), classes-1)
 		}
 	}
 	if !allowNonFinite {
 		if j := FirstNonFinite(b.Features); j >= 0 {
 			i := j / b.Dim
-			return fmt.Errorf("row %d%s: feature %d is %v; expected finite values", b.Offset+int64(i), b.idSuffix(i), j%b.Dim, b.Features[j])
+			return fmt.Errorf("row %d: feature %d is %v; expected finite values", b.Offset+int64(i), j%b.Dim, b.Features[j])
 		}
 	}
 	return nil
@@ -150,9 +150,3 @@ func firstNonFinite(v []float32) int {
 	return -1
 }
 
-func (b Batch) idSuffix(i int) string {
-	if b.IDs == nil || b.IDs[i] == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (id %q)", b.IDs[i])
-}

@@ -211,7 +211,7 @@ func (s *csvSource) next() (*rawBatch, error) {
 				if cell == "" {
 					return nil, fmt.Errorf("read %s: row %d, column %q is empty; expected a number", s.path, row, s.names[c])
 				}
-				return nil, fmt.Errorf("read %s: row %d, column %q: %s is not a number", s.path, row, s.names[c], quoteLabel(cell))
+				return nil, fmt.Errorf("read %s: row %d, column %q is not a number", s.path, row, s.names[c])
 			}
 			f, err := float32Of(v, row, j)
 			if err != nil {
@@ -231,11 +231,11 @@ func (s *csvSource) next() (*rawBatch, error) {
 			}
 		} else if v, ok := integerLabel(l); ok {
 			if s.lkind != intLabels {
-				return nil, fmt.Errorf("read %s: row %d: label %s is an integer but row %d's is a name; labels must be all integers or all names", s.path, row, quoteLabel(l), s.firstRow)
+				return nil, fmt.Errorf("read %s: row %d: its label is an integer but row %d's is a name; labels must be all integers or all names", s.path, row, s.firstRow)
 			}
 			b.labels[i] = v
 		} else if s.lkind != stringLabels {
-			return nil, fmt.Errorf("read %s: row %d: label %s is a name but row %d's is an integer; labels must be all integers or all names", s.path, row, quoteLabel(l), s.firstRow)
+			return nil, fmt.Errorf("read %s: row %d: its label is a name but row %d's is an integer; labels must be all integers or all names", s.path, row, s.firstRow)
 		}
 		if b.null != nil {
 			b.null = append(b.null, l == "")

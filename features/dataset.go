@@ -274,8 +274,21 @@ func shardNames(files []string) string {
 
 // maxPixels refuses images whose header claims more than this many pixels
 // before decoding them (a decompression bomb would otherwise take the
-// machine's memory).
-const maxPixels = 100 << 20
+// machine's memory), and maxSide longer sides than JPEG allows (an image of
+// one column and 10⁸ rows, squashed to the encoder's size, would cost its
+// preprocessing tens of gigabytes).
+const (
+	maxPixels = 100 << 20
+	maxSide   = 1<<16 - 1
+)
+
+// checkImageSize is the one rule for an image's claimed size.
+func checkImageSize(w, h int) error {
+	if w <= 0 || h <= 0 || w > maxSide || h > maxSide || int64(w)*int64(h) > maxPixels {
+		return fmt.Errorf("image of %d×%d pixels; expected sides of 1 to %d and at most %d pixels", w, h, maxSide, maxPixels)
+	}
+	return nil
+}
 
 // DecodeImage returns the pixels of an example: its Pixels if the source
 // stored raw pixels, else its PNG or JPEG bytes decoded to grey (1 channel)
@@ -288,8 +301,8 @@ func DecodeImage(ex Example) (Pixels, error) {
 	if err != nil {
 		return Pixels{}, fmt.Errorf("decode %s: not a PNG or JPEG image: %v", ex.ID, err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return Pixels{}, fmt.Errorf("decode %s: %s image of %d×%d pixels; expected 1 to %d pixels", ex.ID, format, cfg.Width, cfg.Height, maxPixels)
+	if err := checkImageSize(cfg.Width, cfg.Height); err != nil {
+		return Pixels{}, fmt.Errorf("decode %s: %s %v", ex.ID, format, err)
 	}
 	img, _, err := image.Decode(bytes.NewReader(ex.Encoded))
 	if err != nil {

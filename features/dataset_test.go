@@ -241,7 +241,7 @@ func TestIDXBadInput(t *testing.T) {
 		{"count mismatch", idxBytes([]int{2, 2, 2}, make([]byte, 8)), idxBytes([]int{3}, []byte{1, 2, 3}), "2 images but"},
 		{"wrong magic", append([]byte{1, 2, 3, 4}, make([]byte, 20)...), idxBytes([]int{1}, []byte{1}), "not an IDX file"},
 		{"wrong type", append([]byte{0, 0, 0x0D, 3}, make([]byte, 20)...), idxBytes([]int{1}, []byte{1}), "IDX data type 0x0d"},
-		{"label out of range", idxBytes([]int{1, 1, 1}, []byte{0}), idxBytes([]int{1}, []byte{10}), "label 10 of example 0"},
+		{"label out of range", idxBytes([]int{1, 1, 1}, []byte{0}), idxBytes([]int{1}, []byte{10}), "example 0 has a label outside 0..9"},
 		{"truncated labels", idxBytes([]int{3, 1, 1}, []byte{0, 0, 0}), idxBytes([]int{3}, []byte{1}), "1 of 3 labels"},
 		{"corrupt gzip", append([]byte{0x1f, 0x8b}, make([]byte, 30)...), idxBytes([]int{1}, []byte{1}), "gzip"},
 	}

@@ -208,8 +208,8 @@ func TestWriterRefusesBadBatches(t *testing.T) {
 		{"wrong width", func() Batch { b := randomBatch(r, 3, 5, 2, false); return b }, "dimension 5, file has 4"},
 		{"short values", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Features = b.Features[:10]; return b }, "expected 12"},
 		{"Inf", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Features[5] = float32(math.Inf(1)); return b }, "row 1: feature 1 is +Inf"},
-		{"label too large", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Labels[2] = 2; return b }, "row 2: label 2 out of range"},
-		{"label negative", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Labels[0] = -5; return b }, "row 0: label -5 out of range"},
+		{"label too large", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Labels[2] = 2; return b }, "row 2: label out of range"},
+		{"label negative", func() Batch { b := randomBatch(r, 3, 4, 2, false); b.Labels[0] = -5; return b }, "row 0: label out of range"},
 		{"ids without column", func() Batch { return randomBatch(r, 3, 4, 2, true) }, "without an id column"},
 	}
 	for _, c := range cases {
@@ -301,8 +301,8 @@ func TestReaderRefusesBadFiles(t *testing.T) {
 		{"truncated", write("trunc.arrow", data[:len(data)/2]), "truncated"},
 		{"corrupt footer", write("corrupt.arrow", corruptMiddle(data, len(data)-40, 24)), "read "},
 		{"no features", raw("nofeat.arrow", []arrow.Field{labelField}, classes, i32(0, 1)), `no features column`},
-		{"label out of range", raw("range.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(0, 2)), "row 1: label 2 out of range"},
-		{"label negative", raw("neg.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(-3, 0)), "row 0: label -3 is negative"},
+		{"label out of range", raw("range.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(0, 2)), "row 1: label out of range"},
+		{"label negative", raw("neg.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, 3, 4)), i32(-3, 0)), "row 0: the label is negative"},
 		{"NaN feature", raw("nan.arrow", []arrow.Field{featField, labelField}, classes, fsl(2, f32(1, 2, float32(math.NaN()), 4)), i32(0, 1)), "row 1: feature 0 is NaN"},
 		{"bad classes", raw("cls.arrow", []arrow.Field{featField, labelField}, map[string]string{MetaClasses: "a,b"}, fsl(2, f32(1, 2, 3, 4)), i32(0, 1)), "not a JSON array"},
 	}

@@ -45,6 +45,10 @@ type ImportOptions struct {
 	// with when Classes is not set, instead of its label values: eval and
 	// predict read test data with the classifier's classes.
 	Expected []string
+	// Memory bounds what a reader holds at once beyond a block of rows
+	// (a NumPy file's labels, a Fortran-order array read whole); 0: the
+	// default budget (memsize.Default), as fit's --memory.
+	Memory int64
 }
 
 func (o ImportOptions) key() string {
@@ -236,22 +240,16 @@ func (m *classMap) label(s string, row int64) (int32, error) {
 	if m.byIndex {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v < 0 || v >= int64(len(m.classes)) {
-			return 0, fmt.Errorf("row %d: label %s is not a class index 0..%d of %s", row, quoteLabel(s), len(m.classes)-1, m.from)
+			return 0, fmt.Errorf("row %d: its label is not a class index 0..%d of %s", row, len(m.classes)-1, m.from)
 		}
 		return int32(v), nil
 	}
 	if i, ok := m.index[s]; ok {
 		return i, nil
 	}
-	return 0, fmt.Errorf("row %d: label %s is not one of the %d classes of %s", row, quoteLabel(s), len(m.classes), m.from)
+	return 0, fmt.Errorf("row %d: its label is not one of the %d classes of %s", row, len(m.classes), m.from)
 }
 
-func quoteLabel(s string) string {
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return strconv.Quote(s)
-}
 
 // deriveClasses reads every label of src and returns the distinct values,
 // sorted (numerically for integers): the class list of a file that gives
@@ -520,7 +518,7 @@ func openForeign(path, format string, opt ReadOptions) (*File, error) {
 func float32Of(v float64, row int64, j int) (float32, error) {
 	f := float32(v)
 	if math.IsInf(float64(f), 0) && !math.IsInf(v, 0) {
-		return 0, fmt.Errorf("row %d: feature %d (%g) is beyond float32's range", row, j, v)
+		return 0, fmt.Errorf("row %d: feature %d is beyond float32's range", row, j)
 	}
 	return f, nil
 }

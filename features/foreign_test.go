@@ -338,7 +338,7 @@ func TestOpenRefusesBadForeignFiles(t *testing.T) {
 				p := filepath.Join(dir, "x.csv")
 				writeText(t, p, csvText(true, ",", func(i int) string { return []string{"1", "2", "cat", "1", "2", "1"}[i] }))
 				return p
-			}, want: "row 2: label \"cat\" is a name but row 0's is an integer"},
+			}, want: "row 2: its label is a name but row 0's is an integer"},
 		{name: "NaN feature",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
@@ -348,9 +348,9 @@ func TestOpenRefusesBadForeignFiles(t *testing.T) {
 		{name: "a cell that is not a number",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
-				writeText(t, p, strings.Replace(csvText(true, ",", good), "img3,-2,", "img3,abc,", 1))
+				writeText(t, p, strings.Replace(csvText(true, ",", good), "img3,-2,", "img3,SSN-078-05-1120,", 1))
 				return p
-			}, want: "row 3, column \"a\": \"abc\" is not a number"},
+			}, want: "row 3, column \"a\" is not a number"},
 		{name: "a short CSV row",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
@@ -397,13 +397,13 @@ func TestOpenRefusesBadForeignFiles(t *testing.T) {
 				p := filepath.Join(dir, "x.csv")
 				writeText(t, p, csvText(true, ",", good))
 				return p
-			}, opt: ImportOptions{Classes: []string{"cat", "dog"}}, want: "row 1: label \"bird\" is not one of the 2 classes of --classes"},
+			}, opt: ImportOptions{Classes: []string{"cat", "dog"}}, want: "row 1: its label is not one of the 2 classes of --classes"},
 		{name: "an integer label past --classes",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
 				writeText(t, p, csvText(true, ",", func(i int) string { return "2" }))
 				return p
-			}, opt: ImportOptions{Classes: []string{"cat", "dog"}}, want: "row 0: label \"2\" is not a class index 0..1 of --classes"},
+			}, opt: ImportOptions{Classes: []string{"cat", "dog"}}, want: "row 0: its label is not a class index 0..1 of --classes"},
 		{name: "a --label-column that is not there",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
@@ -437,6 +437,13 @@ func TestOpenRefusesBadForeignFiles(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 				t.Errorf("error %q, want one naming %s and saying %q", err, path, tc.want)
+			}
+			// A cell's value is private data: errors name the row and
+			// the column, never the value (#35 item 15).
+			for _, v := range []string{"SSN-078-05-1120", "bird", `"cat"`} {
+				if strings.Contains(err.Error(), v) {
+					t.Errorf("error %q copies the cell value %s", err, v)
+				}
 			}
 			if strings.Contains(err.Error(), os.TempDir()+"/dpfeat-import") {
 				t.Errorf("error %q names the temporary conversion", err)

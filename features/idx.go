@@ -136,8 +136,8 @@ func openIDX(images string) (Dataset, error) {
 		return nil, err
 	}
 	d.n, d.rows, d.cols = ih.dims[0], ih.dims[1], ih.dims[2]
-	if d.rows*d.cols > maxPixels {
-		return nil, fmt.Errorf("read %s: images of %d×%d pixels; expected at most %d pixels", images, d.rows, d.cols, maxPixels)
+	if err := checkImageSize(d.cols, d.rows); err != nil {
+		return nil, fmt.Errorf("read %s: %v", images, err)
 	}
 	if d.n != len(d.labels) {
 		return nil, fmt.Errorf("read %s: %d images but %s has %d labels", images, d.n, labels, len(d.labels))
@@ -148,7 +148,7 @@ func openIDX(images string) (Dataset, error) {
 	}
 	for i, l := range d.labels {
 		if int(l) >= len(d.classes) {
-			return nil, fmt.Errorf("read %s: label %d of example %d; expected 0..%d", labels, l, i, len(d.classes)-1)
+			return nil, fmt.Errorf("read %s: example %d has a label outside 0..%d", labels, i, len(d.classes)-1)
 		}
 	}
 	ok = true

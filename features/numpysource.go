@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/float16"
+
+	"github.com/dpfeat/dpfeat/internal/memsize"
 )
 
 // npyHeader is the header of a NumPy .npy array (format versions 1–3).
@@ -55,8 +57,44 @@ var (
 	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
 )
 
-// maxNPYHeader bounds the header an .npy file may claim.
-const maxNPYHeader = 1 << 20
+// maxNPYHeader bounds the header an .npy file may claim, maxNPYElement
+// one element (a label string of a million characters is not a label:
+// dtype <U1000000000000 once asked for 4 TB for an empty array), and
+// maxNPYNames the elements of a class-names array.
+const (
+	maxNPYHeader  = 1 << 20
+	maxNPYElement = 1 << 20
+	maxNPYNames   = 1 << 20
+)
+
+// maxDeflateRatio is the most DEFLATE can expand its input (RFC 1951's
+// longest match, 258 bytes, in a 2-bit code): an .npz entry that claims
+// more than this times its compressed size is corrupt or a bomb.
+const maxDeflateRatio = 1032
+
+// zipEntrySize returns the bytes an .npz entry will decompress to, after
+// checking the size its directory claims against what its compressed size
+// allows: the claim is what arrays are sized by, and a 1.5 KB archive
+// once claimed 7.6 GB of features.
+func zipEntrySize(f *zip.File) (int64, error) {
+	c, u := f.CompressedSize64, f.UncompressedSize64
+	switch f.Method {
+	case zip.Store:
+		if u != c {
+			return 0, fmt.Errorf("%s: stored uncompressed, it claims %d bytes in %d", f.Name, u, c)
+		}
+	case zip.Deflate:
+		if u/maxDeflateRatio > c+1 {
+			return 0, fmt.Errorf("%s: it claims %d bytes from %d compressed, more than DEFLATE can expand (%d times)", f.Name, u, c, maxDeflateRatio)
+		}
+	default:
+		return 0, fmt.Errorf("%s: compression method %d; .npz archives are stored or deflated", f.Name, f.Method)
+	}
+	if u > math.MaxInt64 {
+		return 0, fmt.Errorf("%s: it claims %d bytes", f.Name, u)
+	}
+	return int64(u), nil
+}
 
 func readNPYHeader(r io.Reader) (npyHeader, error) {
 	var h npyHeader
@@ -129,6 +167,9 @@ func readNPYHeader(r io.Reader) (npyHeader, error) {
 	size, err := strconv.Atoi(h.descr[2:])
 	if err != nil || size < 1 {
 		return h, fmt.Errorf("dtype %q is not one dpfeat reads", h.descr)
+	}
+	if size > maxNPYElement/4 {
+		return h, fmt.Errorf("dtype %q has elements of %d bytes; expected at most %d", h.descr, size, maxNPYElement/4)
 	}
 	h.size = size
 	switch {
@@ -218,8 +259,11 @@ func (h npyHeader) text(b []byte) (string, error) {
 	return s.String(), nil
 }
 
-// readLabelArray reads a whole 1-D (or N×1) label array as label strings.
-func readLabelArray(r io.Reader, size int64, name string) ([]string, []bool, labelKind, error) {
+// readLabelArray reads a whole 1-D (or N×1) label array as label strings:
+// want elements (the features' rows; −1 for class names, at most
+// maxNPYNames), checked against the header before anything is allocated,
+// and within the memory budget.
+func readLabelArray(r io.Reader, size int64, name string, want int, memory int64) ([]string, []bool, labelKind, error) {
 	h, err := readNPYHeader(r)
 	if err == nil {
 		err = h.checkSize(size)
@@ -234,6 +278,15 @@ func readLabelArray(r io.Reader, size int64, name string) ([]string, []bool, lab
 		return nil, nil, noLabels, fmt.Errorf("%s has shape %s; expected (rows,)", name, h.shapeString())
 	}
 	n := h.shape[0]
+	switch {
+	case want >= 0 && n != want:
+		return nil, nil, noLabels, fmt.Errorf("%s holds %d elements for %d rows of features", name, n, want)
+	case want < 0 && n > maxNPYNames:
+		return nil, nil, noLabels, fmt.Errorf("%s holds %d names; expected at most %d", name, n, maxNPYNames)
+	}
+	if need := int64(n) * (16 + int64(h.size)); memory > 0 && need > memory {
+		return nil, nil, noLabels, fmt.Errorf("%s: %d elements need %s, more than the memory budget %s", name, n, memsize.String(float64(need)), memsize.String(float64(memory)))
+	}
 	br := bufio.NewReader(r)
 	labels, null := make([]string, n), []bool(nil)
 	kind := intLabels
@@ -261,24 +314,31 @@ func readLabelArray(r io.Reader, size int64, name string) ([]string, []bool, lab
 				}
 				null[i] = true
 			case v != math.Trunc(v) || math.Abs(v) > 1<<53:
-				return nil, nil, noLabels, fmt.Errorf("%s: row %d: label %g is not an integer", name, i, v)
+				return nil, nil, noLabels, fmt.Errorf("%s: row %d: its label is not an integer", name, i)
 			default:
 				labels[i] = strconv.FormatInt(int64(v), 10)
 			}
 		}
 	}
+	if err := drained(br, name); err != nil {
+		return nil, nil, noLabels, err
+	}
 	return labels, null, kind, nil
 }
 
-// readTextLabels reads one label per line; integers unless any line is
-// not one (then all must be names: a mix is an error naming the line).
-func readTextLabels(r io.Reader, name string) ([]string, []bool, labelKind, error) {
+// readTextLabels reads one label per line, want of them (the features'
+// rows); integers unless any line is not one (then all must be names: a
+// mix is an error naming the line).
+func readTextLabels(r io.Reader, name string, want int) ([]string, []bool, labelKind, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var labels []string
 	var null []bool
 	kind, firstRow := noLabels, 0
 	for i := 0; sc.Scan(); i++ {
+		if i == want {
+			return nil, nil, noLabels, fmt.Errorf("%s holds more than %d labels, one per row of features", name, want)
+		}
 		l := strings.TrimSpace(sc.Text())
 		labels = append(labels, l)
 		null = append(null, l == "")
@@ -293,7 +353,7 @@ func readTextLabels(r io.Reader, name string) ([]string, []bool, labelKind, erro
 		case kind == noLabels:
 			kind, firstRow = k, i
 		case k != kind:
-			return nil, nil, noLabels, fmt.Errorf("%s: line %d: label %s is %s but line %d's is %s; labels must be all integers or all names", name, i+1, quoteLabel(l), kindName(k), firstRow+1, kindName(kind))
+			return nil, nil, noLabels, fmt.Errorf("%s: line %d: its label is %s but line %d's is %s; labels must be all integers or all names", name, i+1, kindName(k), firstRow+1, kindName(kind))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -335,25 +395,29 @@ type numpySource struct {
 	md           Metadata
 	cols         string
 	whole        []float32 // a Fortran-order array, transposed
+	memory       int64     // the memory budget (ImportOptions.Memory)
 }
 
 func openNumpySource(path, format string, opt ImportOptions) (source, error) {
-	s := &numpySource{path: path, format: format}
+	s := &numpySource{path: path, format: format, memory: memsize.Or(opt.Memory)}
 	fail := func(err error) (source, error) {
 		s.close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	xName, yName, idName := "", "", ""
+	xName, yName, idName, clsName := "", "", "", ""
+	entries := map[string]*zip.File{}
 	if format == FormatNPZ {
 		zr, err := zip.OpenReader(path)
 		if err != nil {
 			return fail(fmt.Errorf("not a readable .npz archive: %v", err))
 		}
 		s.zr = zr
-		entries := map[string]*zip.File{}
 		var names []string
 		for _, f := range zr.File {
 			name := strings.TrimSuffix(f.Name, ".npy")
+			if _, dup := entries[name]; dup {
+				return fail(fmt.Errorf("array %q is in the archive twice", name))
+			}
 			entries[name] = f
 			names = append(names, name)
 		}
@@ -376,25 +440,33 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 		if idName, err = pick(opt.IDColumn, npzIDs, "--id-column"); err != nil {
 			return fail(err)
 		}
-		clsName, _ := pick("", npzClasses, "")
+		clsName, _ = pick("", npzClasses, "")
 		for _, name := range names {
 			if name != xName && name != yName && name != idName && name != clsName {
 				return fail(fmt.Errorf("array %q is neither the features (%s), the labels, the ids nor the class names; name the arrays with --features-column, --label-column, --id-column", name, xName))
 			}
 		}
 		s.xEntry = entries[xName]
+	}
+	// The features' header first: their rows are what every other array
+	// must hold, checked before any of them is read or allocated.
+	if err := s.reset(); err != nil {
+		return fail(err)
+	}
+	var err error
+	if format == FormatNPZ {
 		if yName != "" {
-			if s.labels, s.null, s.lkind, err = s.readEntry(entries[yName], yName+".npy"); err != nil {
+			if s.labels, s.null, s.lkind, err = s.readEntry(entries[yName], yName+".npy", s.n); err != nil {
 				return fail(err)
 			}
 		}
 		if idName != "" {
-			if s.ids, _, _, err = s.readEntry(entries[idName], idName+".npy"); err != nil {
+			if s.ids, _, _, err = s.readEntry(entries[idName], idName+".npy", s.n); err != nil {
 				return fail(err)
 			}
 		}
 		if clsName != "" {
-			names, _, _, err := s.readEntry(entries[clsName], clsName+".npy")
+			names, _, _, err := s.readEntry(entries[clsName], clsName+".npy", -1)
 			if err != nil {
 				return fail(err)
 			}
@@ -414,18 +486,15 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 				lf.Close()
 				return fail(fmt.Errorf("--labels: %v", serr))
 			}
-			s.labels, s.null, s.lkind, err = readLabelArray(lf, st.Size(), opt.Labels)
+			s.labels, s.null, s.lkind, err = readLabelArray(lf, st.Size(), opt.Labels, s.n, s.memory)
 		} else {
-			s.labels, s.null, s.lkind, err = readTextLabels(lf, opt.Labels)
+			s.labels, s.null, s.lkind, err = readTextLabels(lf, opt.Labels, s.n)
 		}
 		lf.Close()
 		if err != nil {
 			return fail(err)
 		}
 		yName = opt.Labels
-	}
-	if err := s.reset(); err != nil {
-		return fail(err)
 	}
 	switch {
 	case s.labels != nil && len(s.labels) != s.n:
@@ -440,13 +509,35 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 	return s, nil
 }
 
-func (s *numpySource) readEntry(f *zip.File, name string) ([]string, []bool, labelKind, error) {
+// readEntry reads a label, id or class-names array of the archive (want
+// elements; −1 for class names), to the end, where its CRC-32 is checked.
+func (s *numpySource) readEntry(f *zip.File, name string, want int) ([]string, []bool, labelKind, error) {
+	size, err := zipEntrySize(f)
+	if err != nil {
+		return nil, nil, noLabels, err
+	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, nil, noLabels, fmt.Errorf("%s: %v", name, err)
 	}
 	defer rc.Close()
-	return readLabelArray(rc, int64(min(f.UncompressedSize64, math.MaxInt64)), name)
+	return readLabelArray(rc, size, name, want, s.memory)
+}
+
+// drained checks that an array's reader holds nothing after the array's
+// data, reading to its end: a zip entry's CRC-32 is checked only there
+// (an entry that failed its checksum was once read as intact).
+func drained(r io.Reader, name string) error {
+	n, err := io.Copy(io.Discard, io.LimitReader(r, 1<<20))
+	switch {
+	case errors.Is(err, zip.ErrChecksum):
+		return fmt.Errorf("%s is damaged: its bytes fail the archive's CRC-32 check", name)
+	case err != nil:
+		return fmt.Errorf("%s: %v", name, err)
+	case n > 0:
+		return fmt.Errorf("%s holds bytes after its array's data; expected exactly the shape its header gives", name)
+	}
+	return nil
 }
 
 func (s *numpySource) reset() error {
@@ -458,8 +549,9 @@ func (s *numpySource) reset() error {
 	var err error
 	var size int64
 	if s.xEntry != nil {
-		r, err = s.xEntry.Open()
-		size = int64(min(s.xEntry.UncompressedSize64, math.MaxInt64))
+		if size, err = zipEntrySize(s.xEntry); err == nil {
+			r, err = s.xEntry.Open()
+		}
 	} else {
 		var f *os.File
 		if f, err = os.Open(s.path); err == nil {
@@ -494,7 +586,10 @@ func (s *numpySource) reset() error {
 		if len(s.h.shape) != 2 {
 			return fmt.Errorf("features have shape %s in Fortran order; expected 2 dimensions (or C order)", s.h.shapeString())
 		}
-		// Column-major: read whole, transposed.
+		// Column-major: read whole, transposed, within the memory budget.
+		if need := int64(s.n) * int64(s.d) * 4; need > s.memory {
+			return fmt.Errorf("features of shape %s in Fortran order are read whole, %s, more than the memory budget %s: save them in C order (np.ascontiguousarray), or raise --memory", s.h.shapeString(), memsize.String(float64(need)), memsize.String(float64(s.memory)))
+		}
 		s.whole = make([]float32, s.n*s.d)
 		el := make([]byte, s.h.size)
 		for j := 0; j < s.d; j++ {
@@ -508,6 +603,9 @@ func (s *numpySource) reset() error {
 				}
 				s.whole[i*s.d+j] = v
 			}
+		}
+		if err := drained(s.br, "the features"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -559,6 +657,11 @@ func (s *numpySource) next() (*rawBatch, error) {
 		b.ids = slices.Clone(s.ids[s.row : s.row+rows])
 	}
 	s.row += rows
+	if s.row == s.n && s.whole == nil {
+		if err := drained(s.br, "the features"); err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.path, err)
+		}
+	}
 	return b, nil
 }
 

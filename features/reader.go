@@ -382,7 +382,7 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 	if lab.NullN() == 0 {
 		for i, l := range raw {
 			if l < 0 {
-				return b, fmt.Errorf("row %d: label %d is negative; expected 0..%d or null", offset+int64(i), l, len(f.meta.Classes)-1)
+				return b, fmt.Errorf("row %d: the label is negative; expected 0..%d or null", offset+int64(i), len(f.meta.Classes)-1)
 			}
 		}
 	}
@@ -415,7 +415,7 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 			default:
 				b.MixLabels[i], b.MixLambdas[i] = ml.Value(i), lam.Value(i)
 				if l := b.MixLabels[i]; l < 0 || (len(f.meta.Classes) > 0 && int(l) >= len(f.meta.Classes)) || b.Labels[i] == Unlabeled {
-					return b, fmt.Errorf("row %d: mix label %d with label %d; expected both in 0..%d", offset+int64(i), l, b.Labels[i], len(f.meta.Classes)-1)
+					return b, fmt.Errorf("row %d: mix label or label out of range; expected both in 0..%d", offset+int64(i), len(f.meta.Classes)-1)
 				}
 				if v := b.MixLambdas[i]; !(v >= 0 && v <= 1) {
 					return b, fmt.Errorf("row %d: mix λ %v; expected a value in [0, 1]", offset+int64(i), v)
@@ -433,7 +433,7 @@ func (f *File) toBatch(rec arrow.RecordBatch, offset int64) (Batch, error) {
 			if ids.IsValid(i) {
 				v := ids.Value(i)
 				if !utf8.ValidString(v) {
-					return b, fmt.Errorf("row %d: id %q is not valid UTF-8 (the %q column is utf8)", b.Offset+int64(i), v, ColID)
+					return b, fmt.Errorf("row %d: the id is not valid UTF-8 (the %q column is utf8)", b.Offset+int64(i), ColID)
 				}
 				// Value points into the file's memory map; a Go string
 				// must outlive it.

@@ -18,7 +18,8 @@ import (
 // every command reads as one file (Open), its rows the shards' rows one
 // after another. Every shard must be a dpfeat feature file of the same
 // dimension, encoder, classes, ids, views and data identity, holding the
-// rows the manifest says; paths are relative to the manifest's folder.
+// rows the manifest says; paths are relative to the manifest's folder and
+// stay inside it (no "..", no absolute path), at most MaxShards of them.
 
 // ShardsFormat is a shard manifest's format field.
 const ShardsFormat = "dpfeat.shards.v1"
@@ -47,8 +48,26 @@ func isShardManifest(head []byte) bool {
 	return len(h) > 0 && h[0] == '{' && bytes.Contains(head, []byte(`"`+ShardsFormat+`"`))
 }
 
+// MaxShards bounds the shards of a manifest: every shard is opened (and
+// mapped) when the manifest is, at some 30 KB each, so an 8 MB manifest
+// of a quarter of a million shards once spun for ten minutes under a 1 GB
+// address-space limit. A dataset of more rows takes larger shards
+// (extract --shard-rows).
+const MaxShards = 1 << 14
+
+// maxManifestBytes bounds a manifest's JSON (MaxShards entries need well
+// under a megabyte).
+const maxManifestBytes = 16 << 20
+
 // ReadShardManifest reads and checks a manifest's JSON.
 func ReadShardManifest(path string) (*ShardManifest, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if st.Size() > maxManifestBytes {
+		return nil, fmt.Errorf("read %s: a shard manifest of %d bytes; expected at most %d (%d shards)", path, st.Size(), maxManifestBytes, MaxShards)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -62,12 +81,20 @@ func ReadShardManifest(path string) (*ShardManifest, error) {
 	if len(m.Shards) == 0 || m.Dim < 1 {
 		return nil, fmt.Errorf("read %s: a shard manifest lists at least one shard and a dimension", path)
 	}
+	if len(m.Shards) > MaxShards {
+		return nil, fmt.Errorf("read %s: %d shards; a manifest lists at most %d (extract them with a larger --shard-rows)", path, len(m.Shards), MaxShards)
+	}
 	var total int64
 	for i, s := range m.Shards {
 		if s.Path == "" || filepath.IsAbs(s.Path) || s.Rows < 1 {
 			return nil, fmt.Errorf("read %s: shard %d: expected a relative path and at least one row, got %q with %d", path, i, s.Path, s.Rows)
 		}
-		total += s.Rows
+		if !filepath.IsLocal(filepath.FromSlash(s.Path)) {
+			return nil, fmt.Errorf("read %s: shard %d: %q leaves the manifest's folder; shard paths stay inside it", path, i, s.Path)
+		}
+		if total += s.Rows; total < 0 {
+			return nil, fmt.Errorf("read %s: the shards' rows overflow", path)
+		}
 	}
 	if total != m.Rows {
 		return nil, fmt.Errorf("read %s: the shards hold %d rows, the manifest says %d", path, total, m.Rows)

@@ -151,7 +151,7 @@ func TestSoftLabelColumns(t *testing.T) {
 		b    Batch
 		want string
 	}{
-		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}, MixLabels: []int32{3}, MixLambdas: []float32{0.5}}, "row 0: mix label 3"},
+		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}, MixLabels: []int32{3}, MixLambdas: []float32{0.5}}, "row 0: mix label or label out of range"},
 		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}, MixLabels: []int32{1}, MixLambdas: []float32{1.5}}, "mix λ 1.5"},
 		{meta, Batch{Dim: 1, Features: []float32{1}, Labels: []int32{0}, Examples: []string{"a"}}, "gives every row a mix label"},
 		{Metadata{Classes: meta.Classes, Views: &Views{Views: 1, Augment: "flip"}}, b, "only its rows do"},

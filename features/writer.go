@@ -112,7 +112,7 @@ func (w *Writer) Write(b Batch) error {
 	}
 	for i, id := range b.IDs {
 		if !utf8.ValidString(id) {
-			return fmt.Errorf("write %s: row %d: id %q is not valid UTF-8 (features.ExampleID escapes names)", w.path, b.Offset+int64(i), id)
+			return fmt.Errorf("write %s: row %d: the id is not valid UTF-8 (features.ExampleID escapes names)", w.path, b.Offset+int64(i))
 		}
 	}
 	n := b.Rows()

@@ -155,6 +155,9 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 	}
 	job.ShardRows = (job.ShardRows + batch - 1) / batch * batch // whole encoder batches
 	st.ShardRows = job.ShardRows
+	if n := (total + job.ShardRows - 1) / job.ShardRows; n > features.MaxShards {
+		return nil, fmt.Errorf("%d shards of %d examples; a manifest lists at most %d: raise --shard-rows to at least %d", n, job.ShardRows, features.MaxShards, (total+features.MaxShards-1)/features.MaxShards)
+	}
 	if prev != nil && prev.ShardRows != st.ShardRows {
 		return nil, fmt.Errorf("cannot resume %s: its shards hold %d examples each, --shard-rows asks %d; leave --shard-rows out, or rerun with --restart", work, prev.ShardRows, st.ShardRows)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
+	"github.com/dpfeat/dpfeat/internal/memsize"
 	"github.com/dpfeat/dpfeat/internal/phases"
 )
 
@@ -99,7 +100,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	debug.SetMemoryLimit(min(prevLimit, budget+budget/8+int64(runtime.GOMAXPROCS(0))*int64(D)*int64(D)*8*8+(256<<20)))
 	defer debug.SetMemoryLimit(prevLimit)
 	if len(chunks) > 1 {
-		size := humanSize(float64(budget))
+		size := memsize.String(float64(budget))
 		o.note("%s: the %d class matrices of %d×%d do not fit in the memory budget (%s, --memory): %d passes over the data, %d classes each", o.method, M, D, D, size, len(chunks), len(chunks[0]))
 	}
 	res := &Result{Prep: Preprocessing{Normalize: !o.NoNormalize}, W: make([]float64, M*D), B: make([]float64, M)}

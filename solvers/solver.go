@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/memsize"
 	"github.com/dpfeat/dpfeat/internal/phases"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
@@ -872,28 +873,12 @@ func (o *Options) squares(features, D, k int) error {
 	need := float64(k) * float64(D) * float64(D) * 8
 	if need > float64(o.memoryBudget()) {
 		return fmt.Errorf("%s on %d features needs about %s for its %d×%d statistics, more than the memory budget (--memory %s): raise --memory, or reduce the dimension (e.g. --k-pool, or a smaller encoder)",
-			o.method, features, humanSize(need), D, D, humanSize(float64(o.memoryBudget())))
+			o.method, features, memsize.String(need), D, D, memsize.String(float64(o.memoryBudget())))
 	}
 	return nil
 }
 
-// humanSize prints a byte count in KiB, MiB or GiB.
-func humanSize(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", math.Ceil(b/(1<<10)))
-}
-
-func (o *Options) memoryBudget() int64 {
-	if o.MemoryBudget > 0 {
-		return o.MemoryBudget
-	}
-	return 4 << 30
-}
+func (o *Options) memoryBudget() int64 { return memsize.Or(o.MemoryBudget) }
 
 // publicN records in the guarantee that the method uses the number of
 // training rows: noisy sums are divided by n and default hyperparameters
