@@ -149,4 +149,3 @@ func firstNonFinite(v []float32) int {
 	}
 	return -1
 }
-

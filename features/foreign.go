@@ -250,7 +250,6 @@ func (m *classMap) label(s string, row int64) (int32, error) {
 	return 0, fmt.Errorf("row %d: its label is not one of the %d classes of %s", row, len(m.classes), m.from)
 }
 
-
 // deriveClasses reads every label of src and returns the distinct values,
 // sorted (numerically for integers): the class list of a file that gives
 // none.
