@@ -69,6 +69,9 @@ func planColumns(s *arrow.Schema, opt ImportOptions) (*columnPlan, error) {
 	for _, f := range s.Fields() {
 		p.names = append(p.names, f.Name)
 	}
+	if err := uniqueColumns(p.names); err != nil {
+		return nil, err
+	}
 	md := s.Metadata()
 	var err error
 	if p.meta, err = parseMetadata(md); err != nil {

@@ -60,6 +60,9 @@ func openCSVSource(path string, opt ImportOptions) (source, error) {
 		for _, c := range first {
 			s.names = append(s.names, strings.TrimSpace(c))
 		}
+		if err := uniqueColumns(s.names); err != nil {
+			return fail(err)
+		}
 		var err error
 		if s.label, err = labelColumn(s.names, opt.LabelColumn); err != nil {
 			return fail(err)
@@ -157,6 +160,9 @@ func (s *csvSource) reset() error {
 	if err != nil {
 		return csvError(err)
 	}
+	// Excel's "CSV UTF-8" starts with a byte-order mark, which would
+	// otherwise become part of the first column's name.
+	rec[0] = strings.TrimPrefix(rec[0], "\ufeff")
 	s.pending = rec
 	if s.header {
 		s.pending = nil // the header row

@@ -545,6 +545,20 @@ func pickColumn(names []string, asked, flag, noun string, defaults ...string) (i
 	return -1, nil
 }
 
+// uniqueColumns refuses two columns of one name: which one a name picks
+// (the label, the id, a flag's) would be a guess, and a second "label"
+// column once became a feature without a word.
+func uniqueColumns(names []string) error {
+	seen := make(map[string]int, len(names))
+	for i, n := range names {
+		if j, ok := seen[n]; ok {
+			return fmt.Errorf("columns %d and %d are both named %q; give each column its own name", j, i, n)
+		}
+		seen[n] = i
+	}
+	return nil
+}
+
 // labelColumn picks the label column: the one asked for, or the first of
 // DefaultLabelColumns present.
 func labelColumn(names []string, asked string) (int, error) {

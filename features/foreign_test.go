@@ -223,6 +223,28 @@ func TestOpenReadsForeignFormats(t *testing.T) {
 				return p
 			},
 			format: FormatArrowFile, classes: nums, derived: true},
+		{name: "Arrow file and stream, dictionary-encoded string labels (pandas' category; #35 item 10)",
+			make: func(t *testing.T, dir string) string {
+				dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+				idx := array.NewInt8Builder(memory.DefaultAllocator)
+				for _, y := range refY {
+					idx.Append(int8(y))
+				}
+				dict := array.NewDictionaryArray(dt, idx.NewArray(), stringsOf(refNames))
+				for _, kind := range []string{"stream", "file"} {
+					writeArrowTable(t, filepath.Join(dir, "x-"+kind+".arrow"), kind, []arrow.Field{
+						{Name: "features", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)},
+						{Name: "label", Type: dt}},
+						[]arrow.Array{fixedOf(refX), dict}, nil)
+				}
+				f, err := Open(filepath.Join(dir, "x-stream.arrow"), ReadOptions{})
+				if err != nil {
+					t.Fatalf("the stream: %v", err)
+				}
+				f.Close()
+				return filepath.Join(dir, "x-file.arrow")
+			},
+			format: FormatArrowFile, classes: refNames, derived: true},
 		{name: "Arrow stream, string labels, --classes",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.arrows")
@@ -257,6 +279,13 @@ func TestOpenReadsForeignFormats(t *testing.T) {
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")
 				writeText(t, p, csvText(true, ",", func(i int) string { return refNames[refY[i]] }))
+				return p
+			},
+			format: FormatCSV, classes: refNames, derived: true, ids: true},
+		{name: "Excel's CSV UTF-8: a byte-order mark before the first column's name (#35 item 9)",
+			make: func(t *testing.T, dir string) string {
+				p := filepath.Join(dir, "x.csv")
+				writeText(t, p, "\ufeff"+csvText(true, ",", func(i int) string { return refNames[refY[i]] }))
 				return p
 			},
 			format: FormatCSV, classes: refNames, derived: true, ids: true},
@@ -345,6 +374,12 @@ func TestOpenRefusesBadForeignFiles(t *testing.T) {
 				writeText(t, p, strings.Replace(csvText(true, ",", good), "img1,1,", "img1,nan,", 1))
 				return p
 			}, want: "row 1: feature 0 is NaN"},
+		{name: "two columns named label (#35 item 9)",
+			make: func(t *testing.T, dir string) string {
+				p := filepath.Join(dir, "x.csv")
+				writeText(t, p, strings.Replace(csvText(true, ",", good), "id,a,b,c,label", "id,a,label,c,label", 1))
+				return p
+			}, want: `columns 2 and 4 are both named "label"`},
 		{name: "a cell that is not a number",
 			make: func(t *testing.T, dir string) string {
 				p := filepath.Join(dir, "x.csv")

@@ -208,91 +208,106 @@ func (b fb) field(t, depth int, count *int) error {
 // header); feature files have a few kilobytes.
 const maxMetaBytes = 64 << 20
 
-// checkIPC validates the footer, schema and record-batch headers of an
-// Arrow IPC file of the given size; read returns n bytes at off.
-func checkIPC(read func(off, n int64) ([]byte, error), size int64) error {
+// checkIPC validates the footer, schema, dictionary and record-batch
+// headers of an Arrow IPC file of the given size; read returns n bytes at
+// off. It reports how many dictionary batches the file has (a dpfeat
+// feature file has none).
+func checkIPC(read func(off, n int64) ([]byte, error), size int64) (dictionaries int, err error) {
 	if size < 6+4+8 {
-		return fmt.Errorf("too short")
+		return 0, fmt.Errorf("too short")
 	}
 	tail, err := read(size-10, 4)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	flen := int64(int32(binary.LittleEndian.Uint32(tail)))
 	if flen <= 0 || flen > size-10-8 || flen > maxMetaBytes {
-		return fmt.Errorf("footer length %d does not fit the file", flen)
+		return 0, fmt.Errorf("footer length %d does not fit the file", flen)
 	}
 	fbytes, err := read(size-10-flen, flen)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	foot := fb(fbytes)
 	root, err := foot.deref(0)
 	if err != nil {
-		return fmt.Errorf("footer: %w", err)
+		return 0, fmt.Errorf("footer: %w", err)
 	}
 	footer, err := foot.table(root)
 	if err != nil {
-		return fmt.Errorf("footer: %w", err)
+		return 0, fmt.Errorf("footer: %w", err)
 	}
 	// Footer: 0 version, 1 schema, 2 dictionaries, 3 recordBatches, 4 custom_metadata
 	sp, err := footer(1)
 	if err != nil || sp == 0 {
-		return fmt.Errorf("footer has no schema")
+		return 0, fmt.Errorf("footer has no schema")
 	}
 	st, err := foot.deref(sp)
 	if err != nil {
-		return fmt.Errorf("schema: %w", err)
+		return 0, fmt.Errorf("schema: %w", err)
 	}
 	if err := checkSchemaTable(foot, st); err != nil {
-		return err
+		return 0, err
 	}
+	// Dictionary batches (another writer's dictionary-encoded labels) are
+	// checked as record batches are; a feature file's own schema has no
+	// dictionary-encoded column (checkSchema).
 	if p, err := footer(2); err != nil {
-		return err
+		return 0, err
 	} else if p != 0 {
-		if _, nd, err := foot.vector(p, blockSize, maxBatches); err != nil {
-			return fmt.Errorf("dictionaries: %w", err)
-		} else if nd > 0 {
-			return fmt.Errorf("dictionary-encoded columns are not part of a feature file")
+		start, nd, err := foot.vector(p, blockSize, maxBatches)
+		if err != nil {
+			return 0, fmt.Errorf("dictionaries: %w", err)
 		}
+		if err := checkBlocks(read, size, foot[start:start+nd*blockSize], nd, "dictionary batch"); err != nil {
+			return 0, err
+		}
+		dictionaries = nd
 	}
 	if p, err := footer(4); err != nil {
-		return err
+		return 0, err
 	} else if err := foot.keyValues(p); err != nil {
-		return fmt.Errorf("footer metadata: %w", err)
+		return 0, fmt.Errorf("footer metadata: %w", err)
 	}
 	bp, err := footer(3)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if bp == 0 {
-		return nil
+		return dictionaries, nil
 	}
 	start, nb, err := foot.vector(bp, blockSize, maxBatches)
 	if err != nil {
-		return fmt.Errorf("record batch index: %w", err)
+		return 0, fmt.Errorf("record batch index: %w", err)
 	}
-	for i := 0; i < nb; i++ {
-		blk := foot[start+i*blockSize:]
+	return dictionaries, checkBlocks(read, size, foot[start:start+nb*blockSize], nb, "record batch")
+}
+
+// checkBlocks checks the n messages a file's footer indexes (Block
+// structs in blocks): record batches, or dictionary batches.
+func checkBlocks(read func(off, n int64) ([]byte, error), size int64, blocks fb, n int, what string) error {
+	for i := 0; i < n; i++ {
+		blk := blocks[i*blockSize:]
 		off := int64(binary.LittleEndian.Uint64(blk))
 		meta := int64(int32(binary.LittleEndian.Uint32(blk[8:])))
 		body := int64(binary.LittleEndian.Uint64(blk[16:]))
 		if off < 8 || meta < 8 || meta > maxMetaBytes || body < 0 || off+meta+body > size || off+meta+body < off {
-			return fmt.Errorf("record batch %d lies outside the file", i)
+			return fmt.Errorf("%s %d lies outside the file", what, i)
 		}
 		m, err := read(off, meta)
 		if err != nil {
 			return err
 		}
-		if err := checkMessage(m, body); err != nil {
-			return fmt.Errorf("record batch %d: %w", i, err)
+		if err := checkMessage(m, body, what == "dictionary batch"); err != nil {
+			return fmt.Errorf("%s %d: %w", what, i, err)
 		}
 	}
 	return nil
 }
 
-// checkMessage validates one encapsulated record-batch message header.
-func checkMessage(m []byte, bodyLen int64) error {
+// checkMessage validates one encapsulated record-batch message header, or
+// with dictionary a dictionary batch's (whose data is a record batch).
+func checkMessage(m []byte, bodyLen int64, dictionary bool) error {
 	p := 0
 	if len(m) >= 4 && binary.LittleEndian.Uint32(m) == 0xFFFFFFFF {
 		p = 4
@@ -318,8 +333,12 @@ func checkMessage(m []byte, bodyLen int64) error {
 	if err != nil {
 		return err
 	}
-	if ht == 0 || ht >= len(b) || b[ht] != 3 { // MessageHeader.RecordBatch
-		return fmt.Errorf("not a record batch message")
+	want := byte(3) // MessageHeader.RecordBatch
+	if dictionary {
+		want = 2 // MessageHeader.DictionaryBatch
+	}
+	if ht == 0 || ht >= len(b) || b[ht] != want {
+		return fmt.Errorf("not a %s message", map[bool]string{false: "record batch", true: "dictionary batch"}[dictionary])
 	}
 	hp, err := msg(2)
 	if err != nil || hp == 0 {
@@ -343,6 +362,20 @@ func checkMessage(m []byte, bodyLen int64) error {
 	rt, err := b.deref(hp)
 	if err != nil {
 		return err
+	}
+	if dictionary {
+		// DictionaryBatch: 0 id, 1 data (a RecordBatch), 2 isDelta
+		dict, err := b.table(rt)
+		if err != nil {
+			return err
+		}
+		dp, err := dict(1)
+		if err != nil || dp == 0 {
+			return fmt.Errorf("dictionary batch without data")
+		}
+		if rt, err = b.deref(dp); err != nil {
+			return err
+		}
 	}
 	rb, err := b.table(rt)
 	if err != nil {
@@ -531,19 +564,21 @@ func checkIPCStreamPrefix(read func(off, n int64) ([]byte, error), size int64, m
 			if err := checkSchemaTable(b, st); err != nil {
 				return err
 			}
-		case 3: // RecordBatch
+		case 2, 3: // DictionaryBatch, RecordBatch
 			if msgs == 0 {
 				return fmt.Errorf("stream does not start with a schema")
 			}
 			m := make([]byte, 0, 8+len(mb))
 			m = binary.LittleEndian.AppendUint32(m, 0xFFFFFFFF)
 			m = binary.LittleEndian.AppendUint32(m, uint32(len(mb)))
-			if err := checkMessage(append(m, mb...), body); err != nil {
-				return fmt.Errorf("record batch at byte %d: %w", pos, err)
+			if err := checkMessage(append(m, mb...), body, b[ht] == 2); err != nil {
+				return fmt.Errorf("message at byte %d: %w", pos, err)
 			}
-			batches++
+			if b[ht] == 3 {
+				batches++
+			}
 		default:
-			return fmt.Errorf("message at byte %d is of type %d; expected a schema or a record batch (dictionaries are not supported)", pos, b[ht])
+			return fmt.Errorf("message at byte %d is of type %d; expected a schema, a dictionary batch or a record batch", pos, b[ht])
 		}
 		pos += prefix + mlen + body
 	}

@@ -152,8 +152,14 @@ func openNative(path string, f *os.File, opt ReadOptions) (_ *File, err error) {
 		_, err := f.ReadAt(buf, off)
 		return buf, err
 	}
-	if err := guard(func() error { return checkIPC(read, st.Size()) }); err != nil {
+	dicts := 0
+	if err := guard(func() (err error) { dicts, err = checkIPC(read, st.Size()); return err }); err != nil {
 		return nil, fail("corrupt or truncated Arrow IPC file: %v", err)
+	}
+	if dicts > 0 {
+		// Another writer's dictionary-encoded column: read by the
+		// importer (Arrow's mapped reader panics on dictionaries).
+		return nil, fmt.Errorf("%w: dictionary-encoded columns", errForeign)
 	}
 	if err := guard(func() error {
 		var rerr error

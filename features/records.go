@@ -62,7 +62,7 @@ func openRecords(path, format string) (*records, error) {
 	var rs recordStream
 	err = guard(func() error {
 		if format == FormatArrowFile {
-			if err := checkIPC(read, st.Size()); err != nil {
+			if _, err := checkIPC(read, st.Size()); err != nil {
 				return err
 			}
 			fr, err := ipc.NewFileReader(f, bodyLimit(st.Size()))
