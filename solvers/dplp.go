@@ -2,7 +2,6 @@ package solvers
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -68,10 +67,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	mom := p.Get("momentum")
-	if !(mom >= 0 && mom < 1) {
-		return nil, fmt.Errorf("hyperparameter momentum must be in [0, 1), got %v", mom)
-	}
+	mom := p.Get("momentum") // in [0, 1) (paramRules)
 	ratio, err := p.Positive("sigma_ratio")
 	if err != nil {
 		return nil, err

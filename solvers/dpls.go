@@ -73,9 +73,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	}
 	psd := 0.0 // the non-private reference has nothing to project
 	if private {
-		if psd = p.Get("psd"); psd != -1 && psd != 0 && psd != 1 {
-			return nil, fmt.Errorf("%s: --param psd=%g: expected -1 (project a class's matrix only when its system is not positive definite), 0 (never) or 1 (always)", o.method, psd)
-		}
+		psd = p.Get("psd") // −1, 0 or 1 (paramRules)
 	}
 	always := psd == 1
 	const k = 1.0

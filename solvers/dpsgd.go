@@ -94,10 +94,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	wd := p.Get("weight_decay")
-	if wd < 0 {
-		return nil, fmt.Errorf("hyperparameter weight_decay must be ≥ 0, got %v", wd)
-	}
+	wd := p.Get("weight_decay") // ≥ 0 (paramRules)
 	biasInit := p.Get("bias_init")
 	D := rows.Dim() + 1
 	build := func(z float64) []accounting.Mechanism {

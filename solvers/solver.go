@@ -441,7 +441,62 @@ func Streams(name string) bool {
 	return err == nil && m.Stream != nil
 }
 
-// CheckParams refuses hyperparameter names that the method does not read.
+// paramRule is what values a hyperparameter takes.
+type paramRule struct {
+	what string
+	ok   func(float64) bool
+}
+
+var (
+	positiveRule = paramRule{"a positive number", func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }}
+	countRule    = paramRule{"a positive whole number of at most 10⁷", func(v float64) bool { return v >= 1 && v == math.Trunc(v) && v <= 1e7 }}
+	finiteRule   = paramRule{"a finite number", func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }}
+)
+
+// paramRules is the one rule for each hyperparameter's values, by name (a
+// name means the same in every method); a name not listed takes any
+// finite number. Fit checks the values given before anything runs, and a
+// sweep its whole grid before its first job, so that a grid no job can
+// take (clip: -1, steps: 1e12) is refused at once instead of failing every
+// job. What depends on the data (dpsgd's batch below n) is checked by the
+// method.
+var paramRules = map[string]paramRule{
+	"clip": positiveRule, "clip_cov": positiveRule, "clip_grad": positiveRule, "count_noise": positiveRule,
+	"lambda": positiveRule, "lr": positiveRule, "norm": positiveRule, "sigma_ratio": positiveRule, "alpha": positiveRule,
+	"steps": countRule, "k": countRule, "k_pool": countRule,
+	"momentum":     {"in [0, 1)", func(v float64) bool { return v >= 0 && v < 1 }},
+	"weight_decay": {"≥ 0", func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }},
+	"batch":        {"0 (full batch) or a whole number of at most 10⁹", func(v float64) bool { return v >= 0 && v == math.Trunc(v) && v <= 1e9 }},
+	"psd":          {"-1 (project a class's matrix only when its system is not positive definite), 0 (never) or 1 (always)", func(v float64) bool { return v == -1 || v == 0 || v == 1 }},
+	"d_min":        {"in [0, 2)", func(v float64) bool { return v >= 0 && v < 2 }},
+	"d_max":        {"in (0, 2]", func(v float64) bool { return v > 0 && v <= 2 }},
+}
+
+// checkParam applies name's rule to v.
+func checkParam(name string, v float64) error {
+	r, ok := paramRules[name]
+	if !ok {
+		r = finiteRule
+	}
+	if !r.ok(v) {
+		return fmt.Errorf("hyperparameter %s must be %s, got %v", name, r.what, v)
+	}
+	return nil
+}
+
+// sortedNames lists a parameter map's names in order (for a stable first
+// error).
+func sortedNames(params map[string]float64) []string {
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckParams refuses hyperparameter names that the method does not read,
+// and values their rule does not allow (paramRules).
 func CheckParams(name string, params map[string]float64) error {
 	m, err := Lookup(name)
 	if err != nil {
@@ -454,6 +509,11 @@ func CheckParams(name string, params map[string]float64) error {
 		}
 	}
 	if len(bad) == 0 {
+		for _, k := range sortedNames(params) {
+			if err := checkParam(k, params[k]); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}
 		return nil
 	}
 	sort.Strings(bad)
@@ -626,8 +686,9 @@ func (p *Params) PositiveOr(name string, def float64) (float64, error) {
 }
 
 func positive(name string, v float64) (float64, error) {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("hyperparameter %s must be a positive number, got %v", name, v)
+	mustRule(name, positiveRule)
+	if err := checkParam(name, v); err != nil {
+		return 0, err
 	}
 	return v, nil
 }
@@ -643,11 +704,21 @@ func (p *Params) CountOr(name string, def int) (int, error) {
 }
 
 func (p *Params) count(name string, v float64) (int, error) {
-	if v < 1 || v != math.Trunc(v) || v > 1e7 {
-		return 0, fmt.Errorf("hyperparameter %s must be a positive whole number, got %v", name, v)
+	mustRule(name, countRule)
+	if err := checkParam(name, v); err != nil {
+		return 0, err
 	}
 	p.used[name] = int(v)
 	return int(v), nil
+}
+
+// mustRule panics when a method reads name as another kind of value than
+// paramRules says (a programmer error: the grid check would then let
+// through values the method refuses).
+func mustRule(name string, want paramRule) {
+	if r, ok := paramRules[name]; !ok || r.what != want.what {
+		panic(fmt.Sprintf("solvers: hyperparameter %q is read as %s, but paramRules does not say so", name, want.what))
+	}
 }
 
 // Record notes a setting that is not a user-settable hyperparameter (the

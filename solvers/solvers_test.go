@@ -616,7 +616,7 @@ func TestFitRefusesBadInput(t *testing.T) {
 		{"one class", "dpls", one, Options{Epsilon: 1, Delta: 1e-5}, "at least 2"},
 		{"bad hyperparameter", "dpfc", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": -1}}, "lr must be a positive number"},
 		{"unknown hyperparameter", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1, "steps": 3}}, "dpls has no hyperparameter lr, steps (it has: clip, alpha, lambda, psd)"},
-		{"psd not -1, 0 or 1", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"psd": 2}}, "--param psd=2: expected -1"},
+		{"psd not -1, 0 or 1", "dpls", d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"psd": 2}}, "hyperparameter psd must be -1"},
 		{"bad optimizer", "dpsgd", d, Options{Epsilon: 1, Delta: 1e-5, Optimizer: "rmsprop"}, "unknown optimizer"},
 		{"unknown method", "svm", d, Options{Epsilon: 1, Delta: 1e-5}, "unknown method"},
 	}

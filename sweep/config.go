@@ -591,8 +591,12 @@ func (c *Config) settings(method string) ([]setting, error) {
 			out = next
 			continue
 		}
-		if err := solvers.CheckParams(method, map[string]float64{name: 0}); err != nil {
-			return nil, fmt.Errorf("methods.%s: %w", method, err)
+		// Every value of the axis, before the first job: a grid no job
+		// can take (clip: -1, steps: 1e12) once failed every job, exit 0.
+		for _, v := range a.nums {
+			if err := solvers.CheckParams(method, map[string]float64{name: v}); err != nil {
+				return nil, fmt.Errorf("methods.%s: %w", method, err)
+			}
 		}
 		var next []setting
 		for _, s := range out {

@@ -386,6 +386,12 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown key", base + "methods: {dpls: {}}\nepsilon: [2]\n", `line 5: unknown key "epsilon"`},
 		{"unknown method", base + "methods: {dpxx: {}}\n", `unknown method "dpxx"`},
 		{"unknown hyperparameter", base + "methods: {dpls: {lr: 1}}\n", "dpls has no hyperparameter lr"},
+		// Values no job can take (#35 item 11): every job once failed, exit 0.
+		{"negative clip", base + "methods: {dpsgd: {clip: [1, -1]}}\n", "hyperparameter clip must be a positive number, got -1"},
+		{"steps past any run", base + "methods: {dpfc: {steps: 1e12}}\n", "hyperparameter steps must be a positive whole number"},
+		{"fractional steps", base + "methods: {dpfc: {steps: 2.5}}\n", "positive whole number"},
+		{"momentum of one", base + "methods: {dplp: {momentum: 1}}\n", "momentum must be in [0, 1)"},
+		{"psd of two", base + "methods: {dpls: {psd: 2}}\n", "hyperparameter psd must be -1"},
 		{"bad range", base + "methods: {dpfc: {lr: {log: [0, 1], num: 3}}}\n", "positive ends"},
 		{"range key", base + "methods: {dpfc: {lr: {lo: 1}}}\n", `unknown range key "lo"`},
 		{"no jobs", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\ndelta: 1e-5\n", "runs no jobs"},
