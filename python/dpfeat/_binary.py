@@ -26,14 +26,32 @@ def binary():
     raise DpfeatError("the dpfeat binary was not found: set DPFEAT_BIN, put dpfeat on PATH, or run `make build` in the repository")
 
 
-def run(*args, json_output=False):
+def run(*args, json_output=False, names=None):
     """Runs ``dpfeat ARGS…``; returns its stdout (parsed when json_output)
-    and raises DpfeatError with dpfeat's message when it fails."""
+    and raises DpfeatError with dpfeat's message when it fails. ``names``
+    maps the temporary files the caller made to what they hold for the
+    user ("X and y"): a message names those, never a temporary path."""
     cmd = [binary()] + [str(a) for a in args]
     if json_output:
         cmd.append("--json")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         msg = proc.stderr.strip().splitlines()
-        raise DpfeatError(msg[-1] if msg else "dpfeat %s exited with %d" % (args[0], proc.returncode))
+        text = msg[-1] if msg else "dpfeat %s exited with %d" % (args[0], proc.returncode)
+        for path, name in (names or {}).items():
+            text = text.replace(path, name)
+        raise DpfeatError(text)
     return json.loads(proc.stdout) if json_output else proc.stdout
+
+
+def classes_args(classes, folder):
+    """``--classes @FILE`` for a class list, the file written in folder:
+    one name per line, so that names may hold commas."""
+    names = [str(c) for c in classes]
+    for c in names:
+        if "\n" in c or "\r" in c or c != c.strip() or not c:
+            raise ValueError("class name %r: a class name is not empty and has no line breaks or surrounding spaces" % c)
+    path = os.path.join(folder, "classes.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(names) + "\n")
+    return ["--classes", "@" + path]

@@ -55,6 +55,12 @@ class Classifier:
         x = np.array(X, dtype=np.float64, copy=True)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError("expected rows of %d features, got shape %s" % (self.dim, x.shape))
+        bad = np.argwhere(~np.isfinite(x))
+        if len(bad):
+            # As dpfeat predict refuses it: a non-finite row has no score.
+            i, j = bad[0]
+            what = "NaN" if np.isnan(x[i, j]) else ("+Inf" if x[i, j] > 0 else "-Inf")
+            raise ValueError("row %d: feature %d is %s; expected finite values" % (i, j, what))
         t = self.tensors
         p = self.preprocessing
         if p.get("transform"):

@@ -5,7 +5,7 @@ import tempfile
 
 import numpy as np
 
-from ._binary import run
+from ._binary import classes_args, run
 from ._classifier import load_classifier
 
 try:  # scikit-learn is optional: with it, the estimator is one of its own.
@@ -101,12 +101,12 @@ class DPClassifier(_Mixin, _Base):
                     raise ValueError("random_state must be an int (dpfeat's --seed) or None")
                 args += ["--seed", str(int(self.random_state))]
             if self.classes is not None:
-                args += ["--classes", ",".join(str(c) for c in self.classes)]
+                args += classes_args(self.classes, tmp)
             for k, v in (self.params or {}).items():
                 args += ["--param", "%s=%s" % (k, v)]
             if not self.normalize:
                 args.append("--no-normalize")
-            self.fit_report_ = run(*args, json_output=True)
+            self.fit_report_ = run(*args, json_output=True, names={train: "X and y", out: "the classifier"})
             self.classifier_ = load_classifier(out)
         names = self.classifier_.classes
         if numeric:

@@ -7,24 +7,24 @@ import tempfile
 
 import numpy as np
 
-from ._binary import run
+from ._binary import classes_args, run
 from ._classifier import load_classifier
 
 
-def _import_args(classes=None, label_column=None, features_column=None, id_column=None):
+def _import_args(label_column=None, features_column=None, id_column=None):
     args = []
-    if classes is not None:
-        args += ["--classes", ",".join(str(c) for c in classes)]
     for flag, value in (("--label-column", label_column), ("--features-column", features_column), ("--id-column", id_column)):
         if value is not None:
             args += [flag, value]
     return args
 
 
-def _npz(path, extra=()):
+def _npz(path, extra=(), classes=None):
     with tempfile.TemporaryDirectory(prefix="dpfeat-py-") as tmp:
         out = os.path.join(tmp, "out.npz")
-        run("convert", "--in", path, "--out", out, *extra)
+        if classes is not None:
+            extra = list(extra) + classes_args(classes, tmp)
+        run("convert", "--in", path, "--out", out, *extra, names={out: "the converted copy"})
         with np.load(out) as z:
             return {k: z[k] for k in z.files}
 
@@ -34,8 +34,8 @@ def read_features(path, classes=None, label_column=None, features_column=None, i
     convert`` reads) as a dict: ``X`` (float32 rows × D), ``y`` (int32 class
     indices, −1 unlabeled), ``classes`` (list of names), ``ids`` (list, or
     None) and ``metadata`` (the file's dpfeat metadata)."""
-    extra = _import_args(classes, label_column, features_column, id_column)
-    z = _npz(path, extra)
+    extra = _import_args(label_column, features_column, id_column)
+    z = _npz(path, extra, classes)
     info = json.loads(run("inspect", "--json", *extra, path))
     return {
         "X": z["X"],

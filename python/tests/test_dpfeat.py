@@ -80,10 +80,47 @@ class EstimatorTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             dpfeat.DPClassifier().fit(X, y[:-1])
         X[3, 2] = np.nan
-        with self.assertRaisesRegex(dpfeat.DpfeatError, "row 3: feature 2 is NaN"):
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "row 3: feature 2 is NaN") as err:
             dpfeat.DPClassifier(method="dpls").fit(X, y)
+        # The message names the data, not the temporary file it went to
+        # (#35 item 12).
+        self.assertNotIn("dpfeat-py-", str(err.exception))
+        self.assertIn("X and y", str(err.exception))
         with self.assertRaises(Exception):
             dpfeat.DPClassifier().predict(X)
+
+    def test_what_dpfeat_predict_refuses_python_refuses(self):
+        # #35 item 12: a NaN row got a class from predict and
+        # decision_function where dpfeat predict refuses it.
+        X, y = blobs()
+        est = dpfeat.DPClassifier(method="dpls", epsilon=1.0, delta=1e-5, random_state=3).fit(X, y)
+        bad = X.copy()
+        bad[5, 1] = np.inf
+        for f in (est.predict, est.decision_function, est.predict_proba, est.classifier_.predict):
+            with self.assertRaisesRegex(ValueError, "row 5: feature 1 is \\+Inf"):
+                f(bad)
+        pred = os.path.join(self.dir, "bad.npz")
+        clf = os.path.join(self.dir, "c.safetensors")
+        np.savez(pred, X=bad)
+        cli("fit", "--method", "dpls", "--train", self._train(X, y), "--epsilon", "1", "--delta", "1e-5", "--out", clf)
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "row 5: feature 1 is \\+Inf"):
+            cli("predict", "--classifier", clf, "--features", pred, "--out", os.path.join(self.dir, "p.csv"))
+
+    def _train(self, X, y):
+        path = os.path.join(self.dir, "train.npz")
+        np.savez(path, X=X, y=y)
+        return path
+
+    def test_class_names_with_commas(self):
+        # #35 item 12: classes= joined names with commas for --classes.
+        X, y = blobs(names=("a, the first", "b", "c"))
+        est = dpfeat.DPClassifier(method="dpls", epsilon=1.0, delta=1e-5, random_state=1, classes=["a, the first", "b", "c"]).fit(X, y)
+        self.assertEqual(list(est.classes_), ["a, the first", "b", "c"])
+        self.assertTrue(set(est.predict(X)) <= {"a, the first", "b", "c"})
+        f = dpfeat.read_features(self._train(X, y), classes=["a, the first", "b", "c"])
+        self.assertEqual(f["classes"], ["a, the first", "b", "c"])
+        with self.assertRaises(ValueError):
+            dpfeat.DPClassifier(method="dpls", classes=["a\nb", "c"]).fit(X, y)
 
     @unittest.skipUnless(HAVE_SKLEARN, "scikit-learn is not installed")
     def test_scikit_learn_protocols(self):
