@@ -206,6 +206,9 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		return rep, err
 	}
 	defer sess.Close()
+	if fb := sess.FixedBatch(); fb > 0 && fb != c.Int("batch") {
+		return rep, userErrorf("--model %s takes batches of exactly %d images (its input's first axis is fixed): pass --batch %d, or export it with a dynamic batch axis", modelPath, fb, fb)
+	}
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
@@ -100,11 +103,11 @@ func TestNoRunRemovesWhatItDidNotCreate(t *testing.T) {
 	}
 }
 
-// TestDistributedExtractionNeverDestroys (#35 items 2, 3): a forced
-// extract --runner that fails validation leaves the earlier manifest and
-// its shards readable; an input inside the shard folder is refused before
-// anything is touched; a resume reuses shards only of the same run
-// (model, source, layout), and --restart discards only what dpfeat wrote.
+// TestDistributedExtractionNeverDestroys (#35 item 2): a forced extract
+// --runner that fails validation, or at a worker, leaves the earlier
+// manifest and its shards readable; an input inside the shard folder is
+// refused before anything is touched; --restart discards only what
+// dpfeat wrote, and the replacement leaves nothing of the earlier run.
 func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
@@ -158,38 +161,23 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(photos, "cat")); len(ents) != 2 {
 		t.Fatalf("the input images were touched: %d left", len(ents))
 	}
-	// A run that fails at a worker leaves its finished shards for
-	// --resume, beside the earlier manifest, which still reads.
+	// A run that fails at a worker names the image and leaves the earlier
+	// manifest as it was.
 	os.WriteFile(filepath.Join(data, "dog", "zz-broken.png"), []byte("not a png"), 0o644)
 	code, errs := extract(out, "--force")
-	if code != 1 || !strings.Contains(errs, "zz-broken.png") || !strings.Contains(errs, "--resume") {
+	if code != 1 || !strings.Contains(errs, "zz-broken.png") {
 		t.Fatalf("a worker's error: exit %d, %q", code, errs)
 	}
 	intact("a failed forced run")
-	work := p("m.shards.partial")
-	// Another model, or other flags: the finished shards are not reused.
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--model", "../testdata/encoders/tiny-fp16.onnx"}, "model sha256 (changed)"},
-		{[]string{"--batch", "4"}, `batch ("2" then, "4" now)`},
-		{[]string{"--shard-rows", "6"}, "--shard-rows"},
-	} {
-		code, errs := extract(out, append([]string{"--resume"}, c.args...)...)
-		if code != 1 || !strings.Contains(errs, c.want) || len(errs) > 400 {
-			t.Errorf("--resume %v: exit %d, %q", c.args, code, errs)
-		}
-	}
-	// Another source at the same path (the broken image replaced).
 	os.Remove(filepath.Join(data, "dog", "zz-broken.png"))
-	imageFolder(t, filepath.Join(dir, "more"), []string{"dog"}, 1)
-	os.Rename(filepath.Join(dir, "more", "dog", "a.png"), filepath.Join(data, "dog", "zz-fixed.png"))
-	if code, errs := extract(out, "--resume"); code != 1 || !strings.Contains(errs, "data identity (the source's examples changed)") {
-		t.Errorf("--resume over another source: exit %d, %q", code, errs)
-	}
+	work := p("m.shards.partial")
+	os.RemoveAll(work) // (what the failed run kept, if a shard finished)
+	os.Mkdir(work, 0o755)
 	// --restart discards only files dpfeat wrote.
 	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("mine"), 0o644)
+	if code, errs := extract(out, "--resume"); code != 1 || !strings.Contains(errs, "--restart") {
+		t.Errorf("--resume of a folder without its run record: exit %d, %q", code, errs)
+	}
 	if code, errs := extract(out, "--restart", "--force"); code != 1 || !strings.Contains(errs, "notes.txt") {
 		t.Errorf("--restart over a folder with a user's file: exit %d, %q", code, errs)
 	}
@@ -200,9 +188,8 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	if code, errs := extract(out, "--restart", "--force"); code != 0 {
 		t.Fatalf("--restart --force: exit %d, %q", code, errs)
 	}
-	got, err := features.ReadAll(out, features.ReadOptions{})
-	if err != nil || got.Rows != want.Rows+1 {
-		t.Fatalf("the replaced manifest: %v rows, %v", got.Rows, err)
+	if got, err := features.ReadAll(out, features.ReadOptions{}); err != nil || got.Rows != want.Rows {
+		t.Fatalf("the replaced manifest: %v", err)
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
@@ -210,12 +197,22 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 			t.Errorf("the replacement left %s", e.Name())
 		}
 	}
-	// A shard interrupted before it saved anything (a 0-byte partial,
-	// no state) does not block --resume.
+	// A job server that is not there (#35 item 15): Beam tried to
+	// cross-compile a worker from sources that are not here, then waited
+	// two minutes; now one line at once, and no folder is left.
+	start := time.Now()
+	code, errs = extract(p("e.json"), "--runner-option", "endpoint=127.0.0.1:1")
+	if code != 1 || !strings.Contains(errs, "no job server answers at endpoint 127.0.0.1:1") || time.Since(start) > 20*time.Second {
+		t.Errorf("an endpoint without a job server: exit %d after %s, %q", code, time.Since(start), errs)
+	}
+	for _, left := range []string{"e.shards", "e.shards.partial", "e.json"} {
+		if _, err := os.Stat(p(left)); err == nil {
+			t.Errorf("the failed run left %s", left)
+		}
+	}
+	// A damaged run record is refused, with the way out.
 	os.Rename(p("m.shards"), work)
 	os.Remove(out)
-	os.Remove(filepath.Join(work, "00001.arrow"))
-	os.WriteFile(filepath.Join(work, "00001.arrow.partial"), nil, 0o644)
 	os.WriteFile(filepath.Join(work, "run.json"), []byte("{}"), 0o644)
 	if code, errs := extract(out, "--resume"); code != 1 || !strings.Contains(errs, "--restart") {
 		t.Errorf("a damaged run record: exit %d, %q", code, errs)
@@ -247,11 +244,12 @@ func idxFile(t *testing.T, dir string, n int) string {
 	return path
 }
 
-// TestInterruptedDistributedExtractionResumes (#35 item 4): Ctrl-C during
-// extract --runner prints one line with the advice (none of Prism's
-// structured log), keeps the finished shards, and --resume — also past
-// a shard left as a 0-byte partial — finishes a manifest equal to the
-// single-machine file.
+// TestInterruptedDistributedExtractionResumes (#35 items 3, 4): Ctrl-C
+// during extract --runner prints one line with the advice (none of
+// Prism's structured log) and keeps the finished shards; a resume with
+// another model, other flags or another source is refused in one short
+// line; --resume — also past a shard left as a 0-byte partial — finishes
+// a manifest equal to the single-machine file.
 func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 	orttest.Need(t)
 	bin := buildBinary(t)
@@ -289,6 +287,37 @@ func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("an interrupted run wrote its manifest")
 	}
+	// A resume reuses the finished shards only of the same run (#35
+	// item 3): not with another model, other flags or another source.
+	resume := func(extra ...string) (int, string) {
+		res, err := exec.Command(bin, append(append(slices.Clone(args), "--resume"), extra...)...).CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, string(res)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "../testdata/encoders/tiny-fp16.onnx"}, "model sha256 (changed)"},
+		{[]string{"--batch", "2"}, `batch ("1" then, "2" now)`},
+		{[]string{"--shard-rows", "20"}, "--shard-rows"},
+	} {
+		code, msg := resume(c.args...)
+		if code != 1 || !strings.Contains(msg, c.want) || strings.Count(strings.TrimSpace(msg), "\n") > 1 || len(msg) > 500 {
+			t.Errorf("--resume %v: exit %d, %q", c.args, code, msg)
+		}
+	}
+	raw, _ := os.ReadFile(data)
+	changed := slices.Clone(raw)
+	changed[len(changed)-1] ^= 0xff // one pixel of the last image
+	os.WriteFile(data, changed, 0o644)
+	if code, msg := resume(); code != 1 || !strings.Contains(msg, "data identity (the source's examples changed)") {
+		t.Errorf("--resume over another source: exit %d, %q", code, msg)
+	}
+	os.WriteFile(data, raw, 0o644)
 	// A shard cut before its first record batch, as a kill leaves it.
 	work := filepath.Join(dir, "m.shards.partial")
 	os.WriteFile(filepath.Join(work, "00100.arrow.partial"), nil, 0o644)
@@ -307,4 +336,101 @@ func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 		t.Fatalf("the resumed manifest differs from the single-machine file (%v)", err)
 	}
 	t.Logf("resume took %s", time.Since(start))
+}
+
+// fixBatch rewrites an ONNX model's first input's first axis to a fixed
+// size (dim_value) — a model exported with a fixed batch — by editing the
+// protobuf: ModelProto.graph (7) → GraphProto.input (11, the first) →
+// ValueInfoProto.type (2) → TypeProto.tensor_type (1) → shape (2) →
+// dim (1, the first) → dim_value (1).
+func fixBatch(t *testing.T, model []byte, batch int64) []byte {
+	t.Helper()
+	// edit rewrites the first field num of msg (a message) with fn.
+	var edit func(msg []byte, path []protowire.Number, leaf func([]byte) []byte) []byte
+	edit = func(msg []byte, path []protowire.Number, leaf func([]byte) []byte) []byte {
+		if len(path) == 0 {
+			return leaf(msg)
+		}
+		var out []byte
+		done := false
+		for b := msg; len(b) > 0; {
+			num, typ, n := protowire.ConsumeTag(b)
+			if n < 0 {
+				t.Fatal("bad protobuf")
+			}
+			m := protowire.ConsumeFieldValue(num, typ, b[n:])
+			if m < 0 {
+				t.Fatal("bad protobuf")
+			}
+			field := b[:n+m]
+			if !done && num == path[0] && typ == protowire.BytesType {
+				v, _ := protowire.ConsumeBytes(b[n:])
+				field = protowire.AppendTag(nil, num, protowire.BytesType)
+				field = protowire.AppendBytes(field, edit(v, path[1:], leaf))
+				done = true
+			}
+			out = append(out, field...)
+			b = b[n+m:]
+		}
+		if !done {
+			t.Fatalf("field %d not found", path[0])
+		}
+		return out
+	}
+	return edit(model, []protowire.Number{7, 11, 2, 1, 2, 1}, func(dim []byte) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(batch))
+	})
+}
+
+// TestFixedBatchModelIsNamed (#35 item 15): a model exported with a fixed
+// batch of 1 is refused before extracting, naming the model and the
+// --batch it needs; with it, the extraction runs.
+func TestFixedBatchModelIsNamed(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	b, err := os.ReadFile("../testdata/encoders/tiny-cnn.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "fixed.onnx")
+	os.WriteFile(model, fixBatch(t, b, 1), 0o644)
+	man, _ := os.ReadFile("../testdata/encoders/tiny-cnn.json")
+	var m map[string]any
+	json.Unmarshal(man, &m)
+	delete(m, "sha256")
+	m["file"] = "fixed.onnx"
+	man, _ = json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, "fixed.json"), man, 0o644)
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog"}, 3)
+	code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--quiet")
+	if code != 1 || !strings.Contains(errs, "fixed.onnx takes batches of exactly 1") || !strings.Contains(errs, "--batch 1") {
+		t.Fatalf("a fixed-batch model: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--batch", "1", "--quiet"); code != 0 {
+		t.Fatalf("--batch 1: exit %d, %q", code, errs)
+	}
+}
+
+// TestOutputDashIsNotAFile (#35 item 15): --out - is standard output
+// where a command writes one (predict, export), and refused elsewhere: it
+// once wrote a file named "-".
+func TestOutputDashIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	blobFile(t, "train.arrow", 60, 4, []string{"a", "b"}, "s", 1)
+	for _, args := range [][]string{
+		{"fit", "--method", "dpls", "--train", "train.arrow", "--epsilon", "1", "--delta", "1e-3", "--out", "-"},
+		{"convert", "--in", "train.arrow", "--out", "-"},
+		{"split", "--in", "train.arrow", "--train", "-", "--val", "v.arrow"},
+		{"imbalance", "--in", "train.arrow", "--out", "-", "--ratio", "2"},
+	} {
+		code, _, errs := run(t, args...)
+		if code != 1 || !strings.Contains(errs, "writes a file, not standard output") {
+			t.Errorf("%s --out -: exit %d, %q", args[0], code, errs)
+		}
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("a file named - was written")
+	}
 }

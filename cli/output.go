@@ -132,10 +132,17 @@ func checkOutputFolder(flag, path string) error {
 
 // checkExtension is the one rule for output names: the extension says the
 // format, so a name whose extension is not one the command writes is
-// refused (fit --out x.pt once wrote safetensors into a .pt). "-" and ""
-// are not files.
+// refused (fit --out x.pt once wrote safetensors into a .pt). "-" is
+// standard output where allowed lists it, and refused elsewhere (fit,
+// extract, convert, split and export-onnx once wrote a file named "-").
 func checkExtension(flag, path string, allowed ...string) error {
-	if path == "" || path == "-" {
+	if path == "-" {
+		if slices.Contains(allowed, "-") {
+			return nil
+		}
+		return userErrorf("--%s -: this command writes a file, not standard output; name the file", flag)
+	}
+	if path == "" {
 		return nil
 	}
 	ext := strings.ToLower(filepath.Ext(path))
@@ -146,7 +153,11 @@ func checkExtension(flag, path string, allowed ...string) error {
 	if ext != "" {
 		what = "extension " + ext
 	}
-	return userErrorf("--%s %s has %s; expected %s", flag, path, what, strings.Join(allowed, ", "))
+	exts := slices.DeleteFunc(slices.Clone(allowed), func(e string) bool { return e == "-" })
+	if len(exts) < len(allowed) {
+		exts = append(exts, "- (standard output)")
+	}
+	return userErrorf("--%s %s has %s; expected %s", flag, path, what, strings.Join(exts, ", "))
 }
 
 // forceFlag is --force on a command whose only override is replacing its

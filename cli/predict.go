@@ -62,7 +62,7 @@ func predictAction(c *ucli.Context) error {
 	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "model", "data")); err != nil {
 		return err
 	}
-	if err := checkExtension("out", c.String("out"), features.TableExtensions...); err != nil {
+	if err := checkExtension("out", c.String("out"), append([]string{"-"}, features.TableExtensions...)...); err != nil {
 		return err
 	}
 	if err := checkExtension("save-features", c.String("save-features"), ".arrow"); err != nil {

@@ -45,7 +45,7 @@ func (o Options) Check() error {
 	case len(o.Processes) == 0:
 		return fmt.Errorf("no process")
 	case o.Width < 1 || o.Height < 1 || o.Width*o.Height > 1<<24:
-		return fmt.Errorf("size %d×%d; expected between 1×1 and 4096×4096", o.Width, o.Height)
+		return fmt.Errorf("size %d×%d (height×width, as --size gives it); expected between 1×1 and 4096×4096", o.Height, o.Width)
 	case o.Channels != 1 && o.Channels != 3:
 		return fmt.Errorf("%d channels; expected 1 or 3", o.Channels)
 	case o.Count < 1:

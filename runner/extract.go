@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -203,6 +204,13 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 		beam.ParDo0(s, shardDone, beam.Reshuffle(s, done))
 		if err := execute(ctx, p, o); err != nil {
 			kept := finished(specs)
+			if prev == nil && !saved(work) {
+				// Nothing of this run to resume (the job did not
+				// start, or saved no rows): its folder goes.
+				if rerr := removeOwned(work); rerr == nil {
+					return nil, err
+				}
+			}
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), work)
 			}
@@ -270,6 +278,18 @@ func finished(specs []shardSpec) int {
 		}
 	}
 	return n
+}
+
+// saved reports whether a work folder holds rows a resume would keep: a
+// finished shard, or a shard's partial with its saved state.
+func saved(work string) bool {
+	ents, _ := os.ReadDir(work)
+	for _, e := range ents {
+		if n := e.Name(); owned.MatchString(n) && (strings.HasSuffix(n, ".arrow") || strings.HasSuffix(n, ".partial.json")) {
+			return true
+		}
+	}
+	return false
 }
 
 func loadRun(work string) (*runState, error) {

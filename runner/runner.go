@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -117,6 +119,14 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 		if err := flag.Set(k, v); err != nil {
 			return fmt.Errorf("Beam option %s=%s: %w", k, v, err)
 		}
+	}
+	if ep := o.Flags["endpoint"]; ep != "" {
+		// Beam waits two minutes for a job server that is not there.
+		conn, err := net.DialTimeout("tcp", ep, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("%s: no job server answers at endpoint %s (%v)", o.Name(), ep, err)
+		}
+		conn.Close()
 	}
 	if _, given := o.Flags["worker_binary"]; !given {
 		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
