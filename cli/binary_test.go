@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/internal/badinputs"
 )
 
 var (
@@ -88,6 +91,54 @@ func TestMemoryLimits(t *testing.T) {
 		if code != c.code || !strings.Contains(msg, c.want) || strings.Contains(string(out), "goroutine") {
 			t.Errorf("%s: exit %d, %q", strings.Fields(c.args)[0], code, msg)
 		}
+	}
+}
+
+// TestBadInputCorpusUnderMemoryLimit (#35 items 6, 7, 8, 15; acceptance):
+// a slice of the bad-input corpus through the binary under a 4 GiB
+// address-space limit — NumPy archives that claim terabytes, a real
+// deflate bomb of 3·10⁷ labels for 40 rows, a damaged CRC, a manifest of
+// 20,000 shards, one that climbs out of its folder: each is refused in
+// one line naming the file, exit 1, never a Go runtime trace; an IDX
+// source of three 10⁸-pixel images extracts within the limit.
+func TestBadInputCorpusUnderMemoryLimit(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash for ulimit")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cases, err := badinputs.Write(dir, 30_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := func(args string) (int, string) {
+		cmd := exec.Command("bash", "-c", "ulimit -v 4194304; exec "+bin+" "+args)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, string(out)
+	}
+	for _, c := range cases {
+		code, out := limited("inspect " + c.File)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 1 || len(lines) != 1 || !strings.Contains(out, c.File) || !strings.Contains(out, c.Want) || strings.Contains(out, "goroutine") {
+			t.Errorf("%s: exit %d, %q", c.Name, code, out)
+		}
+	}
+	if err := encode.InitRuntime(""); err != nil {
+		return // (the extraction needs ONNX Runtime; TestExtractCommand says whether it must be here)
+	}
+	bomb, err := badinputs.WriteIDXBomb(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, _ := filepath.Abs("../testdata/encoders/tiny-cnn.onnx")
+	code, out := limited("extract --quiet --model " + model + " --data " + bomb.File + " --out bomb.arrow")
+	if code != 0 || strings.Contains(out, "goroutine") {
+		t.Errorf("%s: exit %d, %q", bomb.Name, code, out)
 	}
 }
 

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("DPFEAT_LEDGER", dir)
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(dir) // made by MkdirTemp above
 	os.Exit(code)
 }
 

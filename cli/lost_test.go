@@ -171,7 +171,7 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	intact("a failed forced run")
 	os.Remove(filepath.Join(data, "dog", "zz-broken.png"))
 	work := p("m.shards.partial")
-	os.RemoveAll(work) // (what the failed run kept, if a shard finished)
+	os.RemoveAll(work) // this test's own run folder (what the failed run kept, if a shard finished)
 	os.Mkdir(work, 0o755)
 	// --restart discards only files dpfeat wrote.
 	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("mine"), 0o644)

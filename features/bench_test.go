@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if benchDir != "" {
-		os.RemoveAll(benchDir)
+		os.RemoveAll(benchDir) // made by MkdirTemp in benchFile, for the benchmark alone
 	}
 	os.Exit(code)
 }

@@ -12,7 +12,7 @@ import (
 // atomically by Close) and opens it again.
 func ExampleCreate() {
 	dir, _ := os.MkdirTemp("", "dpfeat-example-*")
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // made by MkdirTemp above
 	path := filepath.Join(dir, "f.arrow")
 	w, err := features.Create(path, 3, features.Metadata{Classes: []string{"no", "yes"}, EncoderName: "demo"}, features.WriterOptions{WithID: true})
 	if err != nil {

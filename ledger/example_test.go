@@ -13,7 +13,7 @@ import (
 // a third that would pass the budget.
 func ExampleLedger_Spend() {
 	dir, _ := os.MkdirTemp("", "dpfeat-example-*")
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // made by MkdirTemp above
 	key, _ := ledger.NameKey("hospital-scans")
 	l := ledger.At(dir, key)
 	if err := l.Init(2, 1e-5, "scans.arrow"); err != nil {

@@ -18,7 +18,7 @@ import (
 // reproduction only: real runs leave Noise unset for secure noise.)
 func ExampleFit() {
 	dir, _ := os.MkdirTemp("", "dpfeat-example-*")
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // made by MkdirTemp above
 	path := filepath.Join(dir, "train.arrow")
 	meta := features.Metadata{Classes: []string{"cat", "dog", "owl"}, EncoderName: "demo"}
 	if err := synth.WriteClusters(path, 300, 8, meta, 0.5, 1, nil); err != nil {

@@ -97,7 +97,7 @@ func run(model, data string, batch, threads, workers int, tensors string, reps i
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // made by MkdirTemp above, for this benchmark alone
 	out := filepath.Join(dir, "test.arrow")
 	res := &result{Spin: spin, Model: filepath.Base(model), Batch: batch, Threads: threads, Workers: workers, Runtime: encode.RuntimeVersion(), CPUs: runtime.NumCPU()}
 

@@ -96,7 +96,7 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp) // made by MkdirTemp above, for this benchmark alone
 	classes := tr.Meta.Classes
 	epsilons := []float64{0.01, 0.1, 1, 8}
 	methods := []string{"dpplmean", "dpplpublic", "dpplpublick", "dpls", "dpfc"}
