@@ -1,6 +1,6 @@
 # The worker image for remote Apache Beam runners (Flink, Spark, Dataflow):
-# Beam's Go boot loader, which downloads the staged worker binary (dpfeat
-# itself: --runner-option worker_binary=$(command -v dpfeat)) and starts it
+# Beam's Go boot loader, which downloads the staged worker binary (dpfeat's
+# Beam build, dpfeat-beam, which stages itself) and starts it
 # with --worker, plus what dpfeat's cgo parts need at run time — OpenBLAS
 # and LAPACKE, and the ONNX Runtime library scripts/setup.sh fetched. The
 # base is the Debian release dpfeat is built on (bookworm: glibc 2.36), so

@@ -21,21 +21,27 @@ setup:
 # The binary remembers the ONNX Runtime library it was built against, so
 # that it runs from anywhere it is copied (encode.BuiltWithLibrary).
 LDFLAGS = -X github.com/dpfeat/dpfeat/encode.BuiltWithLibrary=$(ONNXRUNTIME_LIB)
+# Two binaries: bin/dpfeat without Apache Beam (-tags nobeam: it starts in
+# half the time), which hands --runner commands and worker starts to
+# bin/dpfeat-beam beside it, the default build with Beam linked.
 build:
 	@[ -x bin/dpfeat ] || echo "first build: downloading Go modules and compiling the cgo parts (ONNX Runtime bindings, OpenBLAS); 1 to 5 minutes on 2 cores, seconds after that"
-	$(GO) build $(GOFLAGS_TAGS) -ldflags "$(LDFLAGS)" -o bin/dpfeat .
+	$(GO) build -tags "$(TAGS) nobeam" -ldflags "$(LDFLAGS)" -o bin/dpfeat .
+	$(GO) build $(GOFLAGS_TAGS) -ldflags "$(LDFLAGS)" -o bin/dpfeat-beam .
 
 # make install [PREFIX=~/.local]: the binary in PREFIX/bin and the ONNX
 # Runtime library it needs in PREFIX/lib/dpfeat, where it looks first.
 PREFIX ?= $(HOME)/.local
 install: setup build
 	install -D -m 0755 bin/dpfeat $(PREFIX)/bin/dpfeat
+	install -D -m 0755 bin/dpfeat-beam $(PREFIX)/bin/dpfeat-beam
 	install -D -m 0644 $(ONNXRUNTIME_LIB) $(PREFIX)/lib/dpfeat/libonnxruntime.so.1
-	@echo "installed $(PREFIX)/bin/dpfeat (with $(PREFIX)/lib/dpfeat/libonnxruntime.so.1)"
+	@echo "installed $(PREFIX)/bin/dpfeat and dpfeat-beam (with $(PREFIX)/lib/dpfeat/libonnxruntime.so.1)"
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add it to PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
 vet:
 	$(GO) vet $(GOFLAGS_TAGS) ./...
+	$(GO) vet -tags "$(TAGS) nobeam" . ./cli
 
 # The test command of the README and of .ci/run.
 # DPFEAT_REQUIRE_ORT makes tests fail, not skip, when ONNX Runtime is absent.

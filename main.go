@@ -19,6 +19,12 @@
 // Started with --worker by an Apache Beam runner's container boot, the
 // binary is a worker of the pipelines extract and fit build with --runner
 // (package runner).
+//
+// Built with the nobeam tag (make build's bin/dpfeat), the binary does not
+// link Apache Beam, which made every command start 2.5 times slower: a
+// command with --runner, and a worker start, are handed to dpfeat-beam
+// beside it (the default build, make build's bin/dpfeat-beam) with the
+// same arguments, environment and standard streams (beam_nobeam.go).
 package main
 
 import (
@@ -33,14 +39,10 @@ import (
 	"github.com/dpfeat/dpfeat/cli"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/phases"
-	"github.com/dpfeat/dpfeat/runner"
 )
 
 func main() {
-	if runner.IsWorker(os.Args[1:]) {
-		// Started by a Beam runner's container boot as a worker of a
-		// pipeline this binary built (extract/fit --runner).
-		runner.Worker()
+	if beamMain(os.Args) {
 		return
 	}
 	if path := os.Getenv("DPFEAT_CPUPROFILE"); path != "" {

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 b=bench/out/runner
 mkdir -p "$b"
 dp="$b/dpfeat"
-cp bin/dpfeat "$dp"
+cp bin/dpfeat-beam "$dp" # the Beam build (bin/dpfeat hands --runner to it)
 reps="${REPS:-3}"
 args=(--model "$enc/fmnist-resnet.onnx" --data "$data" --split train --offset 30000 --limit 30000 --batch 64 --quiet --force)
 declare -A ext fitls fitmean fitpca fitfc fitsgd fitnewton

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/internal/badinputs"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
 var (
@@ -183,4 +184,48 @@ func TestSignalsStopABlockedRun(t *testing.T) {
 			t.Errorf("twice %v: exit %d after %s: %s", twice, code, time.Since(start), stderr.String())
 		}
 	}
+}
+
+// TestSlimBinaryHandsOverRunnerCommands (#35 item 16): the nobeam build
+// (make build's bin/dpfeat) runs every command but --runner ones itself,
+// without Beam linked; a --runner command goes to dpfeat-beam beside it —
+// which must then be there, or the command says so in one line.
+func TestSlimBinaryHandsOverRunnerCommands(t *testing.T) {
+	orttest.Need(t)
+	beamBin := buildBinary(t)
+	dir := t.TempDir()
+	slim := filepath.Join(dir, "dpfeat")
+	if out, err := exec.Command("go", "build", "-tags", "nobeam", "-o", slim, "..").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nobeam: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("go", "list", "-tags", "nobeam", "-deps", "..").Output(); err != nil || strings.Contains(string(out), "apache/beam") {
+		t.Fatalf("the nobeam build links Beam (%v)", err)
+	}
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog"}, 3)
+	args := []string{"extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", filepath.Join(dir, "m.json"), "--runner", "prism", "--quiet"}
+	out, err := exec.Command(slim, args...).CombinedOutput()
+	if code := procExit(err); code != 1 || !strings.Contains(string(out), "dpfeat-beam") || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+		t.Fatalf("--runner without dpfeat-beam: exit %d, %q", code, out)
+	}
+	if err := os.Symlink(beamBin, filepath.Join(dir, "dpfeat-beam")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if out, err := exec.Command(slim, args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "runner prism") {
+		t.Fatalf("--runner through dpfeat-beam: %v, %q", err, out)
+	}
+	if out, err := exec.Command(slim, "inspect", filepath.Join(dir, "m.json")).CombinedOutput(); err != nil || !strings.Contains(string(out), "rows:        6") {
+		t.Fatalf("inspect in the nobeam build: %v, %q", err, out)
+	}
+}
+
+// procExit is a finished process's exit status (−1 when it did not run).
+func procExit(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

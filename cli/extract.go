@@ -16,7 +16,7 @@ import (
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/models"
-	"github.com/dpfeat/dpfeat/runner"
+	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
 func extractCommand() *ucli.Command {
@@ -160,13 +160,13 @@ func extractAction(c *ucli.Context) error {
 }
 
 // guardShards checks the folders a distributed extraction writes beside
-// its manifest (runner.ShardDir, runner.WorkDir): no input may be one of
+// its manifest (spec.ShardDir, spec.WorkDir): no input may be one of
 // them or lie inside one (--data photos.shards --out photos.json once
 // deleted the images). Nothing is removed here: the runner replaces an
 // earlier run's shards (with --force) only once the new ones are
 // finished.
 func guardShards(c *ucli.Context, out string) error {
-	for _, dir := range []string{runner.ShardDir(out), runner.WorkDir(out)} {
+	for _, dir := range []string{spec.ShardDir(out), spec.WorkDir(out)} {
 		for _, in := range flagPaths(c, "model", "manifest", "data", "mix-with") {
 			if in[1] == "" {
 				continue
@@ -219,7 +219,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		}
 	}
 	source := sourceText(c, ds)
-	views, spec, err := viewsFrom(c)
+	views, aug, err := viewsFrom(c)
 	if err != nil {
 		return rep, err
 	}
@@ -237,7 +237,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
 		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views},
-		Augment: spec, Public: public, PublicLabels: publicLabels,
+		Augment: aug, Public: public, PublicLabels: publicLabels,
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
 			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
@@ -256,12 +256,12 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 			return rep, err
 		}
 		// The shards, on the runner: each worker opens its own sessions.
-		job := runner.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
+		job := spec.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
 			Dataset: dopt, Offset: c.Int64("offset"), Limit: c.Int64("limit"), ShardRows: c.Int64("shard-rows"), Extract: opt, Out: out,
 			Workers: ro.Workers, Replace: c.Bool("force")}
 		job.Extract.Offset, job.Extract.Limit = 0, 0
 		t0 := time.Now()
-		res, err := runner.Extract(c.Context, job, *ro)
+		res, err := extractOnRunner(c.Context, job, *ro)
 		if err != nil {
 			return rep, userErrorf("extract --runner %s: %v", ro.Name(), err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
-	"github.com/dpfeat/dpfeat/runner"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
 )
@@ -203,7 +202,7 @@ func fitAction(c *ucli.Context) error {
 		}
 		defer interrupt.Temporary(tmp)()
 		defer os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
-		rf, err := runner.NewFit(train, imp, tmp, *ro)
+		rf, err := remoteFit(train, imp, tmp, *ro)
 		if err != nil {
 			return userErrorf("--runner: %v", err)
 		}

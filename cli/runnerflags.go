@@ -7,21 +7,21 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/dpfeat/dpfeat/runner"
+	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
 // runnerFlags are the flags that run a command's parallel work on an
 // Apache Beam runner (package runner).
 func runnerFlags(what string) []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "runner", Usage: what + " as an Apache Beam pipeline on " + strings.Join(runner.Runners, ", ") + " (prism runs in this process); see docs/distributed.md"},
+		&ucli.StringFlag{Name: "runner", Usage: what + " as an Apache Beam pipeline on " + strings.Join(spec.Runners, ", ") + " (prism runs in this process); see docs/distributed.md"},
 		&ucli.StringSliceFlag{Name: "runner-option", Usage: "a Beam pipeline option as name=value (repeatable): endpoint, environment_type, environment_config, project, region, temp_location, …"},
 		&ucli.IntFlag{Name: "runner-workers", Usage: "shards one worker process handles at once (0: its cores; on prism, 1 and 2 compare one worker with two)"},
 	}
 }
 
 // runnerFrom reads runnerFlags: nil without --runner.
-func runnerFrom(c *ucli.Context) (*runner.Options, error) {
+func runnerFrom(c *ucli.Context) (*spec.Options, error) {
 	name := c.String("runner")
 	if name == "" {
 		if c.IsSet("runner-option") || c.IsSet("runner-workers") || c.IsSet("shard-rows") {
@@ -29,7 +29,7 @@ func runnerFrom(c *ucli.Context) (*runner.Options, error) {
 		}
 		return nil, nil
 	}
-	o := &runner.Options{Runner: name, Workers: c.Int("runner-workers"), Flags: map[string]string{}}
+	o := &spec.Options{Runner: name, Workers: c.Int("runner-workers"), Flags: map[string]string{}}
 	for _, kv := range c.StringSlice("runner-option") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -37,7 +37,7 @@ func runnerFrom(c *ucli.Context) (*runner.Options, error) {
 		}
 		o.Flags[strings.TrimLeft(k, "-")] = v
 	}
-	if err := o.Check(); err != nil {
+	if err := checkRunner(*o); err != nil {
 		return nil, userErrorf("--runner: %v", err)
 	}
 	return o, nil

@@ -20,66 +20,27 @@ import (
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/outlock"
-	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
-// ExtractJob is a distributed extraction: everything a worker needs to
-// extract its shards (it travels to the workers as JSON).
-type ExtractJob struct {
-	// Model and Manifest are the encoder and its manifest; Threads and
-	// Device each worker slot's ONNX Runtime session's.
-	Model    string          `json:"model"`
-	Manifest models.Manifest `json:"manifest"`
-	Threads  int             `json:"threads"`
-	Device   string          `json:"device"`
-	// Data, Dataset are the source and how to open it.
-	Data    string                  `json:"data"`
-	Dataset features.DatasetOptions `json:"dataset"`
-	// Offset and Limit choose the examples (Limit 0: to the end); the
-	// shards cut them into ranges of ShardRows examples.
-	Offset, Limit, ShardRows int64
-	// Extract are the extraction's options (batch, decode workers,
-	// --skip-bad, views, the files' metadata and identity); Resume
-	// continues interrupted shards and keeps finished ones.
-	Extract encode.ExtractOptions `json:"extract"`
-	// Out is the manifest to write; the shards go to Out's name without
-	// its extension + ".shards/".
-	Out string `json:"out"`
-	// Workers bounds the shards one worker process extracts at once.
-	Workers int `json:"workers"`
-	// Replace lets the run replace an earlier manifest and its shard
-	// folder (--force), once its own shards are finished.
-	Replace bool `json:"replace"`
-}
+// ExtractJob, ExtractResult, ShardDir and WorkDir are package spec's:
+// what an extraction is, without Beam.
+type (
+	ExtractJob    = spec.ExtractJob
+	ExtractResult = spec.ExtractResult
+)
 
 // ShardDir is where Extract publishes the shards of manifest out.
-func ShardDir(out string) string {
-	return out[:len(out)-len(filepath.Ext(out))] + ".shards"
-}
+func ShardDir(out string) string { return spec.ShardDir(out) }
 
-// WorkDir is where Extract writes the shards of manifest out until every
-// one is finished: the folder an interrupted extraction leaves for
-// --resume (the shard folder's OUT.partial).
-func WorkDir(out string) string { return ShardDir(out) + ".partial" }
+// WorkDir is where Extract writes the shards until every one is finished.
+func WorkDir(out string) string { return spec.WorkDir(out) }
 
 // shardSpec is one shard: a range of examples and its file.
 type shardSpec struct {
 	Index         int
 	Offset, Limit int64
 	Path          string
-}
-
-// ExtractResult reports a distributed extraction.
-type ExtractResult struct {
-	Out    string `json:"out"`
-	Shards int    `json:"shards"`
-	Made   int    `json:"shards_made"`
-	Rows   int64  `json:"rows"`
-	Dim    int    `json:"dim"`
-	Runner string `json:"runner"`
-	// Note says what the run could not tidy (an earlier shard folder that
-	// held files dpfeat did not write, kept under another name).
-	Note string `json:"note,omitempty"`
 }
 
 // runFile is the work folder's record of its run: what must be the same
@@ -108,7 +69,7 @@ type runState struct {
 // ShardDir(job.Out) and the manifest is written; an earlier run's shards
 // are removed only then, so a failing run never destroys them.
 func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, error) {
-	if err := o.Check(); err != nil {
+	if err := Check(o); err != nil {
 		return nil, err
 	}
 	if job.ShardRows < 0 {

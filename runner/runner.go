@@ -9,8 +9,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,32 +21,20 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"github.com/dpfeat/dpfeat/internal/tmpdir"
+	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
-// Runners are the Beam runners dpfeat runs on.
-var Runners = []string{"prism", "flink", "spark", "dataflow", "universal"}
+// Runners are the Beam runners dpfeat runs on (spec.Runners).
+var Runners = spec.Runners
 
-// Options choose the runner.
-type Options struct {
-	// Runner is one of Runners ("": prism).
-	Runner string
-	// Flags are Beam pipeline options by name (endpoint, environment_type,
-	// environment_config, project, region, temp_location, …), set before
-	// the pipeline runs.
-	Flags map[string]string
-	// Workers bounds how many shards one worker process handles at once
-	// (0: its cores): on Prism, this process, so 1 and 2 compare one
-	// worker with two.
-	Workers int
-}
+// Options choose the runner (spec.Options).
+type Options = spec.Options
 
-// Check validates the options.
-func (o Options) Check() error {
-	if o.Runner != "" && !slices.Contains(Runners, o.Runner) {
-		return fmt.Errorf("runner %q; expected one of %s", o.Runner, strings.Join(Runners, ", "))
-	}
-	if o.Workers < 0 {
-		return fmt.Errorf("workers %d; expected at least 1 (0: the cores)", o.Workers)
+// Check validates the options: spec's checks, and that every flag is a
+// Beam pipeline option of this build.
+func Check(o Options) error {
+	if err := o.Check(); err != nil {
+		return err
 	}
 	for k := range o.Flags {
 		if flag.Lookup(k) == nil {
@@ -58,20 +44,9 @@ func (o Options) Check() error {
 	return nil
 }
 
-// Name is the runner's name ("prism" by default).
-func (o Options) Name() string {
-	if o.Runner == "" {
-		return "prism"
-	}
-	return o.Runner
-}
-
-// IsWorker reports whether the process was started as a Beam worker (the
-// container boot's --worker flag): main then calls Worker instead of the
-// command line.
-func IsWorker(args []string) bool {
-	return slices.ContainsFunc(args, func(a string) bool { return a == "--worker" || a == "--worker=true" || a == "-worker=true" })
-}
+// IsWorker reports whether the process was started as a Beam worker
+// (spec.IsWorker).
+func IsWorker(args []string) bool { return spec.IsWorker(args) }
 
 // Worker runs this binary as a Beam worker harness (its flags are the boot
 // code's) and exits.

@@ -101,7 +101,7 @@ func (f *Fit) sum(ctx context.Context, job shardJob, t *preprocessing.Transform,
 // shardPaths lists the files of the dataset at path (a manifest's shards,
 // or the one file) and the index of each one's first example.
 func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, map[string]int64, error) {
-	if err := o.Check(); err != nil {
+	if err := Check(o); err != nil {
 		return nil, nil, err
 	}
 	f, err := features.Open(path, features.ReadOptions{Import: imp})

@@ -1,0 +1,27 @@
+//go:build nobeam
+
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/runner/spec"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// errNoBeam is what the nobeam build says of --runner: main hands such
+// commands to dpfeat-beam before they reach here, so this is seen only
+// when that binary is missing and the command ran in-process anyway.
+var errNoBeam = errors.New("this dpfeat is built without Apache Beam (-tags nobeam): --runner runs in dpfeat-beam, which `make build` puts beside it")
+
+func checkRunner(spec.Options) error { return errNoBeam }
+
+func remoteFit(string, features.ImportOptions, string, spec.Options) (solvers.Remote, error) {
+	return nil, errNoBeam
+}
+
+func extractOnRunner(context.Context, spec.ExtractJob, spec.Options) (*spec.ExtractResult, error) {
+	return nil, errNoBeam
+}
