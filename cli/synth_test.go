@@ -21,6 +21,8 @@ func TestSynthCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"--size", "8", "--out", filepath.Join(dir, "a")}, "--size"},
+		// Named in the order given (#35 item 15: it once said 8×0).
+		{[]string{"--size", "0x8", "--out", filepath.Join(dir, "d")}, "size 0×8 (height×width"},
 		{[]string{"--process", "clouds", "--out", filepath.Join(dir, "b")}, `unknown process "clouds"`},
 		{[]string{"--channels", "2", "--out", filepath.Join(dir, "c")}, "2 channels"},
 		{[]string{"--count", "5", "--size", "8x6", "--channels", "1", "--out", out}, "not empty"},
