@@ -115,6 +115,9 @@ func TestBadInputCorpusUnderMemoryLimit(t *testing.T) {
 	limited := func(args string) (int, string) {
 		cmd := exec.Command("bash", "-c", "ulimit -v 4194304; exec "+bin+" "+args)
 		cmd.Dir = dir
+		if lib := encode.RuntimeLibrary(); lib != "" {
+			cmd.Env = append(os.Environ(), "ONNXRUNTIME_LIB="+lib) // (the tests' binary knows no path of its own)
+		}
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {

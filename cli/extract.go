@@ -236,7 +236,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	opt := encode.ExtractOptions{
 		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
-		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views},
+		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views, IDs: features.IDsOfExamples},
 		Augment: aug, Public: public, PublicLabels: publicLabels,
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),

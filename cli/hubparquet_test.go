@@ -23,6 +23,12 @@ import (
 // Parquet shard: image struct<bytes, path>, label int64, the ClassLabel
 // names in the file's "huggingface" metadata (as the Hub stores them).
 func hubParquet(t *testing.T, folder string, classes []string, out string) {
+	hubParquetPaths(t, folder, classes, out, true)
+}
+
+// hubParquetPaths is hubParquet, with the images' paths or without (null,
+// as datasets built from arrays have them: rows known only by position).
+func hubParquetPaths(t *testing.T, folder string, classes []string, out string, paths bool) {
 	t.Helper()
 	imgType := arrow.StructOf(arrow.Field{Name: "bytes", Type: arrow.BinaryTypes.Binary, Nullable: true},
 		arrow.Field{Name: "path", Type: arrow.BinaryTypes.String, Nullable: true})
@@ -38,7 +44,11 @@ func hubParquet(t *testing.T, folder string, classes []string, out string) {
 			}
 			ib.Append(true)
 			ib.FieldBuilder(0).(*array.BinaryBuilder).Append(b)
-			ib.FieldBuilder(1).(*array.StringBuilder).Append(c + "/" + filepath.Base(f))
+			if paths {
+				ib.FieldBuilder(1).(*array.StringBuilder).Append(c + "/" + filepath.Base(f))
+			} else {
+				ib.FieldBuilder(1).(*array.StringBuilder).AppendNull()
+			}
 			lb.Append(int64(ci))
 		}
 	}

@@ -123,14 +123,14 @@ func (d *cifarDataset) Next() (Example, error) {
 	}
 	label := int32(d.recordBuf[d.labelLen-1])
 	if int(label) >= len(d.classes) {
-		return Example{}, fmt.Errorf("read %s: record %d has label %d; expected 0..%d", path, d.inFile, label, len(d.classes)-1)
+		return Example{}, fmt.Errorf("read %s: record %d has a label outside 0..%d", path, d.inFile, len(d.classes)-1)
 	}
 	planes := d.recordBuf[d.labelLen:]
 	p := &Pixels{Width: 32, Height: 32, Channels: 3, Data: make([]uint8, cifarPixels)}
 	for i := 0; i < 1024; i++ {
 		p.Data[3*i], p.Data[3*i+1], p.Data[3*i+2] = planes[i], planes[1024+i], planes[2048+i]
 	}
-	ex := Example{Pixels: p, Label: label, ID: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.inFile)), Index: d.next}
+	ex := Example{Pixels: p, Label: label, Position: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.inFile)), Index: d.next}
 	d.inFile++
 	d.next++
 	return ex, nil

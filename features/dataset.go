@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -36,8 +37,18 @@ type Example struct {
 	Pixels  *Pixels
 	// Label is the class index, or Unlabeled.
 	Label int32
-	// ID is the example's path or key in its source.
+	// ID names the example by the example alone: its path in an image
+	// folder or Hugging Face row, and for a source that names examples
+	// only by position (IDX, CIFAR, Hugging Face rows without a path) a
+	// hash of its content (ContentID), with a counter only among exact
+	// duplicates. Never its position: every per-row rule (split,
+	// imbalance, validation) and every augmentation stream is keyed by
+	// it, and removing one image once renumbered every later one.
 	ID string
+	// Position is a positional source's own name for the example
+	// ("file#i"), which only DataIdentity reads (data identities, and so
+	// the budget ledgers keyed by them, predate content ids).
+	Position string
 	// Index is the example's position in the dataset, from 0.
 	Index int64
 }
@@ -106,6 +117,9 @@ func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, folder := ds.(*imageFolder); !folder {
+		ds = &exampleIDs{Dataset: ds, hashes: map[uint64]uint32{}, names: map[string]uint32{}}
+	}
 	if _, folder := ds.(*imageFolder); opt.Classes != nil && !folder {
 		if n := len(ds.Classes()); n != 0 && n != len(opt.Classes) {
 			ds.Close()
@@ -118,6 +132,64 @@ func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
 		return nil, fmt.Errorf("open dataset %s: no examples", src)
 	}
 	return ds, nil
+}
+
+// ContentID names an example by its content: "sha256:" and 20 hex digits
+// (80 bits) of the SHA-256 of its label and its pixels (their size and
+// bytes) or its encoded bytes. It depends on the example alone.
+func ContentID(ex Example) string {
+	return contentIDPrefix + hex.EncodeToString(contentHash(ex)[:10])
+}
+
+const contentIDPrefix = "sha256:"
+
+func contentHash(ex Example) []byte {
+	h := sha256.New()
+	var buf [8]byte
+	binary.LittleEndian.PutUint32(buf[:4], uint32(ex.Label))
+	h.Write(buf[:4])
+	if p := ex.Pixels; p != nil {
+		fmt.Fprintf(h, "pixels %dx%dx%d:", p.Width, p.Height, p.Channels)
+		h.Write(p.Data)
+	} else {
+		h.Write([]byte("encoded:"))
+		h.Write(ex.Encoded)
+	}
+	return h.Sum(nil)
+}
+
+// exampleIDs names the examples of every source but an image folder (whose
+// relative paths are unique and belong to the example): a content id where
+// the source has no name of its own, and a counter ("#2", "#3", …) only
+// where an id repeats — among exact duplicates, or Hugging Face rows of one
+// path — so that ids are unique and an example's id moves only when an
+// identical example before it comes or goes.
+type exampleIDs struct {
+	Dataset
+	hashes map[uint64]uint32
+	names  map[string]uint32
+}
+
+func (d *exampleIDs) Next() (Example, error) {
+	ex, err := d.Dataset.Next()
+	if err != nil {
+		return ex, err
+	}
+	var seen uint32
+	if ex.ID == "" {
+		sum := contentHash(ex)
+		ex.ID = contentIDPrefix + hex.EncodeToString(sum[:10])
+		k := binary.LittleEndian.Uint64(sum)
+		seen = d.hashes[k]
+		d.hashes[k] = seen + 1
+	} else {
+		seen = d.names[ex.ID]
+		d.names[ex.ID] = seen + 1
+	}
+	if seen > 0 {
+		ex.ID += "#" + strconv.FormatUint(uint64(seen)+1, 10)
+	}
+	return ex, nil
 }
 
 type renamed struct {
@@ -395,7 +467,11 @@ func DataIdentity(ds Dataset, offset, limit int64) (string, error) {
 			px = fmt.Appendf(nil, "%dx%dx%d:", p.Width, p.Height, p.Channels)
 			px = append(px, p.Data...)
 		}
-		for _, part := range [][]byte{[]byte(ex.ID), ex.Encoded, px} {
+		id := ex.ID
+		if ex.Position != "" {
+			id = ex.Position
+		}
+		for _, part := range [][]byte{[]byte(id), ex.Encoded, px} {
 			binary.LittleEndian.PutUint64(buf[:], uint64(len(part)))
 			h.Write(buf[:])
 			h.Write(part)

@@ -293,7 +293,7 @@ func TestCIFAR(t *testing.T) {
 	}
 	exs := readAllExamples(t, ds)
 	ds.Close()
-	if len(exs) != 3 || exs[1].Label != 9 || exs[2].Label != 0 || exs[2].Index != 2 || exs[2].ID != "data_batch_2.bin#0" {
+	if len(exs) != 3 || exs[1].Label != 9 || exs[2].Label != 0 || exs[2].Index != 2 || exs[2].Position != "data_batch_2.bin#0" || exs[2].ID != ContentID(exs[2]) {
 		t.Fatalf("examples %+v", exs)
 	}
 	if p := exs[1].Pixels; p.Channels != 3 || p.Data[0] != 4 || p.Data[1] != 5 || p.Data[2] != 6 || p.Data[3*1023+2] != 6 {
@@ -323,7 +323,7 @@ func TestCIFAR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ds.Next(); err == nil || !strings.Contains(err.Error(), "record 0 has label 12") {
+	if _, err := ds.Next(); err == nil || !strings.Contains(err.Error(), "record 0 has a label outside 0..9") || strings.Contains(err.Error(), "12") {
 		t.Errorf("CIFAR label out of range: %v", err)
 	}
 }

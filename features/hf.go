@@ -200,7 +200,7 @@ func (d *hfDataset) Next() (Example, error) {
 	path := d.files[d.fi]
 	i := d.row
 	d.row++
-	ex := Example{Label: Unlabeled, Index: d.next, ID: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.next))}
+	ex := Example{Label: Unlabeled, Index: d.next, Position: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(path), d.next))}
 	var err error
 	if gerr := guard(func() error { err = d.fill(&ex, i); return nil }); gerr != nil {
 		return Example{}, fmt.Errorf("read %s: row %d: corrupt data: %v", path, d.next, gerr)
@@ -231,11 +231,11 @@ func (d *hfDataset) fill(ex *Example, i int) error {
 	}
 	if pi, ok := st.FieldIdx("path"); ok {
 		if p, ok := img.Field(pi).(*array.String); ok && p.IsValid(i) && p.Value(i) != "" {
-			ex.ID = p.Value(i)
+			ex.ID, ex.Position = ExampleID(p.Value(i)), p.Value(i)
 		}
 	}
 	if ex.Encoded == nil {
-		return fmt.Errorf("image %q has no bytes; dpfeat reads images embedded in the Arrow file (save the dataset with embedded images)", ex.ID)
+		return fmt.Errorf("the image has no bytes; dpfeat reads images embedded in the Arrow file (save the dataset with embedded images)")
 	}
 	if d.labelCol >= 0 {
 		col := d.rec.Column(d.labelCol)

@@ -177,5 +177,5 @@ func (d *idxDataset) Next() (Example, error) {
 		return Example{}, fmt.Errorf("read %s: truncated at image %d; expected %d images of %d×%d (%v)", d.imgPath, i, d.n, d.rows, d.cols, err)
 	}
 	d.next++
-	return Example{Pixels: p, Label: int32(d.labels[i]), ID: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(d.imgPath), i)), Index: int64(i)}, nil
+	return Example{Pixels: p, Label: int32(d.labels[i]), Position: ExampleID(fmt.Sprintf("%s#%d", filepath.Base(d.imgPath), i)), Index: int64(i)}, nil
 }

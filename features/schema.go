@@ -46,6 +46,10 @@ const (
 	// mixes) per private example, named by the example column. A JSON
 	// object, see Views.
 	MetaViews = "dpfeat.views"
+	// MetaIDs says how the rows' ids were made: IDsOfExamples for an
+	// extraction whose ids belong to the examples (content ids for
+	// positional sources, #36); absent in files extracted before.
+	MetaIDs = "dpfeat.ids"
 )
 
 // Views describes a multi-view file: how many rows each private example
@@ -101,6 +105,9 @@ type Metadata struct {
 	// Views, when set, makes the file multi-view (MetaViews): its rows
 	// carry the example column.
 	Views *Views
+	// IDs is MetaIDs: IDsOfExamples, or "" for a file whose extraction
+	// did not say.
+	IDs string
 	// Extra holds any other keys, kept as they are.
 	Extra map[string]string
 }
@@ -139,6 +146,7 @@ func (m Metadata) arrow() arrow.Metadata {
 	set(MetaSource, m.Source)
 	set(MetaCreated, m.Created)
 	set(MetaDataID, m.DataID)
+	set(MetaIDs, m.IDs)
 	classes := m.Classes
 	if classes == nil {
 		classes = []string{}
@@ -165,6 +173,40 @@ func (m Metadata) arrow() arrow.Metadata {
 	return arrow.NewMetadata(keys, vals)
 }
 
+// IDsOfExamples is MetaIDs' value for ids that belong to the examples.
+const IDsOfExamples = "examples"
+
+// positionalSources are the sources.Source() prefixes whose examples
+// dpfeat named by position before content ids.
+var positionalSources = []string{"IDX ", "CIFAR-", "Hugging Face "}
+
+// PositionalIDs reports whether a file's ids may be positions in its
+// source: extracted from IDX, CIFAR or Hugging Face by a dpfeat that did
+// not yet name examples by their content (no MetaIDs). Removing one image
+// from such a source renamed every later one.
+func (m Metadata) PositionalIDs() bool {
+	if m.IDs == IDsOfExamples {
+		return false
+	}
+	for _, p := range positionalSources {
+		if strings.HasPrefix(m.Source, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckExampleIDs refuses a file whose ids may be positional where they
+// decide something per example — a per-row rule (split, imbalance,
+// validation), or the grouping of a multi-view file's rows — since there
+// one image removed from the source moves every later example.
+func CheckExampleIDs(f *File) error {
+	if !f.Metadata().PositionalIDs() {
+		return nil
+	}
+	return fmt.Errorf("%s was extracted by an earlier dpfeat, which named the examples of %s by their position, so that removing one image renamed every later one: extract it again with this dpfeat (its ids belong to the examples)", f.Path(), f.Metadata().Source)
+}
+
 func parseMetadata(md arrow.Metadata) (Metadata, error) {
 	m := Metadata{Extra: map[string]string{}}
 	for i, k := range md.Keys() {
@@ -182,6 +224,8 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 			m.Created = v
 		case MetaDataID:
 			m.DataID = v
+		case MetaIDs:
+			m.IDs = v
 		case MetaClasses:
 			if err := json.Unmarshal([]byte(v), &m.Classes); err != nil {
 				return m, fmt.Errorf("schema metadata %s is not a JSON array of class names: %v", MetaClasses, err)

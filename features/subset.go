@@ -165,8 +165,12 @@ func (r *RowRule) Select(m *Matrix) (selected, others []int) {
 	return selected, others
 }
 
-// SelectFile is Select over a feature file, streamed batch by batch.
+// SelectFile is Select over a feature file, streamed batch by batch; a
+// file whose ids may be positional is refused (CheckExampleIDs).
 func (r *RowRule) SelectFile(f *File) (selected, others []int, err error) {
+	if err := CheckExampleIDs(f); err != nil {
+		return nil, nil, err
+	}
 	err = f.Each(func(b Batch) error {
 		r.split(b, &selected, &others)
 		return nil

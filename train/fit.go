@@ -86,6 +86,12 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if err := req.Cache.checked(tf, req.Train); err != nil {
 		return nil, err
 	}
+	if tf.Views() != nil {
+		// An example's views are grouped by its id.
+		if err := features.CheckExampleIDs(tf); err != nil {
+			return nil, err
+		}
+	}
 	var rows solvers.Rows = fileRows{tf}
 	var mask []bool
 	if req.Exclude != nil {
