@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -388,6 +389,27 @@ func TestFitWithPrivateN(t *testing.T) {
 		args := append([]string{"fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--n-public=false", "--out", filepath.Join(dir, "x.safetensors")}, bad...)
 		if code, _, _ := run(t, args...); code != 1 {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// TestPrivateNIsNeverPrinted (#36 item 2): under --n-public=false nothing
+// prints, stores or reports the true number of training examples: dpsgd
+// with a batch no run can take said "below n = 2000" after n̂ was
+// charged; a batch above n̂ is full-batch.
+func TestPrivateNIsNeverPrinted(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	const n = 1987
+	blobFile(t, train, n, 5, []string{"a", "b", "c"}, "sha-1", 1)
+	for _, batch := range []string{"-1", "0.5", "5000", "300"} {
+		code, stdout, errs := run(t, "fit", "--method", "dpsgd", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--n-public=false",
+			"--batch", batch, "--steps", "3", "--seed", "1", "--json", "--out", filepath.Join(dir, "c"+batch+".safetensors"))
+		if strings.Contains(stdout+errs, strconv.Itoa(n)) {
+			t.Errorf("--batch %s: exit %d, the true n printed: %s%s", batch, code, stdout, errs)
+		}
+		if ok := batch == "5000" || batch == "300"; ok != (code == 0) {
+			t.Errorf("--batch %s: exit %d, %q", batch, code, errs)
 		}
 	}
 }

@@ -77,8 +77,12 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	if batch < 0 || batch != math.Trunc(batch) || (o.PrivateN <= 0 && batch >= n) {
-		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or a whole number below n = %d, got %v", o.examples, batch)
+	// batch is 0 or a whole number (paramRules, checked before n̂ is
+	// released). Only a public n may bound it here: under a private n
+	// nothing prints, stores or branches on the true count (#36 item 2),
+	// and a batch at or above n̂ is full-batch.
+	if o.PrivateN <= 0 && batch >= n {
+		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or below n = %d, got %v", o.examples, batch)
 	}
 	q := 1.0
 	defSteps := 50

@@ -84,7 +84,7 @@ func CheckGroups(groups []int32, y []int32, w []float64) error {
 		} else {
 			for i := at + 1; i < at+int(k); i++ {
 				if y[i] != y[at] {
-					return fmt.Errorf("rows %d and %d of one example have labels %d and %d; an example's views share its label", at, i, y[at], y[i])
+					return fmt.Errorf("rows %d and %d of one example have different labels; an example's views share its label", at, i)
 				}
 			}
 		}

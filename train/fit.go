@@ -220,7 +220,7 @@ func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
 			case l < 0:
 				return fmt.Errorf("%s: row %d is unlabeled; training rows need labels", path, offset+int64(i))
 			case int(l) >= classes:
-				return fmt.Errorf("%s: row %d has label %d; the file names %d classes", path, offset+int64(i), l, classes)
+				return fmt.Errorf("%s: row %d has a label outside the %d classes the file names", path, offset+int64(i), classes)
 			}
 			counts[l]++
 		}
