@@ -210,6 +210,17 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 			t.Errorf("the failed run left %s", left)
 		}
 	}
+	// A shard size past the data is one shard, not an overflow into a
+	// negative size that wrote the dataset twice (#36 item 4).
+	huge := p("huge.json")
+	if code, errs := extract(huge, "--shard-rows", "9223372036854775807"); code != 0 {
+		t.Fatalf("--shard-rows 2^63-1: exit %d, %q", code, errs)
+	}
+	if f, err := features.Open(huge, features.ReadOptions{}); err != nil || f.Rows() != int64(want.Rows) || len(f.Shards()) != 1 {
+		t.Errorf("--shard-rows 2^63-1: %v", err)
+	} else {
+		f.Close()
+	}
 	// A damaged run record is refused, with the way out.
 	os.Rename(p("m.shards"), work)
 	os.Remove(out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -125,11 +126,19 @@ func openShards(path string, opt ReadOptions) (_ *File, err error) {
 		}
 	}()
 	dir := filepath.Dir(path)
+	var seen []os.FileInfo
 	for i, s := range m.Shards {
 		sp := filepath.Join(dir, s.Path)
-		if _, serr := os.Stat(sp); serr != nil {
+		st, serr := os.Stat(sp)
+		if serr != nil {
 			return nil, fmt.Errorf("read %s: shard %d of %d (%s) is missing: %v", path, i+1, len(m.Shards), s.Path, serr)
 		}
+		for j, o := range seen {
+			if os.SameFile(o, st) {
+				return nil, fmt.Errorf("read %s: shards %d and %d (%s, %s) are one file; each example is in one shard", path, j+1, i+1, m.Shards[j].Path, s.Path)
+			}
+		}
+		seen = append(seen, st)
 		sf, serr := openNative(sp, nil, opt)
 		if serr != nil {
 			return nil, fmt.Errorf("read %s: shard %d of %d: %w", path, i+1, len(m.Shards), serr)
@@ -158,8 +167,46 @@ func openShards(path string, opt ReadOptions) (_ *File, err error) {
 	first := f.shards[0]
 	f.dim, f.withID, f.views, f.mixes, f.meta = first.dim, first.withID, first.views, first.mixes, first.meta
 	f.checked = nil
+	if err := oneShardPerExample(path, f); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
+
+// oneShardPerExample refuses a manifest whose shards share an example —
+// copies of one shard, or shards of two layouts over one source — by the
+// examples' ids (a multi-view file's example column): such a dataset
+// would hold one example twice and count it as two, which the guarantee
+// does not cover. Ids are compared by a 64-bit hash, each one read once.
+func oneShardPerExample(path string, f *File) error {
+	if !f.withID && !f.views {
+		return nil // (a shard without ids: other tools' files cannot be checked)
+	}
+	owner := map[uint64]int32{}
+	for k, sf := range f.shards {
+		err := sf.Each(func(b Batch) error {
+			ids := b.IDs
+			if b.Examples != nil {
+				ids = b.Examples
+			}
+			for _, id := range ids {
+				h := maphash.String(idSeed, id)
+				if s, ok := owner[h]; ok && int(s) != k {
+					return fmt.Errorf("read %s: shards %d and %d hold the same example; each example is in one shard (extract the source again)", path, s+1, k+1)
+				}
+				owner[h] = int32(k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idSeed keys the hash of oneShardPerExample (for one process).
+var idSeed = maphash.MakeSeed()
 
 // sameDataset reports whether two shards describe the same dataset: the
 // classes, ids, views and the data identity agree (the creation times and

@@ -124,3 +124,40 @@ func TestShardManifestRefusals(t *testing.T) {
 		t.Errorf("bad counts: %v", err)
 	}
 }
+
+// TestShardManifestCountsEachExampleOnce (#36 item 4): a manifest that
+// lists one shard twice — by its path, through a symlink, or as a copy —
+// would read more rows than the data has (150 of 100) and count an
+// example twice; it is refused, naming the shards.
+func TestShardManifestCountsEachExampleOnce(t *testing.T) {
+	dir := t.TempDir()
+	meta := Metadata{Classes: []string{"a", "b"}, EncoderSHA256: strings.Repeat("ab", 32), DataID: "d1"}
+	_, m := shardFiles(t, dir, 2, 2, meta)
+	b, _ := os.ReadFile(filepath.Join(dir, m.Shards[0].Path))
+	os.WriteFile(filepath.Join(dir, "parts", "copy.arrow"), b, 0o644)
+	link := filepath.Join(dir, "parts", "link.arrow")
+	symlinks := os.Symlink("00000.arrow", link) == nil
+	for _, c := range []struct {
+		name, second, want string
+	}{
+		{"the same path", m.Shards[0].Path, "are one file"},
+		{"a copy", "parts/copy.arrow", "hold the same example"},
+		{"a symlink", "parts/link.arrow", "are one file"},
+	} {
+		if c.name == "a symlink" && !symlinks {
+			continue
+		}
+		twice := &ShardManifest{Dim: m.Dim, EncoderSHA256: m.EncoderSHA256, Rows: 21,
+			Shards: []Shard{m.Shards[0], m.Shards[1], {Path: c.second, Rows: 7}}}
+		path := filepath.Join(dir, "twice.json")
+		if err := WriteShardManifest(path, twice); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := Open(path, ReadOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			if err == nil {
+				f.Close()
+			}
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

@@ -115,7 +115,9 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 		// Four shards per worker slot, so that uneven shards even out.
 		job.ShardRows = max(batch, (total+4*int64(max(1, job.Workers))-1)/(4*int64(max(1, job.Workers))))
 	}
-	job.ShardRows = (job.ShardRows + batch - 1) / batch * batch // whole encoder batches
+	// Whole encoder batches, and no more than the examples (a shard size
+	// of 2⁶³−1 once overflowed into a negative one).
+	job.ShardRows = (min(job.ShardRows, total) + batch - 1) / batch * batch
 	st.ShardRows = job.ShardRows
 	if n := (total + job.ShardRows - 1) / job.ShardRows; n > features.MaxShards {
 		return nil, fmt.Errorf("%d shards of %d examples; a manifest lists at most %d: raise --shard-rows to at least %d", n, job.ShardRows, features.MaxShards, (total+features.MaxShards-1)/features.MaxShards)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"runtime"
@@ -90,11 +91,6 @@ func pipeline() (*beam.Pipeline, beam.Scope) {
 func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 	runMu.Lock()
 	defer runMu.Unlock()
-	for k, v := range o.Flags {
-		if err := flag.Set(k, v); err != nil {
-			return fmt.Errorf("Beam option %s=%s: %w", k, v, err)
-		}
-	}
 	if ep := o.Flags["endpoint"]; ep != "" {
 		// Beam waits two minutes for a job server that is not there.
 		conn, err := net.DialTimeout("tcp", ep, 5*time.Second)
@@ -103,14 +99,25 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 		}
 		conn.Close()
 	}
-	if _, given := o.Flags["worker_binary"]; !given {
+	flags := maps.Clone(o.Flags)
+	if _, given := flags["worker_binary"]; !given {
 		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-			if _, local := o.Flags["endpoint"]; local || o.Name() != "prism" {
+			if _, local := flags["endpoint"]; local || o.Name() != "prism" {
 				return fmt.Errorf("%s: workers run a linux/amd64 dpfeat; name one with --runner-option worker_binary=PATH", o.Name())
 			}
 		} else if self, err := os.Executable(); err == nil {
-			flag.Set("worker_binary", self)
+			flags["worker_binary"] = self
 		}
+	}
+	// Beam's options are process-wide flags: each is set for this run and
+	// restored after it, so that one run's endpoint is not the next one's
+	// (an in-process run after one aimed at a dead endpoint waited for it).
+	for k, v := range flags {
+		old := flag.Lookup(k).Value.String()
+		if err := flag.Set(k, v); err != nil {
+			return fmt.Errorf("Beam option %s=%s: %w", k, v, err)
+		}
+		defer flag.Set(k, old)
 	}
 	return tmpdir.Contain("dpfeat-beam-", func() error {
 		if _, err := beam.Run(ctx, o.Name(), p); err != nil {

@@ -244,7 +244,7 @@ func TestMultiViewOnPrism(t *testing.T) {
 		}
 	}
 	spanning := write("spanning", []int{0, 100, 300})
-	if _, err := NewFit(spanning, features.ImportOptions{}, dir, Options{}); err == nil || !strings.Contains(err.Error(), "row 0 of shard 2") {
+	if _, err := NewFit(spanning, features.ImportOptions{}, dir, Options{}); err == nil || !strings.Contains(err.Error(), "shards 1 and 2 hold the same example") {
 		t.Errorf("an example spanning shards: %v", err)
 	}
 }

@@ -138,27 +138,24 @@ func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, m
 // multi-view dataset. The solvers number examples in order of their first
 // row (train.ExampleRows); when every example's rows lie in one shard, as
 // extract --runner writes them, the shards' own numberings, one after the
-// other, are the dataset's, and each shard groups its examples itself. An
-// example whose rows span two shards is refused.
+// other, are the dataset's, and each shard groups its examples itself. (An
+// example whose rows span two shards is refused when the manifest is
+// opened: features' oneShardPerExample.)
 func exampleStarts(path string, shards []string, imp features.ImportOptions) (map[string]int64, error) {
-	owner := map[string]int{} // an example's shard
 	first := map[string]int64{}
 	var n int64
-	for i, p := range shards {
+	for _, p := range shards {
 		first[p] = n
 		f, err := features.Open(p, features.ReadOptions{Import: imp})
 		if err != nil {
 			return nil, err
 		}
+		seen := map[string]bool{}
 		err = f.Each(func(b features.Batch) error {
-			for r, ex := range b.Examples {
-				k, seen := owner[ex]
-				switch {
-				case !seen:
-					owner[ex] = i
+			for _, ex := range b.Examples {
+				if !seen[ex] {
+					seen[ex] = true
 					n++
-				case k != i:
-					return fmt.Errorf("%s: row %d of shard %d (%s) belongs to an example whose rows begin in shard %d: --runner needs each example's rows in one shard, as extract --runner writes them; fit it without --runner", path, b.Offset+int64(r), i+1, p, k+1)
 				}
 			}
 			return nil
