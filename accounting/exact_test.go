@@ -217,6 +217,44 @@ func TestLatticeAttack(t *testing.T) {
 	}
 }
 
+// TestLatticeMarginAtAPowerOfTwo (#36 item 8): a nominal std just below a
+// power of two crosses it once the rounding's margin is added, which
+// doubles the lattice step; the std used must cover the rounding of the
+// step actually used — read off the released values (the largest power
+// of two dividing all 64 of them), not taken from the code — at z = 5
+// and 50 for a release of 1664² coordinates (spread 1664). The margin
+// was sized for the undoubled step: short by 1.9·10⁻⁶ relative at z = 5
+// and 1.9·10⁻⁵ at z = 50.
+func TestLatticeMarginAtAPowerOfTwo(t *testing.T) {
+	n := SeededNoise(11)
+	const spread = 1664
+	for _, z := range []float64{5, 50} {
+		for _, std := range []float64{math.Nextafter(4, 0), 4 * (1 - 1e-7), 1 << 20 * (1 - 2e-7)} {
+			x := make([]float64, 64)
+			for i := range x {
+				x[i] = float64(i) * 0.37
+			}
+			sens := std / z
+			used := AddGaussianPart(n, x, std, sens, spread*spread)
+			g := math.Inf(1) // the step: the largest power of two dividing every value
+			for _, v := range x {
+				if v == 0 {
+					continue
+				}
+				_, e := math.Frexp(v)
+				p := math.Ldexp(1, e)
+				for p > 0 && v/p != math.Trunc(v/p) {
+					p /= 2
+				}
+				g = min(g, p)
+			}
+			if need := std * (1 + spread*g/sens); used < need {
+				t.Errorf("z = %v, σ = %v: std used %v covers the step %g's rounding only with %v (short by %.2g relative)", z, std, used, g, need, (need-used)/need)
+			}
+		}
+	}
+}
+
 // TestLatticeReleases: every released value is a multiple of the lattice
 // step of the std the release reports, and the std used covers the
 // rounding (σ′ ≥ σ·(1 + spread·g/Δ)).

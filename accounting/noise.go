@@ -129,17 +129,30 @@ func lattice(std float64) float64 {
 	return math.Ldexp(1, max(math.Ilogb(std)+1-LatticeBits, -1000))
 }
 
-// latticeStd returns the noise std a lattice release uses for a nominal
-// std σ = z·Δ: rounding each of the release's coordinates to the lattice
-// moves it by up to g/2 on each of two neighbouring datasets, so the L2
-// sensitivity grows by at most spread·g (spread: √(number of coordinates),
-// or d for a symmetric d×d matrix in the Frobenius isometry); σ grows by z
-// times that, z = σ/Δ. Relative growth ≤ spread·z·2⁻³¹.
-func latticeStd(std, sens, spread float64) float64 {
+// latticeStd returns the noise std σ′ a lattice release uses for a nominal
+// std σ = z·Δ, and the lattice step g it uses: rounding each of the
+// release's coordinates to the lattice moves it by up to g/2 on each of
+// two neighbouring datasets, so the L2 sensitivity grows by at most
+// spread·g (spread: √(number of coordinates), or d for a symmetric d×d
+// matrix in the Frobenius isometry); σ grows by z times that, z = σ/Δ.
+// The step is the one of σ′ itself: a σ just below a power of two can
+// cross it once the margin is added, which doubles the step — the margin
+// is then sized again for the doubled step (it was sized for the first,
+// and the noise came up short by spread·z·2⁻³², 1.9·10⁻⁶ at D = 1664,
+// z = 5). Relative growth ≤ spread·z·2⁻³⁰.
+func latticeStd(std, sens, spread float64) (eff, g float64) {
 	if !(sens > 0) {
 		panic(fmt.Sprintf("accounting: a Gaussian release needs its sensitivity > 0, got %v", sens))
 	}
-	return std * (1 + spread*lattice(std)/sens)
+	g = lattice(std)
+	for {
+		eff = std * (1 + spread*g/sens)
+		next := lattice(eff)
+		if next <= g {
+			return eff, g
+		}
+		g = next // (g only grows, so this ends)
+	}
 }
 
 // latticeScale is ⌈σ/g⌉ with a margin for the float division's rounding.
@@ -188,8 +201,7 @@ func AddGaussianPart(n Noise, x []float64, std, sens float64, total int) float64
 	if total < len(x) {
 		panic(fmt.Sprintf("accounting: AddGaussianPart: a part of %d coordinates of a release of %d", len(x), total))
 	}
-	eff := latticeStd(std, sens, math.Sqrt(float64(total)))
-	g := lattice(eff)
+	eff, g := latticeStd(std, sens, math.Sqrt(float64(total)))
 	s := latticeScale(eff, g)
 	inChunks(n, len(x), func(c Noise, lo, hi int) {
 		dg := newDiscreteGaussian(c, s)
@@ -273,8 +285,7 @@ func AddSymmetricGaussian(n Noise, a []float64, d int, std, sens float64) float6
 	if std == 0 || d == 0 {
 		return std
 	}
-	eff := latticeStd(std, sens, float64(d))
-	g := lattice(eff)
+	eff, g := latticeStd(std, sens, float64(d))
 	sd := latticeScale(eff, g)
 	so := latticeScale(eff/math.Sqrt2, g)
 	// Draws go to the upper triangle (the released values; the lower
