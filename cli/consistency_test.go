@@ -101,7 +101,9 @@ func TestUnusedFlagsAreRefused(t *testing.T) {
 		}
 	}
 	// A transform reads --public and --memory whatever the method.
-	if code, _, errs := run(t, fit("--method", "dpfc", "--transform", "pca", "--public", train, "--memory", "1GiB")...); code != 0 {
+	pub := filepath.Join(dir, "public.arrow")
+	blobFile(t, pub, 60, 4, []string{"a", "b"}, "sha-1", 9)
+	if code, _, errs := run(t, fit("--method", "dpfc", "--transform", "pca", "--public", pub, "--memory", "1GiB")...); code != 0 {
 		t.Errorf("dpfc with a public transform: %s", errs)
 	}
 }

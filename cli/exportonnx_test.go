@@ -38,6 +38,13 @@ func TestExportONNXEveryMethod(t *testing.T) {
 	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", feats); code != 0 {
 		t.Fatalf("extract: exit %d: %s", code, errs)
 	}
+	// Public features of other images (the training file itself is
+	// refused as public data).
+	pub := filepath.Join(dir, "pub.arrow")
+	imageFolderVariant(t, filepath.Join(dir, "public"), []string{"cat", "dog", "owl"}, 6, 1)
+	if code, _, errs := run(t, "extract", "--model", model, "--data", filepath.Join(dir, "public"), "--out", pub); code != 0 {
+		t.Fatalf("extract the public images: exit %d: %s", code, errs)
+	}
 	m, err := features.ReadAll(feats, features.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +80,8 @@ func TestExportONNXEveryMethod(t *testing.T) {
 	for _, fit := range [][]string{
 		{"dpls", "1"}, {"dpnewton", "1"}, {"dpfc", "1"}, {"dpsgd", "1"}, {"dplp", "1"},
 		{"dpplmean", "1"}, {"dpplmean", "1", "--distance", "euclidean"},
-		{"dpplpublic", "1", "--public", feats}, {"dpplpublick", "1", "--public", feats, "--param", "k=2"},
-		{"dpls", "1", "--transform", "pca", "--public", feats}, {"auto", "1"},
+		{"dpplpublic", "1", "--public", pub}, {"dpplpublick", "1", "--public", pub, "--param", "k=2"},
+		{"dpls", "1", "--transform", "pca", "--public", pub}, {"auto", "1"},
 		{"ls", "inf"}, {"newton", "inf"}, {"logreg", "inf"}, {"protomean", "inf"},
 	} {
 		name := strings.Join(fit, " ")

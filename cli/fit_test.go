@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
 	"github.com/dpfeat/dpfeat/models"
@@ -603,6 +604,63 @@ func TestFitTransformFlags(t *testing.T) {
 		}
 		if _, err := os.Stat(bad); err == nil {
 			t.Errorf("%v: wrote %s", c.args, bad)
+		}
+	}
+}
+
+// TestPublicDataIsNotThePrivateData (#36 item 3): --public naming the
+// training file, a copy of it, a split of it, or another extraction of the
+// same source is refused, naming both (dpplpublic published training rows
+// verbatim as prototypes, and a transform learnt from them "at no privacy
+// cost"); public data that is other data is taken, and the guarantee says
+// how it was checked.
+func TestPublicDataIsNotThePrivateData(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	classes := []string{"a", "b", "c"}
+	blobFile(t, p("train.arrow"), 240, 6, classes, "sha-1", 1)
+	blobFile(t, p("other.arrow"), 90, 6, classes, "sha-1", 2)
+	b, _ := os.ReadFile(p("train.arrow"))
+	os.WriteFile(p("copy.arrow"), b, 0o644)
+	if code, _, errs := run(t, "split", "--in", p("train.arrow"), "--train", p("tr.arrow"), "--val", p("va.arrow")); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(method, public string, extra ...string) (int, string, string) {
+		args := append([]string{"fit", "--method", method, "--train", p("train.arrow"), "--public", public, "--epsilon", "1", "--delta", "1e-5", "--json", "--force",
+			"--out", p("c.safetensors")}, extra...)
+		return run(t, args...)
+	}
+	for _, public := range []string{"train.arrow", "copy.arrow", "va.arrow"} {
+		for _, c := range [][]string{{"dpplpublic"}, {"dpls", "--transform", "pca"}} {
+			if code, _, errs := fit(c[0], p(public), c[1:]...); code != 1 || !strings.Contains(errs, "public data must not") || !strings.Contains(errs, public) {
+				t.Errorf("%v with --public %s: exit %d, %q", c, public, code, errs)
+			}
+		}
+	}
+	code, stdout, errs := fit("dpplpublic", p("other.arrow"))
+	if code != 0 || !strings.Contains(stdout, "checked not to be the training data") {
+		t.Errorf("other public data: exit %d, %s %s", code, stdout, errs)
+	}
+	if encode.InitRuntime("") == nil {
+		// Another extraction of the same source: the same data identity.
+		data := p("images")
+		imageFolder(t, data, []string{"cat", "dog"}, 4)
+		for _, out := range []string{"x1.arrow", "x2.arrow"} {
+			if code, _, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p(out), "--quiet"); code != 0 {
+				t.Fatal(errs)
+			}
+		}
+		code, _, errs := run(t, "fit", "--method", "dpplpublic", "--train", p("x1.arrow"), "--public", p("x2.arrow"), "--epsilon", "1", "--out", p("x.safetensors"))
+		if code != 1 || !strings.Contains(errs, "public data must not") {
+			t.Errorf("another extraction of the source as public: exit %d, %q", code, errs)
+		}
+		// DP-Mix_Diff's public partners: not the private images.
+		for _, with := range []string{data, filepath.Join(data, "cat")} {
+			code, _, errs = run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("mix.arrow"),
+				"--views", "2", "--augment", "flip", "--mix-with", with, "--mix-diff", "1", "--quiet")
+			if code != 1 || !strings.Contains(errs, "never private ones") {
+				t.Errorf("--mix-with %s: exit %d, %q", with, code, errs)
+			}
 		}
 	}
 }

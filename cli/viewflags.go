@@ -71,6 +71,11 @@ func mixWith(c *ucli.Context, views *features.Views, classes []string) ([]featur
 	case c.Int64("mix-with-limit") < 0:
 		return nil, nil, userErrorf("--mix-with-limit must be ≥ 0, got %d", c.Int64("mix-with-limit"))
 	}
+	// The public partners must not be the private images (#36 item 3):
+	// not the source itself, nor a folder inside it or around it.
+	if data := c.String("data"); data != "" && (sameFile(src, data) || within(src, data) || within(data, src)) {
+		return nil, nil, userErrorf("--mix-with %s is the private data --data %s (or holds it, or lies inside it): DP-Mix_Diff mixes with public images, never private ones", src, data)
+	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s (public, to mix with)\n", src)
 	split, limit := c.String("mix-with-split"), c.Int64("mix-with-limit")
 	pub, labels, pubClasses, err := features.ReadImages(src, features.DatasetOptions{Split: split}, limit, true)

@@ -109,10 +109,12 @@ func TestMultiViewTrainingFiles(t *testing.T) {
 		}
 		return clf
 	}
+	pub := filepath.Join(dir, "public.arrow") // (not the training data, which is refused as public)
+	blobFile(t, pub, 40, 3, []string{"a", "b"}, "", 5)
 	for _, m := range []string{"dpls", "dpfc", "dpsgd", "dpplmean", "dplp", "dpnewton", "auto", "ls", "logreg", "dpplpublic"} {
 		var extra []string
 		if m == "dpplpublic" {
-			extra = []string{"--public", single}
+			extra = []string{"--public", pub}
 		}
 		ref := fit(m, single, m+"-single", extra...)
 		one := fit(m, k1, m+"-k1", extra...)
@@ -261,8 +263,10 @@ func TestSoftLabelledTrainingFiles(t *testing.T) {
 			t.Errorf("%v: exit %d, %s", c, code, errs)
 		}
 	}
+	pub := filepath.Join(dir, "public.arrow")
+	blobFile(t, pub, 40, 3, []string{"a", "b", "c"}, "", 5)
 	for _, m := range []string{"dpplpublic", "dpplpublick"} {
-		if _, code, errs := fit(m, grouped, m, "--public", grouped); code != 1 || !strings.Contains(errs, "cannot take soft labels") {
+		if _, code, errs := fit(m, grouped, m, "--public", pub); code != 1 || !strings.Contains(errs, "cannot take soft labels") {
 			t.Errorf("%s on soft labels: exit %d, %q", m, code, errs)
 		}
 	}

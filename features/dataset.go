@@ -143,6 +143,11 @@ func ContentID(ex Example) string {
 
 const contentIDPrefix = "sha256:"
 
+// IsContentID reports whether an id is a ContentID (with or without a
+// duplicate's counter): one that names the same label and pixels
+// wherever it appears.
+func IsContentID(id string) bool { return strings.HasPrefix(id, contentIDPrefix) }
+
 func contentHash(ex Example) []byte {
 	h := sha256.New()
 	var buf [8]byte

@@ -3,9 +3,12 @@ package train
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"math"
+	"os"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
@@ -147,7 +150,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
 		// A transform (asked for, or auto's) comes from the public rows,
 		// free.
-		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public
+		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public+" ("+PublicCheck+")"
 	}
 	var res *solvers.Result
 	if data == nil {
@@ -162,6 +165,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	if v := tf.Views(); v != nil && m.Private {
 		res.Guarantee.Unit = v.Unit()
+	}
+	if m.Private && req.Public != "" && slices.Contains(m.Reads, solvers.OptPublic) {
+		res.Guarantee.Public = append(res.Guarantee.Public, "the public features "+req.Public+" ("+PublicCheck+")")
 	}
 	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
 		res.Guarantee.Public = append(res.Guarantee.Public, ClassesFromLabelsPublic(req.Train))
@@ -230,6 +236,61 @@ func CountLabels(rows solvers.Rows, path string, classes int) ([]int64, error) {
 	return counts, err
 }
 
+// PublicCheck is what the guarantee says of how public data was told
+// apart from the private data (notPrivate).
+const PublicCheck = "checked not to be the training data: not the same file, not the same source data identity, no row with a training row's features or content id"
+
+// notPrivate refuses public features that are the private data (#36 item
+// 3): the same file, the same source data identity (another extraction of
+// the source, or a split or subset, which keeps it), or a row with a
+// training row's features bit for bit (a copy, a split or a subset of the
+// training file, whatever its ids) or content id (the same image under
+// another encoder; an image's relative path may recur in another folder,
+// so paths are not compared). dpplpublic would otherwise publish training
+// rows verbatim as prototypes, and a transform learn from them "at no
+// privacy cost".
+func notPrivate(public string, pf *features.File, train string, tf *features.File) error {
+	pm, tm := pf.Metadata(), tf.Metadata()
+	if ps, err := os.Stat(public); err == nil {
+		if ts, err := os.Stat(train); err == nil && os.SameFile(ps, ts) {
+			return fmt.Errorf("--public %s is the training file %s: public data must not be the private data", public, train)
+		}
+	}
+	if pm.DataID != "" && pm.DataID == tm.DataID {
+		return fmt.Errorf("--public %s comes from the same source data as %s (one data identity): public data must not be the private data", public, train)
+	}
+	// Rows: a training row's features, bit for bit (a copy, a split or a
+	// subset of the training file, whatever its ids), or its content id.
+	seed := maphash.MakeSeed()
+	rowKey := func(b features.Batch, i int) uint64 {
+		return maphash.Bytes(seed, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.Row(i)))), 4*b.Dim))
+	}
+	private := map[uint64]bool{}
+	if err := tf.Each(func(b features.Batch) error {
+		for i := 0; i < b.Rows(); i++ {
+			private[rowKey(b, i)] = true
+			if b.IDs != nil && features.IsContentID(b.IDs[i]) {
+				private[maphash.String(seed, b.IDs[i])] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return pf.Each(func(b features.Batch) error {
+		for i := 0; i < b.Rows(); i++ {
+			same := private[rowKey(b, i)]
+			if b.IDs != nil && features.IsContentID(b.IDs[i]) {
+				same = same || private[maphash.String(seed, b.IDs[i])]
+			}
+			if same {
+				return fmt.Errorf("--public %s: row %d is an example of the training data %s (the same features or content id): public data must not hold private examples", public, b.Offset+int64(i), train)
+			}
+		}
+		return nil
+	})
+}
+
 // openPublic opens the public features, streamed from the memory map
 // (public sets can be large), checked against the training file.
 func openPublic(req Request, tf *features.File) (*features.File, error) {
@@ -239,6 +300,10 @@ func openPublic(req Request, tf *features.File) (*features.File, error) {
 		return nil, err
 	}
 	pm, meta := pf.Metadata(), tf.Metadata()
+	if err := notPrivate(req.Public, pf, req.Train, tf); err != nil {
+		pf.Close()
+		return nil, err
+	}
 	switch {
 	case pf.Dim() != tf.Dim():
 		err = fmt.Errorf("--public %s has %d features per row; %s has %d", req.Public, pf.Dim(), req.Train, tf.Dim())

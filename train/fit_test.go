@@ -77,6 +77,10 @@ func TestTransformRoundTrip(t *testing.T) {
 	if err := synth.WriteClusters(path, 600, 8, meta, 0.6, 2, nil); err != nil {
 		t.Fatal(err)
 	}
+	pub := filepath.Join(dir, "public.arrow")
+	if err := synth.WriteClusters(pub, 300, 8, meta, 0.6, 3, nil); err != nil {
+		t.Fatal(err)
+	}
 	m, err := features.ReadAll(path, features.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +88,7 @@ func TestTransformRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		method, kind, public string
 	}{{"dpfc", solvers.TransformWhiten, ""}, {"dpls", solvers.TransformStandardize, ""}, {"dpsgd", solvers.TransformCenter, ""},
-		{"dpfc", solvers.TransformPCA, path}, {"auto", "", ""}, {"dpplpublic", solvers.TransformWhiten, path}} {
+		{"dpfc", solvers.TransformPCA, pub}, {"auto", "", ""}, {"dpplpublic", solvers.TransformWhiten, pub}} {
 		o := solvers.Options{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: solvers.TransformSpec{Kind: c.kind}}
 		if c.method == "dpplpublic" {
 			o.Delta = 0 // pure ε-DP: a public transform must not need δ
