@@ -88,8 +88,10 @@ func TestUnusedFlagsAreRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{fit("--method", "dpls", "--optimizer", "sgd"), "--optimizer is not used by dpls (it reads --clip, --alpha, --lambda, --psd, --memory, --sigma, --runner)"},
+		{fit("--method", "dpls", "--optimizer", "sgd"), "--optimizer is not used by dpls (it reads --clip, --alpha, --lambda, --psd, --memory, --sigma, --runner, --n-public)"},
 		{fit("--method", "dpfc", "--public", train), "--public is not used by dpfc"},
+		// dpplmean does not use n: a private n released n̂ and stored 0 (#36).
+		{fit("--method", "dpplmean", "--n-public=false"), "--n-public is not used by dpplmean"},
 		{fit("--method", "dpls", "--distance", "euclidean"), "--distance is not used by dpls"},
 		{fit("--method", "dpfc", "--budget-convention", "dppl"), "--budget-convention is not used by dpfc"},
 		{fit("--method", "dplp", "--memory", "1GiB"), "--memory is not used by dplp"},

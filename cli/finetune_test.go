@@ -113,14 +113,17 @@ func TestFinetuneViews(t *testing.T) {
 	if len(outs[0]) == 0 || string(outs[0]) != string(outs[1]) {
 		t.Error("two seeded runs with views differ")
 	}
-	// DP-Mix_Diff: mixups with public images (here the same folder).
+	// DP-Mix_Diff: mixups with public images (other images of the same
+	// classes; the private folder itself is refused).
+	public := filepath.Join(dir, "public")
+	imageFolderVariant(t, public, []string{"a", "b", "c"}, 4, 1)
 	other := filepath.Join(dir, "other")
 	imageFolder(t, other, []string{"a", "zebra"}, 2)
 	// (without --mix-self: --mix-alpha's default must reach the mixups)
-	diff := append(append([]string{}, base[:len(base)-3]...), "--json", "--out", filepath.Join(dir, "diff.safetensors"), "--mix-with", data, "--mix-diff", "2")
+	diff := append(append([]string{}, base[:len(base)-3]...), "--json", "--out", filepath.Join(dir, "diff.safetensors"), "--mix-with", public, "--mix-diff", "2")
 	code, stdout, errs := run(t, diff...)
 	var rep finetuneReport
-	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || !strings.Contains(rep.Guarantee.Unit, "and 2 mixups with the public images "+data+" (soft labels") {
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || !strings.Contains(rep.Guarantee.Unit, "and 2 mixups with the public images "+public+" (soft labels") {
 		t.Errorf("--mix-diff: exit %d, unit %q, %s", code, rep.Guarantee.Unit, errs)
 	}
 	for _, c := range []struct {

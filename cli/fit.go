@@ -489,7 +489,7 @@ func (p *fitProgress) done() {
 
 // optionFlags are fit's flags for the options a method may read besides
 // its hyperparameters (solvers.Method.Reads).
-var optionFlags = []string{solvers.OptOptimizer, solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptMemory, solvers.OptSigma, solvers.OptRunner}
+var optionFlags = []string{solvers.OptOptimizer, solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptMemory, solvers.OptSigma, solvers.OptRunner, solvers.OptNPublic}
 
 // checkMethodFlags refuses an option flag the method does not read, with
 // the flags it does: a flag silently ignored is a setting the user thinks

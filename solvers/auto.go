@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: Auto, Reads: []string{OptOptimizer, OptPublic, OptDistance, OptMemory}, Private: true,
+	Register(Method{Name: Auto, Reads: []string{OptOptimizer, OptPublic, OptDistance, OptMemory, OptNPublic}, Private: true,
 		Summary: "chooses the method, feature transform and budget split from n, ε, δ and whether public features are given (the recommended first method)",
 		Run: func(context.Context, *Data, *Options) (*Result, error) {
 			panic("solvers: auto is resolved by Fit before it runs")

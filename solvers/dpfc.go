@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpfc", Reads: []string{OptMemory, OptSigma, OptRunner}, Params: []Param{
+	Register(Method{Name: "dpfc", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Params: []Param{
 		{Name: "clip_cov", Default: 1, Doc: "clipping norm C_G of the covariance features"},
 		{Name: "clip_grad", Default: 1, Doc: "clipping norm C_g of per-example gradients"},
 		{Name: "steps", Default: 10, Doc: "iterations T"},

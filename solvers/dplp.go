@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dplp", Reads: []string{OptSigma}, Private: true, Params: []Param{
+	Register(Method{Name: "dplp", Reads: []string{OptSigma, OptNPublic}, Private: true, Params: []Param{
 		{Name: "norm", Default: 1, Doc: "the fixed norm C rows are scaled to before private centring"},
 		{Name: "clip", Default: 1, Doc: "clipping norm of per-example gradients"},
 		{Name: "steps", Default: 100, Doc: "iterations T"},

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpls", Reads: []string{OptMemory, OptSigma, OptRunner}, Params: []Param{
+	Register(Method{Name: "dpls", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Params: []Param{
 		featureClip,
 		lsAlpha,
 		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), twice that when the noise dwarfs a class's signal (ρ ≥ 250) and psd ≠ 1, plus 1e-4·(n/M + α·n)/D)"},

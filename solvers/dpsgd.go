@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpsgd", Reads: []string{OptOptimizer, OptSigma, OptMemory, OptRunner}, Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
+	Register(Method{Name: "dpsgd", Reads: []string{OptOptimizer, OptSigma, OptMemory, OptRunner, OptNPublic}, Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
 		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of per-example gradients"},
 		{Name: "steps", Derived: true, Doc: "iterations T (default 50 full batch, ⌈10/q⌉ Poisson-sampled at rate q)"},
 		{Name: "lr", Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},

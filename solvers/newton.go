@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma, OptRunner}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
+	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
 		featureClip,
 		{Name: "steps", Default: 1, Doc: "Newton steps T"},
 		newtonLR,

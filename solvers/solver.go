@@ -240,6 +240,7 @@ const (
 	OptBudgetConvention = "budget-convention" // Options.BudgetConvention
 	OptMemory           = "memory"            // Options.MemoryBudget
 	OptSigma            = "sigma"             // Options.Sigma
+	OptNPublic          = "n-public"          // Options.PrivateN: the method uses n, so a private n releases n̂
 	// OptRunner: the method reads the training data only through
 	// AccumulateWith (one pass) or Passes (pass.go), so that a runner can
 	// compute them (Options.Remote).
@@ -249,7 +250,7 @@ const (
 // OptionsForTransform are the options any method reads when a feature
 // transform is learned first (TransformSpec): its public rows, and the
 // memory for its D×D statistics.
-var OptionsForTransform = []string{OptPublic, OptMemory}
+var OptionsForTransform = []string{OptPublic, OptMemory, OptNPublic}
 
 var methods = map[string]Method{}
 
