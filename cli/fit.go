@@ -16,6 +16,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
 )
@@ -196,6 +197,11 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	if ro != nil {
+		release, err := outlock.Lock(out)
+		if err != nil {
+			return userErrorf("%v", err)
+		}
+		defer release()
 		tmp, err := runnerTemp("out", out)
 		if err != nil {
 			return err

@@ -67,6 +67,7 @@ func printSummary(w io.Writer, path string, s features.Summary) error {
 		for i, c := range s.Classes {
 			fmt.Fprintf(&b, "  %3d %-*s %d\n", i, width, c, s.Counts[i])
 		}
+		b.WriteString("  (exact counts of the rows: as private as the data, not a private release)\n")
 	} else {
 		fmt.Fprintf(&b, "classes:     none\n")
 	}

@@ -77,8 +77,19 @@ func TestNoRunRemovesWhatItDidNotCreate(t *testing.T) {
 		}
 		check(c.step)
 	}
-	if ents, _ := os.ReadDir(dir); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), ".dpfeat-runner-") }) {
+	if ents, _ := os.ReadDir(dir); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.Contains(e.Name(), ".runner-") }) {
 		t.Error("fit --runner left its scratch folder beside --out")
+	}
+	// A crashed run's scratch folder for this output (exact sums of the
+	// private data) goes with the next run (#36 note).
+	stale := p(".ok.safetensors.runner-123")
+	os.Mkdir(stale, 0o700)
+	os.WriteFile(filepath.Join(stale, "sums"), []byte("exact sums"), 0o600)
+	if code, _, errs := run(t, fitArgs(p("ok.safetensors"), "--runner", "prism", "--force")...); code != 0 {
+		t.Errorf("fit --runner over a crashed run's scratch: %s", errs)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a crashed run's scratch folder was left")
 	}
 	if os.Getuid() != 0 { // root writes anywhere
 		ro := p("readonly")

@@ -43,14 +43,41 @@ func runnerFrom(c *ucli.Context) (*spec.Options, error) {
 	return o, nil
 }
 
-// runnerTemp makes the folder where a runner's results for the driver go:
-// a new folder beside path (a shared folder on remote runners, as the data
-// must be). It never falls back to another folder: the caller removes
-// what it returns, which must be only what this run created.
+// runnerTemp makes the folder where a runner's results for the driver go
+// (exact per-pass sums of private data): a new folder beside path (a
+// shared folder on remote runners, as the data must be), named after it.
+// It never falls back to another folder: the caller removes what it
+// returns, which must be only what this run created. The caller holds
+// path's lock, so folders of that name left by a run that crashed before
+// removing its own are this output's: they go first (#36 note).
 func runnerTemp(flag, path string) (string, error) {
-	dir, err := os.MkdirTemp(filepath.Dir(path), ".dpfeat-runner-")
+	prefix := "." + filepath.Base(path) + ".runner-"
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), prefix+"*"))
+	for _, s := range stale {
+		removeScratch(s)
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(path), prefix)
 	if err != nil {
 		return "", userErrorf("--%s %s: the runner's scratch folder cannot be made beside it: %v", flag, path, err)
 	}
 	return dir, nil
+}
+
+// removeScratch removes a crashed run's scratch folder (runnerTemp's name,
+// under the output's lock): its files, then the folder — never a folder
+// that holds anything but plain files, which runnerTemp's never does.
+func removeScratch(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			return
+		}
+	}
+	for _, e := range ents {
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
+	os.Remove(dir)
 }

@@ -66,7 +66,7 @@ func splitCommand() *ucli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, res)
 			}
-			return printf(c.App.Writer, "%s: %d rows → %s (train, %d rows) and %s (validation, %d rows), seed %d\n",
+			return printf(c.App.Writer, "%s: %d rows → %s (train, %d rows) and %s (validation, %d rows), seed %d; exact counts, as private as the data\n",
 				in, len(labels), outs[0], len(train), outs[1], len(val), c.Uint64("seed"))
 		},
 	}
@@ -136,7 +136,7 @@ func imbalanceCommand() *ucli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, map[string]any{"in": in, "out": outs[0], "rows": len(rows), "class_counts": counts, "imbalance_ratio": ir, "profile": profile, "seed": c.Uint64("seed")})
 			}
-			return printf(c.App.Writer, "%s: %d of %d rows → %s (IR %g, %s profile, seed %d); class counts %v\n",
+			return printf(c.App.Writer, "%s: %d of %d rows → %s (IR %g, %s profile, seed %d); class counts %v (exact, as private as the data)\n",
 				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("seed"), counts)
 		},
 	}
