@@ -51,11 +51,13 @@ type Row struct {
 	// other files: private class counts are not used).
 	TestMinority *float64 `json:"test_minority_accuracy"`
 	TrainRows    int64    `json:"train_rows"`
-	Seconds      float64  `json:"seconds"`
-	Error        string   `json:"error"`
-	Backend      string   `json:"backend"`
-	Version      string   `json:"dpfeat_version"`
-	Finished     string   `json:"finished"`
+	// Seconds is the job's wall time; 0 for a private selection, whose
+	// time grows with its number of runs, which is not released.
+	Seconds  float64 `json:"seconds"`
+	Error    string  `json:"error"`
+	Backend  string  `json:"backend"`
+	Version  string  `json:"dpfeat_version"`
+	Finished string  `json:"finished"`
 	// NoiseSeed is a seeded sweep's noise seed for the job, in decimal:
 	// `dpfeat fit --seed NoiseSeed` with the job's settings reproduces it
 	// ("" for secure noise and for private selections).

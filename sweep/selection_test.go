@@ -31,6 +31,11 @@ func TestPrivateSelectionSweep(t *testing.T) {
 		if r.Error != "" || !strings.HasPrefix(r.Tuning, "private selection") || r.EpsilonSpent == nil || *r.EpsilonSpent > r.Epsilon || r.TestAccuracy == nil {
 			t.Fatalf("selection row %+v", r)
 		}
+		// Only what Papernot & Steinke's theorem covers is released: not
+		// the number of runs K, nor a time that grows with it (#36 item 6).
+		if strings.Contains(r.Tuning, "run(s)") || r.Seconds != 0 {
+			t.Errorf("a selection row releases K: tuning %q, %v s", r.Tuning, r.Seconds)
+		}
 		if r.Method == "dpfc" && r.Setting != "lr=4 steps=3" && r.Setting != "lr=8 steps=3" {
 			t.Errorf("dpfc chose %q", r.Setting)
 		}
