@@ -192,6 +192,9 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNotPretrainedOn(req["params"], req["data"], features.DatasetOptions{Split: c.String("split")}); err != nil {
+		return err
+	}
 	man, g, params, err := openTrainingGraph(c, req["graph"], req["params"], req["manifest"])
 	if err != nil {
 		return err
@@ -357,17 +360,46 @@ func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string) (_ *
 // parameters: whatever they were trained on is assumed public; a file
 // dpfeat pretrain wrote (DP-RandP's Phase I) says what that was.
 func initialParamsPublic(path string) string {
-	s := "the initial parameters " + path + " and whatever trained them (they must not have seen the private data)"
+	rep := pretrainedBy(path)
+	if rep == nil {
+		return "the initial parameters " + path + " and whatever trained them (they must not have seen the private data)"
+	}
+	return fmt.Sprintf("the initial parameters %s: Phase I, pretrained by dpfeat pretrain without privacy on %s (%d images, %d steps; checked not to be the data fine-tuned here)", path, rep.Data, rep.Images, rep.Config.Steps)
+}
+
+// pretrainedBy returns the report of the dpfeat pretrain run that wrote
+// the parameters at path, or nil for other parameters.
+func pretrainedBy(path string) *pretrainReport {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return s
+		return nil
 	}
 	_, md, err := models.DecodeSafetensors(b)
 	var rep pretrainReport
 	if err != nil || json.Unmarshal([]byte(md[MetaPretrain]), &rep) != nil {
-		return s
+		return nil
 	}
-	return fmt.Sprintf("the initial parameters %s: Phase I, pretrained by dpfeat pretrain without privacy on %s (%d images, %d steps; no private data)", path, rep.Data, rep.Images, rep.Config.Steps)
+	return &rep
+}
+
+// checkNotPretrainedOn refuses initial parameters that dpfeat pretrain
+// trained, without privacy, on the data this run fine-tunes privately
+// (#36 item 7): the same source (or one inside or around it), or the same
+// data identity.
+func checkNotPretrainedOn(params, data string, opt features.DatasetOptions) error {
+	rep := pretrainedBy(params)
+	if rep == nil {
+		return nil
+	}
+	same := sameFile(rep.Data, data) || within(rep.Data, data) || within(data, rep.Data)
+	if !same && rep.DataID != "" {
+		id, err := imagesIdentity(data, opt, int64(rep.Images))
+		same = err == nil && id == rep.DataID
+	}
+	if same {
+		return userErrorf("--params %s was pretrained by dpfeat pretrain (Phase I, without privacy) on %s, the private data --data %s fine-tunes: Phase I must not see the private data (pretrain on dpfeat synth's images, or on public data)", params, rep.Data, data)
+	}
+	return nil
 }
 
 // checkImageShape checks that a graph's images input takes the images the

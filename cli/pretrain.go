@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/augment"
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
@@ -51,7 +52,9 @@ func pretrainCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "out", Usage: "pretrained parameters to write (safetensors, required)"},
 			&ucli.IntFlag{Name: "checkpoint-every", Value: 100, Usage: "write a checkpoint every N steps"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the run whose checkpoint is beside --out"},
-			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint"},
+			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint; pretrain data that has a budget ledger (recorded as spending it all)"},
+			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): data with a budget there is private, which Phase I must not read"},
+			&ucli.StringFlag{Name: "ledger-name", Usage: "the data's ledger, when it was set with dpfeat budget init --name"},
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto"},
 			jsonFlag(),
@@ -62,13 +65,28 @@ func pretrainCommand() *ucli.Command {
 
 // pretrainReport is what pretrain prints.
 type pretrainReport struct {
-	Out      string          `json:"out"`
-	Data     string          `json:"data"`
+	Out  string `json:"out"`
+	Data string `json:"data"`
+	// DataID is the identity of the images Phase I read
+	// (features.DataIdentity): finetune refuses to fine-tune privately on
+	// the data Phase I saw without privacy.
+	DataID   string          `json:"data_id,omitempty"`
 	Images   int             `json:"images"`
 	Config   pretrain.Config `json:"config"`
 	Loss     pretrain.Loss   `json:"final_loss"`
 	Provider string          `json:"device"`
 	Seconds  float64         `json:"seconds"`
+}
+
+// imagesIdentity is the data identity of a source's first limit images
+// (all when limit ≤ 0).
+func imagesIdentity(src string, opt features.DatasetOptions, limit int64) (string, error) {
+	ds, err := features.OpenDataset(src, opt)
+	if err != nil {
+		return "", err
+	}
+	defer ds.Close()
+	return features.DataIdentity(ds, 0, limit)
 }
 
 // MetaPretrain is the metadata key of pretrain's output that describes
@@ -123,8 +141,23 @@ func pretrainAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
+	// Phase I reads its data without privacy: data that has a budget is
+	// private, and its ledger records the run as spending it all (it is
+	// refused without --force), as a non-private fit is.
+	budget, err := findLedger(c, req["data"])
+	if err != nil {
+		return err
+	}
+	if err := spendBudget(c, budget, req["data"], "pretrain", accounting.NonPrivate("DP-RandP's Phase I, without privacy"), out); err != nil {
+		return err
+	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", req["data"])
-	images, _, _, err := features.ReadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, c.Int64("limit"), false)
+	dopt := features.DatasetOptions{Split: c.String("split")}
+	images, _, _, err := features.ReadImages(req["data"], dopt, c.Int64("limit"), false)
+	if err != nil {
+		return userErrorf("--data: %v", err)
+	}
+	dataID, err := imagesIdentity(req["data"], dopt, c.Int64("limit"))
 	if err != nil {
 		return userErrorf("--data: %v", err)
 	}
@@ -151,7 +184,7 @@ func pretrainAction(c *ucli.Context) error {
 	if err != nil {
 		return userErrorf("%v", err)
 	}
-	rep := pretrainReport{Out: out, Data: req["data"], Images: len(images), Config: cfg, Loss: run.Last, Provider: g.Provider}
+	rep := pretrainReport{Out: out, Data: req["data"], DataID: dataID, Images: len(images), Config: cfg, Loss: run.Last, Provider: g.Provider}
 	for i, p := range g.Params {
 		t := all[p.Name]
 		t.Data = trained[i]

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,8 +61,38 @@ func TestPretrainThenFinetune(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &frep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(frep.Guarantee.Public, "; "), "Phase I, pretrained by dpfeat pretrain without privacy on "+synth+" (40 images, 12 steps; no private data)") {
+	if !strings.Contains(strings.Join(frep.Guarantee.Public, "; "), "Phase I, pretrained by dpfeat pretrain without privacy on "+synth+" (40 images, 12 steps; checked not to be the data fine-tuned here)") {
 		t.Errorf("finetune's guarantee does not name Phase I: %q", frep.Guarantee.Public)
+	}
+	// Phase I on the private images themselves (#36 item 7): finetune
+	// refuses the parameters, by path and, for a copy of the images, by
+	// their data identity.
+	copyDir := filepath.Join(dir, "copy")
+	if err := os.CopyFS(copyDir, os.DirFS(data)); err != nil {
+		t.Fatal(err)
+	}
+	for k, phase1 := range []string{data, copyDir} {
+		onPrivate := filepath.Join(dir, fmt.Sprintf("phase1-private%d.safetensors", k))
+		pre := append(slices.Clone(args[:len(args)-6]), "--data", phase1, "--steps", "2", "--batch", "8", "--augment", "flip", "--out", onPrivate)
+		if code, _, errs := run(t, pre...); code != 0 {
+			t.Fatalf("pretrain on %s: exit %d: %s", phase1, code, errs)
+		}
+		code, _, errs = run(t, "finetune", "--graph", graph, "--params", onPrivate, "--manifest", manifest, "--data", data, "--head", "3.weight,3.bias",
+			"--epsilon", "4", "--delta", "1e-3", "--out", filepath.Join(dir, "ft2.safetensors"), "--phase2-steps", "3", "--phase3-steps", "3", "--batch", "30")
+		if code != 1 || !strings.Contains(errs, "Phase I must not see the private data") {
+			t.Errorf("finetune on the data Phase I saw (%s): exit %d, %q", phase1, code, errs)
+		}
+	}
+	// Data with a budget is private: pretrain, which reads it without
+	// privacy, is refused (and with --force recorded as spending it all).
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--name", "photos", "--epsilon", "4", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	pre := append(slices.Clone(args[:len(args)-6]), "--data", data, "--steps", "2", "--batch", "8", "--augment", "flip",
+		"--out", filepath.Join(dir, "budgeted.safetensors"), "--ledger", ledgerDir, "--ledger-name", "photos")
+	if code, _, errs := run(t, pre...); code != 1 || !strings.Contains(errs, "budget") {
+		t.Errorf("pretrain on budgeted data: exit %d, %q", code, errs)
 	}
 }
 
