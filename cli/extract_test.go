@@ -165,6 +165,15 @@ func TestBudgetFollowsTheData(t *testing.T) {
 	if code, errs := fit(lt); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
 		t.Errorf("second fit on the same data: %d %s", code, errs)
 	}
+	// Its shard manifest is the same data (#36 item 5): keyed by its
+	// shards' identity, it finds the ledger too (it was fitted unrecorded).
+	manifest := filepath.Join(dir, "m.json")
+	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", manifest, "--batch", "5", "--runner", "prism", "--quiet"); code != 0 {
+		t.Fatalf("extract --runner: %s", errs)
+	}
+	if code, errs := fit(manifest); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
+		t.Errorf("a fit on the data's shard manifest: %d %s", code, errs)
+	}
 	// A derived file without an identity (an older dpfeat's) is refused.
 	f, err := features.Open(tr, features.ReadOptions{})
 	if err != nil {

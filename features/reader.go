@@ -617,6 +617,15 @@ func ReadMetadata(path string) (Metadata, error) {
 		}
 		defer r.Close()
 		return parseMetadata(r.Schema().Metadata())
+	case FormatShards:
+		// A manifest is its shards' data (#36 item 5a): their metadata,
+		// data identity included, which keys the budget ledger.
+		f, err := openShards(path, ReadOptions{})
+		if err != nil {
+			return Metadata{}, err
+		}
+		defer f.Close()
+		return f.Metadata(), nil
 	}
 	return Metadata{}, nil
 }
