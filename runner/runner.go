@@ -99,7 +99,8 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 		}
 		conn.Close()
 	}
-	flags := maps.Clone(o.Flags)
+	flags := map[string]string{}
+	maps.Copy(flags, o.Flags)
 	if _, given := flags["worker_binary"]; !given {
 		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 			if _, local := flags["endpoint"]; local || o.Name() != "prism" {
