@@ -197,7 +197,13 @@ func findLedger(c *ucli.Context, train string) (*ledger.Ledger, error) {
 	if st, err := os.Stat(train); err == nil && st.IsDir() {
 		return nil, nil // an image folder has no content hash: name its ledger with --ledger-name
 	}
-	return hashedLedger(dir, train)
+	return hashedLedger(dir, train, c.Bool("other-data"))
+}
+
+// otherDataFlag says a training file without a data identity is none of
+// the data the ledgers hold (hashedLedger).
+func otherDataFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "other-data", Usage: "the training data is none of the data whose budgets the ledgers hold: a file without a data identity (CSV, .npy, another tool's file, a copy that lost it) is otherwise refused while ledgers exist"}
 }
 
 // anyLedgers reports whether dir holds any ledger (else no file needs
@@ -207,9 +213,14 @@ func anyLedgers(dir string) bool {
 	return err == nil && len(entries) > 0
 }
 
-// hashedLedger returns the ledger in dir keyed by the content of file (one
-// read of it), or nil when there is none.
-func hashedLedger(dir, file string) (*ledger.Ledger, error) {
+// hashedLedger returns the ledger in dir keyed by file's data identity,
+// else its content (one read of it), or nil when there is none. A file
+// without a data identity that no ledger knows is refused while ledgers
+// exist (#36 item 5), unless otherData says it holds none of their data:
+// it may be the data of one of them in a form that lost the identity (a
+// CSV or .npy written by convert, another tool's copy), and fitting it
+// would spend that budget unrecorded.
+func hashedLedger(dir, file string, otherData bool) (*ledger.Ledger, error) {
 	key, err := dataKey(file)
 	if err != nil {
 		return nil, err
@@ -217,13 +228,17 @@ func hashedLedger(dir, file string) (*ledger.Ledger, error) {
 	if l := ledger.At(dir, key); l.Exists() {
 		return l, nil
 	}
-	if meta, err := features.ReadMetadata(file); err == nil && meta.DataID == "" && meta.Subset != nil {
+	meta, err := features.ReadMetadata(file)
+	switch {
+	case err != nil || meta.DataID != "" || otherData:
+		return nil, nil
+	case meta.Subset != nil:
 		// Derived from another file before identities were recorded: its
 		// parent's ledger cannot be found from it.
 		return nil, userErrorf("%s was derived (%s) from %s but carries no data identity (dpfeat.data_id; made by an older dpfeat), so the budget of the data it comes from cannot be found and the run is refused: extract the data again and derive the file anew, or name the ledger with --ledger-name",
 			file, meta.Subset.Kind, meta.Subset.From)
 	}
-	return nil, nil
+	return nil, userErrorf("%s carries no data identity (a CSV or .npy file, another tool's, or a copy that lost it) and budget ledgers exist in %s: name its data's ledger with --ledger-name, or pass --other-data if it is none of their data", file, dir)
 }
 
 // dataKey is the ledger key of a feature file: the identity of the data

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/synth"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,11 +83,42 @@ func TestBudgetLedger(t *testing.T) {
 	if len(rep.Releases) != 3 || !rep.Releases[2].Forced || float64(rep.Spent) <= 1.8 || rep.Remaining != 0 || rep.Accountant != "gdp" {
 		t.Errorf("show: %+v", rep)
 	}
-	// Another file has no budget: fits go unrecorded.
+	// Another file without a data identity (#36 item 5): it may be the
+	// data of a ledger in a form that lost its identity, so it is refused
+	// while ledgers exist, unless said to be other data (then its fits go
+	// unrecorded).
 	other := filepath.Join(dir, "other.arrow")
 	blobFile(t, other, 300, 6, []string{"a", "b", "c"}, "sha-1", 2)
-	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o.safetensors"), "--ledger", ledgerDir); code != 0 || strings.Contains(errs, "budget ledger") {
-		t.Errorf("fit without a budget: %d %s", code, errs)
+	otherFit := func(extra ...string) (int, string) {
+		code, _, errs := run(t, append([]string{"fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o.safetensors"), "--force", "--ledger", ledgerDir}, extra...)...)
+		return code, errs
+	}
+	if code, errs := otherFit(); code != 1 || !strings.Contains(errs, "--other-data") {
+		t.Errorf("fit of a file without identity while ledgers exist: %d %s", code, errs)
+	}
+	if code, errs := otherFit("--other-data"); code != 0 || strings.Contains(errs, "budget ledger") {
+		t.Errorf("fit --other-data: %d %s", code, errs)
+	}
+	// A convert of budgeted data keeps its identity where the format can
+	// hold it (.npz, Parquet), and finds its ledger (a fit past its budget
+	// is refused); a CSV loses it and is refused while ledgers exist.
+	extracted := filepath.Join(dir, "extracted.arrow")
+	meta := features.Metadata{Classes: []string{"a", "b", "c"}, EncoderSHA256: "sha-1", EncoderName: "enc", DataID: "data:sha256:0123"}
+	if err := synth.WriteClusters(extracted, 300, 6, meta, 0.7, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "budget", "init", "--data", extracted, "--epsilon", "0.5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, ext := range []string{".npz", ".parquet", ".csv"} {
+		conv := filepath.Join(dir, "conv"+ext)
+		if code, _, errs := run(t, "convert", "--in", extracted, "--out", conv); code != 0 {
+			t.Fatalf("convert %s: %s", ext, errs)
+		}
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", conv, "--classes", "a,b,c", "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "x"+ext+".safetensors"), "--ledger", ledgerDir)
+		if ext == ".csv" && (code != 1 || !strings.Contains(errs, "carries no data identity")) || ext != ".csv" && (code != 1 || !strings.Contains(errs, "whole budget")) {
+			t.Errorf("fit on the budgeted data converted to %s: %d %s", ext, code, errs)
+		}
 	}
 }
 

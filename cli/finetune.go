@@ -68,6 +68,7 @@ func finetuneCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint; spend past the data's budget ledger (recorded as forced)"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger)"},
 			&ucli.StringFlag{Name: "ledger-name", Usage: "the data's ledger (dpfeat budget init --name): the run is recorded there, and refused past its budget"},
+			otherDataFlag(),
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto (CUDA when the runtime has it, else the CPU, saying so)"},
 			&ucli.StringFlag{Name: "seed", Usage: "seed the noise and sampling (for reproduction only: the result is then not private)"},

@@ -91,6 +91,7 @@ func fitCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "force", Usage: "replace --out if it exists; use --public features even if they come from another encoder; spend past the data's budget ledger (recorded as forced)"},
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
 		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
+		otherDataFlag(),
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpsgd, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does, and dpplpublick uses its exponent ε/(2Δu) (comparison only; dpfeat: ε²/8 and ε/Δu)"},
 		jsonFlag(),

@@ -55,6 +55,7 @@ func pretrainCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "force", Usage: "replace --out and an old checkpoint; pretrain data that has a budget ledger (recorded as spending it all)"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): data with a budget there is private, which Phase I must not read"},
 			&ucli.StringFlag{Name: "ledger-name", Usage: "the data's ledger, when it was set with dpfeat budget init --name"},
+			otherDataFlag(),
 			&ucli.IntFlag{Name: "threads", Usage: "ONNX Runtime threads (0: its default)"},
 			&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N or auto"},
 			jsonFlag(),

@@ -124,7 +124,7 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 	ledgers := make([]*ledger.Ledger, len(cfg.Datasets))
 	found := false
 	for i, d := range cfg.Datasets {
-		l, err := hashedLedger(dir, d.Train)
+		l, err := hashedLedger(dir, d.Train, d.OtherData)
 		if err != nil {
 			return nil, nil, err
 		}

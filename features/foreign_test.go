@@ -525,6 +525,11 @@ func TestExportReadsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Close()
+			// The data identity travels where the format can carry it
+			// (#36 item 5): Arrow, Parquet, .npz.
+			if md, err := ReadMetadata(out); err != nil || (md.DataID == f.Metadata().DataID) != (tc.ext != ".csv" && tc.ext != ".tsv") {
+				t.Errorf("%s: data identity %q read back (%v), the source's %q", tc.ext, md.DataID, err, f.Metadata().DataID)
+			}
 			m, err := g.Load()
 			if err != nil {
 				t.Fatal(err)

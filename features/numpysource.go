@@ -377,6 +377,33 @@ var (
 	npzClasses  = []string{"classes", "class_names"}
 )
 
+// npzDataID reads an archive's NPZDataID array ("" without one), without
+// reading the others.
+func npzDataID(path string) (string, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: not a readable .npz archive: %v", path, err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if strings.TrimSuffix(f.Name, ".npy") != NPZDataID {
+			continue
+		}
+		s := &numpySource{memory: memsize.Default}
+		id, _, _, err := s.readEntry(f, NPZDataID+".npy", 1)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", path, err)
+		}
+		return id[0], nil
+	}
+	return "", nil
+}
+
+// NPZDataID is the .npz array that carries the source data's identity
+// (Metadata.DataID) when dpfeat wrote the archive (convert, the Python
+// package): one string.
+const NPZDataID = "data_id"
+
 // numpySource reads features from an .npy array (labels from
 // ImportOptions.Labels) or from the X, y, ids and classes arrays of an
 // .npz archive. Features are streamed in C order; labels are read whole.
@@ -442,7 +469,7 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 		}
 		clsName, _ = pick("", npzClasses, "")
 		for _, name := range names {
-			if name != xName && name != yName && name != idName && name != clsName {
+			if name != xName && name != yName && name != idName && name != clsName && name != NPZDataID {
 				return fail(fmt.Errorf("array %q is neither the features (%s), the labels, the ids nor the class names; name the arrays with --features-column, --label-column, --id-column", name, xName))
 			}
 		}
@@ -471,6 +498,16 @@ func openNumpySource(path, format string, opt ImportOptions) (source, error) {
 				return fail(err)
 			}
 			s.md.Classes = names
+		}
+		if e := entries[NPZDataID]; e != nil {
+			id, _, _, err := s.readEntry(e, NPZDataID+".npy", 1)
+			if err != nil {
+				return fail(err)
+			}
+			if id[0] == "" {
+				return fail(fmt.Errorf("array %s is empty; expected the data's identity", NPZDataID))
+			}
+			s.md.DataID = id[0]
 		}
 	} else if opt.Labels != "" {
 		lf, err := os.Open(opt.Labels)

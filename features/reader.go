@@ -593,7 +593,8 @@ var _ io.Closer = (*File)(nil)
 //
 // For a file in another format it returns the dpfeat metadata the file
 // carries (an Arrow or Parquet file's schema metadata) without converting
-// it, and zero for NumPy and CSV files.
+// it, an .npz archive's data identity (NPZDataID), and zero for .npy and
+// CSV files.
 func ReadMetadata(path string) (Metadata, error) {
 	format, err := sniff(path)
 	if err != nil {
@@ -617,6 +618,9 @@ func ReadMetadata(path string) (Metadata, error) {
 		}
 		defer r.Close()
 		return parseMetadata(r.Schema().Metadata())
+	case FormatNPZ:
+		id, err := npzDataID(path)
+		return Metadata{DataID: id}, err
 	case FormatShards:
 		// A manifest is its shards' data (#36 item 5a): their metadata,
 		// data identity included, which keys the budget ledger.

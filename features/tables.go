@@ -63,7 +63,9 @@ func TableFormat(path string) string {
 //     same class order), unlabeled rows empty; floats printed exactly;
 //   - .npy: the features alone, float32 (rows, D);
 //   - .npz: X (float32), y (int32 class indices, −1 unlabeled), classes
-//     (str) and ids (str) when the file has them — np.load reads it.
+//     (str), ids (str) and data_id (str, one element: the source data's
+//     identity, which keys its budget ledger) when the file has them —
+//     np.load reads it.
 func Export(f *File, path string) error {
 	if f.Views() != nil && TableFormat(path) != TableArrow {
 		return fmt.Errorf("%s is multi-view: it is written as a dpfeat .arrow file, the format that keeps each row's example (the others would drop the privacy unit)", f.Path())
@@ -280,6 +282,13 @@ func exportNPZ(f *File, w io.Writer) error {
 	}
 	if f.HasIDs() {
 		if err := npzEntry(zw, "ids", func(w io.Writer) error { return writeNPYStrings(w, ids) }); err != nil {
+			return err
+		}
+	}
+	if id := f.Metadata().DataID; id != "" {
+		// The data identity travels with the data (#36 item 5): it keys
+		// the data's budget ledger wherever the file goes.
+		if err := npzEntry(zw, NPZDataID, func(w io.Writer) error { return writeNPYStrings(w, []string{id}) }); err != nil {
 			return err
 		}
 	}

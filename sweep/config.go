@@ -77,6 +77,9 @@ type Dataset struct {
 	// (another tool's), as fit --classes does; otherwise the label values
 	// give it, and the guarantee lists it as assumed public.
 	Classes []string `yaml:"classes"`
+	// OtherData says a training file without a data identity holds none
+	// of the data whose budgets the ledgers keep (fit --other-data).
+	OtherData bool `yaml:"other_data"`
 
 	valFraction float64
 }

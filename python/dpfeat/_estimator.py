@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover - exercised where sklearn is missing
     class _NotFitted(ValueError, AttributeError):
         pass
 
-_PARAMS = ("method", "epsilon", "delta", "random_state", "classes", "params", "normalize")
+_PARAMS = ("method", "epsilon", "delta", "random_state", "classes", "params", "normalize", "ledger", "ledger_name", "other_data")
 
 
 class DPClassifier(_Mixin, _Base):
@@ -61,13 +61,26 @@ class DPClassifier(_Mixin, _Base):
     normalize : bool
         Scale rows to unit norm first (dpfeat's default; ``False`` is
         ``--no-normalize``).
+    ledger, ledger_name : str or None
+        The budget ledger folder (``--ledger``; default ``$DPFEAT_LEDGER``)
+        and the ledger of this data (``--ledger-name``, as ``dpfeat budget
+        init --name`` set it): the fit is recorded there, and refused past
+        the budget.
+    other_data : bool
+        Arrays carry no data identity, so while budget ledgers exist a fit
+        must say whose data it is: ``ledger_name``, or ``other_data=True``
+        for data none of them holds (``--other-data``).
 
     After ``fit``: ``classes_``, ``classifier_`` (a :class:`Classifier`),
     ``guarantee_`` (the privacy statement, a dict), ``fit_report_`` (``dpfeat
     fit --json``) and ``n_features_in_``.
     """
 
-    def __init__(self, method="dpfc", epsilon=1.0, delta=1e-5, random_state=None, classes=None, params=None, normalize=True):
+    def __init__(self, method="dpfc", epsilon=1.0, delta=1e-5, random_state=None, classes=None, params=None, normalize=True,
+                 ledger=None, ledger_name=None, other_data=False):
+        self.ledger = ledger
+        self.ledger_name = ledger_name
+        self.other_data = other_data
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
@@ -106,7 +119,14 @@ class DPClassifier(_Mixin, _Base):
                 args += ["--param", "%s=%s" % (k, v)]
             if not self.normalize:
                 args.append("--no-normalize")
-            self.fit_report_ = run(*args, json_output=True, names={train: "X and y", out: "the classifier"})
+            if self.ledger is not None:
+                args += ["--ledger", str(self.ledger)]
+            if self.ledger_name is not None:
+                args += ["--ledger-name", str(self.ledger_name)]
+            if self.other_data:
+                args.append("--other-data")
+            self.fit_report_ = run(*args, json_output=True, names={train: "X and y", out: "the classifier",
+                                                                   "--ledger-name": "ledger_name=", "--other-data": "other_data=True"})
             self.classifier_ = load_classifier(out)
         names = self.classifier_.classes
         if numeric:

@@ -106,6 +106,21 @@ class EstimatorTest(unittest.TestCase):
         with self.assertRaisesRegex(dpfeat.DpfeatError, "row 5: feature 1 is \\+Inf"):
             cli("predict", "--classifier", clf, "--features", pred, "--out", os.path.join(self.dir, "p.csv"))
 
+    def test_budget_follows_arrays(self):
+        # #36 item 5: fits from arrays went through a temporary .npz that no
+        # ledger knew: three fits of ε = 0.9 on a budget of 1 all succeeded,
+        # none recorded. While ledgers exist a fit says whose data it is.
+        X, y = blobs()
+        ledger = os.path.join(self.dir, "ledger")
+        cli("budget", "init", "--name", "photos", "--epsilon", "1", "--delta", "1e-5", "--ledger", ledger)
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "other_data=True") as err:
+            dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger).fit(X, y)
+        self.assertNotIn("dpfeat-py-", str(err.exception))
+        dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, ledger_name="photos").fit(X, y)
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "budget"):
+            dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, ledger_name="photos").fit(X, y)
+        dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, other_data=True).fit(X, y)
+
     def _train(self, X, y):
         path = os.path.join(self.dir, "train.npz")
         np.savez(path, X=X, y=y)
