@@ -104,6 +104,14 @@ type Config struct {
 	// The methods that refuse soft labels (the exponential mechanisms')
 	// refuse the audit.
 	MixDiff int
+	// Neighbours, when set, are D and D′ themselves rather than a canary:
+	// the rows of two training files (say the extractions, with views, of
+	// two sources that differ by one image: the neighbours the guarantee
+	// speaks of, from the user's starting point). The statistic is the
+	// likelihood ratio of the noisy releases along the shift of their
+	// noiseless releases, computed once on each (a one-pass method:
+	// dpls, dpplmean).
+	Neighbours [2]*solvers.Data
 	// ungroup is the broken copy of the tests: the grouping is dropped
 	// before the fit, so that every view is clipped and counted as an
 	// example.
@@ -139,6 +147,53 @@ type Result struct {
 	Pass       bool     `json:"pass"`
 }
 
+// noiseless releases the method's noise at scale 0: the released values
+// are the statistics themselves.
+type noiseless struct{ accounting.Noise }
+
+func (noiseless) GaussianScale() float64 { return 0 }
+
+// noiselessShift runs the method once on each neighbour without noise and
+// returns, per release (name#index), the shift of D′'s values from D's
+// and D's values.
+func noiselessShift(ctx context.Context, c Config, D, D2 *solvers.Data) (shifts, bases map[string][]float64, err error) {
+	run := func(d *solvers.Data) (map[string][]float64, error) {
+		out := map[string][]float64{}
+		params := map[string]float64{}
+		for k, v := range c.Params {
+			params[k] = v
+		}
+		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Noise: noiseless{accounting.SecureNoise()},
+			Released: func(name string, index int, _ float64, values []float64) {
+				out[fmt.Sprint(name, "#", index)] = append([]float64(nil), values...)
+			}}
+		if _, err := solvers.Fit(ctx, c.Method, d, o); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if bases, err = run(D); err != nil {
+		return nil, nil, fmt.Errorf("%s on D: %w", c.Method, err)
+	}
+	other, err := run(D2)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s on D′: %w", c.Method, err)
+	}
+	shifts = map[string][]float64{}
+	for k, b := range bases {
+		o := other[k]
+		if len(o) != len(b) {
+			return nil, nil, fmt.Errorf("release %s has %d values on D and %d on D′", k, len(b), len(o))
+		}
+		sh := make([]float64, len(b))
+		for i := range b {
+			sh[i] = o[i] - b[i]
+		}
+		shifts[k] = sh
+	}
+	return shifts, bases, nil
+}
+
 // Audited lists the methods the audit runs.
 var Audited = []string{"dpls", "dpplmean", "dpfc", "dpnewton", "dpsgd", "dplp", "dpplpublic", "dpplpublick"}
 
@@ -168,6 +223,17 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		q = b / float64(c.Rows+1)
 	}
 	D, D2 := dataset(c.Rows, c.Dim, c.Classes, q < 1)
+	var shifts, bases map[string][]float64
+	if c.Neighbours[0] != nil {
+		if c.Method != "dpls" && c.Method != "dpplmean" {
+			return Result{}, fmt.Errorf("an audit of two neighbouring files runs a one-pass method (dpls, dpplmean), not %s", c.Method)
+		}
+		D, D2 = c.Neighbours[0], c.Neighbours[1]
+		var err error
+		if shifts, bases, err = noiselessShift(ctx, c, D, D2); err != nil {
+			return Result{}, err
+		}
+	}
 	if c.CanaryNorm > 1 {
 		if !m.Pure {
 			return Result{}, fmt.Errorf("a canary of norm %g audits the exponential-mechanism methods (dpplpublic, dpplpublick); %s clips or normalises rows before its Gaussian releases", c.CanaryNorm, c.Method)
@@ -202,6 +268,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
 	}
+	if shifts != nil {
+		adaptive, stats = nil, nil
+		res.Statistic = "likelihood ratio of the noisy releases along the neighbours' noiseless shift"
+	}
 	// one runs the method once on d: the statistic, and the separation²
 	// Σ shift²/σ² of the Gaussian releases it reads (the μ² an exact test
 	// of this canary would show, for full-batch Gaussian mechanisms).
@@ -215,6 +285,17 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
 			Transform: solvers.TransformSpec{Kind: c.Transform},
 			Released: func(name string, index int, std float64, values []float64) {
+				if shifts != nil {
+					key := fmt.Sprint(name, "#", index)
+					sh, base := shifts[key], bases[key]
+					for k, v := range values {
+						if k < len(sh) && sh[k] != 0 {
+							s += sh[k] / (std * std) * (v - base[k])
+							signal += sh[k] * sh[k] / (std * std)
+						}
+					}
+					return
+				}
 				if adaptive != nil {
 					if name == "theta" {
 						theta = append(theta[:0], values...)
@@ -275,7 +356,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			if hit && !decoy {
 				s = 1
 			}
-		case stats == nil && adaptive == nil:
+		case stats == nil && adaptive == nil && shifts == nil:
 			s = r.W[0]
 		}
 		return s, signal, r.Guarantee, nil

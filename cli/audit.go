@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/audit"
+	"github.com/dpfeat/dpfeat/solvers"
+	fitting "github.com/dpfeat/dpfeat/train"
 )
 
 func auditCommand() *ucli.Command {
@@ -33,6 +36,7 @@ func auditCommand() *ucli.Command {
 			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
 			&ucli.IntFlag{Name: "views", Value: 1, Usage: "the canary as one example of K rows (its augmented views and mixes, as extract --views writes them): the method must average them into one example's contribution"},
 			&ucli.IntFlag{Name: "mix-diff", Usage: "add M mixups with public images to the canary's example: soft-labelled rows, as extract --mix-diff writes them (not for dpplpublic, dpplpublick, which refuse soft labels)"},
+			&ucli.StringFlag{Name: "neighbours", Usage: "D.arrow,D2.arrow: audit on two training files instead of a canary — the extractions of two sources that differ by one image, say (dpls, dpplmean)"},
 			jsonFlag(),
 		},
 		Action: auditAction,
@@ -65,10 +69,28 @@ func auditAction(c *ucli.Context) error {
 		}
 		params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
 	}
+	var neighbours [2]*solvers.Data
+	if n := c.String("neighbours"); n != "" {
+		paths := strings.Split(n, ",")
+		if len(paths) != 2 {
+			return userErrorf("--neighbours %s: expected two feature files, D.arrow,D2.arrow", n)
+		}
+		var classes [2][]string
+		for i, p := range paths {
+			d, meta, err := fitting.LoadData(strings.TrimSpace(p), false)
+			if err != nil {
+				return userErrorf("--neighbours: %v", err)
+			}
+			neighbours[i], classes[i] = d, meta.Classes
+		}
+		if !slices.Equal(classes[0], classes[1]) || neighbours[0].D != neighbours[1].D {
+			return userErrorf("--neighbours %s: the two files have other classes or dimensions", n)
+		}
+	}
 	prog := newFitProgress(c.App.ErrWriter)
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
-		Transform: c.String("transform"), Views: c.Int("views"), MixDiff: c.Int("mix-diff"),
+		Transform: c.String("transform"), Views: c.Int("views"), MixDiff: c.Int("mix-diff"), Neighbours: neighbours,
 		Progress: func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
 	prog.done()
 	if err != nil {

@@ -193,3 +193,31 @@ func pngFile(t *testing.T, path string, pix []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestAuditOfNeighbouringSources (#36 acceptance): the audit whose
+// neighbours differ by one image of the source — extracted with views,
+// not a canary row — passes; a broken copy whose other examples' views
+// change with it (as positional ids made them) fails.
+func TestAuditOfNeighbouringSources(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	pair := neighbourSources(t, dir, 600)["idx"]
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	files := []string{filepath.Join(dir, "d.arrow"), filepath.Join(dir, "d2.arrow"), filepath.Join(dir, "broken.arrow")}
+	for i, c := range []struct{ src, seed string }{{pair[1], "1"}, {pair[0], "1"}, {pair[0], "2"}} {
+		if code, _, errs := run(t, "extract", "--model", model, "--data", c.src, "--out", files[i], "--views", "2", "--augment", "flip,crop=3",
+			"--augment-seed", c.seed, "--quiet"); code != 0 {
+			t.Fatalf("extract: %s", errs)
+		}
+	}
+	audit := func(d2 string) (int, string) {
+		code, stdout, errs := run(t, "audit", "--method", "dpls", "--epsilon", "2", "--runs", "300", "--neighbours", files[0]+","+d2)
+		return code, stdout + errs
+	}
+	if code, out := audit(files[1]); code != 0 || !strings.Contains(out, "pass") || !strings.Contains(out, "neighbours' noiseless shift") {
+		t.Errorf("the audit of one image more in the source: exit %d, %s", code, out)
+	}
+	if code, out := audit(files[2]); code != 1 || !strings.Contains(out, "FAIL") {
+		t.Errorf("a broken copy (every example's views changed): exit %d, %s", code, out)
+	}
+}

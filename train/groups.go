@@ -264,3 +264,31 @@ func ExampleRows(tf *features.File, path string) (solvers.Rows, error) {
 	var c *Cache
 	return c.examplesIn(tf, FileRows(tf), nil, maskKey{path: path})
 }
+
+// LoadData reads a training file into the solvers' prepared form — each
+// example's rows grouped (a multi-view file), rows normalised unless
+// noNormalize — as Fit prepares it for the methods that load their data:
+// what an audit of two neighbouring files runs the method on.
+func LoadData(path string, noNormalize bool) (*solvers.Data, features.Metadata, error) {
+	tf, err := features.Open(path, features.ReadOptions{})
+	if err != nil {
+		return nil, features.Metadata{}, err
+	}
+	defer tf.Close()
+	meta := tf.Metadata()
+	if err := CheckClasses(path, meta.Classes); err != nil {
+		return nil, meta, err
+	}
+	if tf.Views() != nil {
+		if err := features.CheckExampleIDs(tf); err != nil {
+			return nil, meta, err
+		}
+	}
+	c := &Cache{}
+	rows, err := ExampleRows(tf, path)
+	if err != nil {
+		return nil, meta, err
+	}
+	data, err := c.prepared(rows, dataKey{maskKey{path: path}, !noNormalize}, len(meta.Classes))
+	return data, meta, err
+}
