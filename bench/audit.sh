@@ -74,10 +74,10 @@ tail -1 "$out" >&2
 	echo
 	echo "| method | μ claimed | μ canary | μ_LB, correct | μ_LB, noise halved | broken copy |"
 	echo "|---|---|---|---|---|---|"
-	DPFEAT_LONG_AUDIT=1 go test -count=1 ./audit -run LongAuditBroken -v 2>&1 | grep -o 'BROKEN | .*' | sed 's/^BROKEN //'
+	DPFEAT_LONG_AUDIT=1 go test -count=1 -timeout 2h ./audit -run LongAuditBroken -v 2>&1 | grep -o 'BROKEN | .*' | sed 's/^BROKEN //'
 	echo
 	echo "Poisson-sampled DP-SGD (batch 150 of 201, 3 steps, ε = 8, 1000 runs per side), correct and with the noise halved, ten audits each:"
-	echo "the largest Rényi lower bound over the claimed RDP curve, $(DPFEAT_LONG_AUDIT=1 go test -count=1 ./audit -run LongAuditPoisson -v 2>&1 | grep -o 'POISSON .*' | sed 's/^POISSON //')."
+	echo "the largest Rényi lower bound over the claimed RDP curve, $(DPFEAT_LONG_AUDIT=1 go test -count=1 -timeout 2h ./audit -run LongAuditPoisson -v 2>&1 | grep -o 'POISSON .*' | sed 's/^POISSON //')."
 	echo
 	echo "The exponential mechanisms at ε = 2 (2000 runs per side), correct and with the exponent doubled (a halved sensitivity:"
 	echo "the mechanism at 2ε) while claiming ε = 2: $(go test -count=1 ./audit -run BrokenExponential -v 2>&1 | grep -o 'dpplpublic.* at ε = 2: .*' | paste -sd ';' | sed 's/;/; /g')."
