@@ -226,6 +226,15 @@ func (p *columnPlan) batch(rec arrow.RecordBatch, row int64) (*rawBatch, error) 
 		}
 		p.dim = end - start
 	}
+	if p.list {
+		// n rows of dim values need n·dim values in the list's child: a
+		// damaged offset once claimed a row of 5·10⁹ values, allocated
+		// before anything was read (the child's length is checked
+		// against the bytes present).
+		if have := listChildLen(rec.Column(p.features[0])); int64(n)*int64(p.dim) > int64(have) {
+			return nil, fmt.Errorf("rows from %d: %d rows of %d features need %d values; the column holds %d", row, n, p.dim, int64(n)*int64(p.dim), have)
+		}
+	}
 	b := &rawBatch{dim: p.dim, features: make([]float32, n*p.dim), labels: make([]string, n)}
 	if p.list {
 		if err := listValues(rec.Column(p.features[0]), p.dim, b.features, row, p.names[p.features[0]]); err != nil {
@@ -297,6 +306,19 @@ func listBounds(col arrow.Array, i int) (int, int) {
 		return int(s), int(e)
 	}
 	return 0, 0
+}
+
+// listChildLen is the number of values a list column's child holds.
+func listChildLen(col arrow.Array) int {
+	switch c := col.(type) {
+	case *array.FixedSizeList:
+		return c.ListValues().Len()
+	case *array.List:
+		return c.ListValues().Len()
+	case *array.LargeList:
+		return c.ListValues().Len()
+	}
+	return 0
 }
 
 // listValues copies a list column of rows of dim numbers into dst.
