@@ -227,11 +227,17 @@ func (p *columnPlan) batch(rec arrow.RecordBatch, row int64) (*rawBatch, error) 
 		p.dim = end - start
 	}
 	if p.list {
-		// n rows of dim values need n·dim values in the list's child: a
-		// damaged offset once claimed a row of 5·10⁹ values, allocated
-		// before anything was read (the child's length is checked
-		// against the bytes present).
-		if have := listChildLen(rec.Column(p.features[0])); int64(n)*int64(p.dim) > int64(have) {
+		// Every row must hold dim values, and n rows of dim values need
+		// n·dim values in the list's child — both before n·dim floats are
+		// allocated: a damaged offset once claimed a row of 5·10⁹ values
+		// (the child's length is checked against the bytes present).
+		col := rec.Column(p.features[0])
+		for i := 0; i < n; i++ {
+			if s, e := listBounds(col, i); !col.IsNull(i) && e-s != p.dim {
+				return nil, fmt.Errorf("row %d: column %q holds %d numbers; the rows before hold %d", row+int64(i), p.names[p.features[0]], e-s, p.dim)
+			}
+		}
+		if have := listChildLen(col); int64(n)*int64(p.dim) > int64(have) {
 			return nil, fmt.Errorf("rows from %d: %d rows of %d features need %d values; the column holds %d", row, n, p.dim, int64(n)*int64(p.dim), have)
 		}
 	}
@@ -321,7 +327,8 @@ func listChildLen(col arrow.Array) int {
 	return 0
 }
 
-// listValues copies a list column of rows of dim numbers into dst.
+// listValues copies a list column of rows of dim numbers into dst (every
+// row's length checked by batch).
 func listValues(col arrow.Array, dim int, dst []float32, row int64, name string) error {
 	var vals arrow.Array
 	switch c := col.(type) {
@@ -337,10 +344,7 @@ func listValues(col arrow.Array, dim int, dst []float32, row int64, name string)
 		if col.IsNull(i) {
 			return fmt.Errorf("row %d: column %q is null; expected %d numbers", row+int64(i), name, dim)
 		}
-		s, e := listBounds(col, i)
-		if e-s != dim {
-			return fmt.Errorf("row %d: column %q holds %d numbers; the rows before hold %d", row+int64(i), name, e-s, dim)
-		}
+		s, e := listBounds(col, i) // e − s = dim: checked by batch
 		out := dst[i*dim : (i+1)*dim]
 		if vals.NullN() > 0 {
 			for k := s; k < e; k++ {
