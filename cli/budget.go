@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strings"
 
@@ -135,8 +134,12 @@ func ledgerState(l *ledger.Ledger) (budgetReport, string, error) {
 	if err != nil {
 		return budgetReport{}, "", userErrorf("%v", err)
 	}
+	left, err := ledger.Left(b, rel)
+	if err != nil {
+		return budgetReport{}, "", userErrorf("%s: %v", l.Path, err)
+	}
 	rep := budgetReport{Key: l.Key, Ledger: l.Path, Budget: b, Releases: rel, Spent: g.Epsilon,
-		Remaining: accounting.Float(math.Max(0, b.Epsilon-float64(g.Epsilon))), Accountant: string(g.Accountant)}
+		Remaining: accounting.Float(left), Accountant: string(g.Accountant)}
 	if rep.Releases == nil {
 		rep.Releases = []ledger.Release{}
 	}
@@ -152,8 +155,8 @@ func ledgerState(l *ledger.Ledger) (budgetReport, string, error) {
 	for _, r := range b.Repairs {
 		fmt.Fprintf(&s, "  repaired %s: %s (lines %v as they were: %s)\n", r.Time, r.Reason, r.Lines, r.Backup)
 	}
-	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s\n",
-		accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)))
+	fmt.Fprintf(&s, "spent: ε = %s at δ = %g (%s, composed over %d releases); left: ε = %s (the largest ε at δ = %g one more Gaussian release can take, composed with these by the same accountant)\n",
+		accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, len(rel), accounting.FormatRemaining(float64(rep.Remaining)), b.Delta)
 	return rep, s.String(), nil
 }
 
@@ -281,10 +284,10 @@ func runLedger(c *ucli.Context, data string, eps float64, private bool) (*ledger
 // than the ε the run asks for alone (the exact check is when the release
 // is recorded).
 func checkBudgetEarly(c *ucli.Context, l *ledger.Ledger, train string, eps float64) error {
-	if l == nil || c.Bool("force") {
+	if l == nil || c.Bool("overspend") {
 		return nil
 	}
-	b, err := budgetLeft(train, l, "pass --force to spend past it, recorded")
+	b, err := budgetLeft(train, l, "pass --overspend to spend past it, recorded")
 	if err != nil {
 		return err
 	}
@@ -301,10 +304,21 @@ func spendBudget(c *ucli.Context, l *ledger.Ledger, train, method string, g acco
 	if l == nil {
 		return nil
 	}
-	total, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version, Forced: c.Bool("force")})
+	total, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version, Forced: c.Bool("overspend")})
 	if err != nil {
 		return userErrorf("%s has a privacy budget (%s): %v", train, l.Path, err)
 	}
+	if b, _, _, err := l.Status(); err == nil && float64(total.Epsilon) > b.Epsilon {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: --overspend: this release takes the data past its budget: ε = %s spent of a budget of ε = %g (%s), recorded as an overspend in %s\n",
+			accounting.FormatUp(float64(total.Epsilon)), b.Epsilon, total.Accountant, l.Path)
+		return nil
+	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatUp(float64(total.Epsilon)), total.Accountant)
 	return nil
+}
+
+// overspendFlag is the one way past a budget: --force only replaces
+// outputs (#37).
+func overspendFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "overspend", Usage: "spend past the data's budget ledger (or make a non-private release on budgeted data): printed as a warning, recorded as an overspend"}
 }

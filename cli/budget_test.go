@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,8 +63,14 @@ func TestBudgetLedger(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused fit wrote its classifier")
 	}
-	if code, _, errs := fit(3, "--force"); code != 0 {
-		t.Errorf("forced fit: %d %s", code, errs)
+	// --force replaces an output and nothing else (#37 item 3): a fit
+	// past the budget with it is refused, and the earlier releases keep
+	// their record.
+	if code, _, errs := fit(0, "--force"); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
+		t.Errorf("--force past the budget: %d %s", code, errs)
+	}
+	if code, _, errs := fit(3, "--overspend"); code != 0 || !strings.Contains(errs, "WARNING: --overspend") {
+		t.Errorf("fit --overspend: %d %s", code, errs)
 	}
 	// Now the budget is spent: the next fit stops before reading the data.
 	if code, _, errs := fit(4); code != 1 || !strings.Contains(errs, "is spent") {
@@ -90,7 +98,7 @@ func TestBudgetLedger(t *testing.T) {
 	other := filepath.Join(dir, "other.arrow")
 	blobFile(t, other, 300, 6, []string{"a", "b", "c"}, "sha-1", 2)
 	otherFit := func(extra ...string) (int, string) {
-		code, _, errs := run(t, append([]string{"fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o.safetensors"), "--force", "--ledger", ledgerDir}, extra...)...)
+		code, _, errs := run(t, append([]string{"fit", "--method", "dpls", "--train", other, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "o.safetensors"), "--force", "--ledger", ledgerDir}, extra...)...) // (--force: o.safetensors may exist)
 		return code, errs
 	}
 	if code, errs := otherFit(); code != 1 || !strings.Contains(errs, "--other-data") {
@@ -242,7 +250,7 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 		t.Errorf("%d rows, %d releases", len(rows), releases())
 	}
 	// Spend the rest: a new sweep is refused before any work.
-	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "f.safetensors"), "--ledger", ledgerDir, "--force"); code != 0 {
+	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "f.safetensors"), "--ledger", ledgerDir, "--overspend"); code != 0 {
 		t.Fatal(errs)
 	}
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r2.arrow"), "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "is spent") {
@@ -274,5 +282,116 @@ func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
 	json.Unmarshal([]byte(stdout), &rep)
 	if len(rep.Releases) != 1 || rep.Accountant != "rdp" || float64(rep.Spent) > 2 || float64(rep.Spent) < 1 {
 		t.Errorf("after a private selection at ε = 2: %d releases, spent %v (%s)", len(rep.Releases), rep.Spent, rep.Accountant)
+	}
+}
+
+// TestBudgetLeftMeansIt (#37 item 4): "left" was the budget less what was
+// spent, which understates what one more release can take (Gaussian
+// releases compose sub-additively in ε). It is now the largest ε one more
+// Gaussian release can take; a fit just above it is refused (nothing
+// charged), and a fit at it is accepted, after which nothing is left.
+func TestBudgetLeftMeansIt(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(name string, eps float64) (int, string) {
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--delta", "1e-5",
+			"--out", filepath.Join(dir, name+".safetensors"), "--ledger", ledgerDir)
+		return code, errs
+	}
+	for _, name := range []string{"a", "b"} {
+		if code, errs := fit(name, 1); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	left := func() float64 {
+		code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+		var rep budgetReport
+		if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+			t.Fatalf("show: %d %s", code, errs)
+		}
+		return float64(rep.Remaining)
+	}
+	l := left()
+	if code, stdout, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir); code != 0 || !strings.Contains(stdout, "one more Gaussian release") {
+		t.Errorf("show does not say how left is computed: %s", stdout)
+	}
+	spent := func() float64 {
+		_, stdout, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+		var rep budgetReport
+		json.Unmarshal([]byte(stdout), &rep)
+		return float64(rep.Spent)
+	}()
+	if l <= 3-spent { // sub-additive: more than the subtraction
+		t.Fatalf("left ε = %v after two releases of ε = 1 of a budget of 3", l)
+	}
+	ledgerBytes, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir)))
+	if code, errs := fit("above", l*1.02); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
+		t.Errorf("a fit just above left ε = %v: %d %s", l, code, errs)
+	}
+	if after, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir))); !bytes.Equal(after, ledgerBytes) {
+		t.Error("a refused fit changed the ledger")
+	}
+	if code, errs := fit("at", l); code != 0 {
+		t.Errorf("a fit at left ε = %v: %d %s", l, code, errs)
+	}
+	if l2 := left(); l2 > 1e-3 {
+		t.Errorf("after a fit at what was left, left ε = %v", l2)
+	}
+}
+
+// mustOnlyEntry is the one ledger file in dir.
+func mustOnlyEntry(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	var files []string
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasSuffix(e.Name(), ".lock") {
+			files = append(files, e.Name())
+		}
+	}
+	if err != nil || len(files) != 1 {
+		t.Fatalf("ledger folder %s: %v, %v", dir, files, err)
+	}
+	return files[0]
+}
+
+// TestForceNeverOverspends (#37 item 3): the same fit with --force run
+// twice used to spend past the budget with exit 0 and re-tag the first,
+// in-budget release as forced. --force replaces the output only.
+func TestForceNeverOverspends(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	out := filepath.Join(dir, "m.safetensors")
+	fit := func() (int, string) {
+		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "0.8", "--delta", "1e-5", "--out", out, "--force", "--ledger", ledgerDir)
+		return code, errs
+	}
+	if code, errs := fit(); code != 0 {
+		t.Fatal(errs)
+	}
+	model, _ := os.ReadFile(out)
+	before, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir)))
+	if code, errs := fit(); code != 1 || !strings.Contains(errs, "exceed the privacy budget") || !strings.Contains(errs, "--overspend") {
+		t.Errorf("the second fit --force: %d %s", code, errs)
+	}
+	after, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir)))
+	if !bytes.Equal(before, after) {
+		t.Error("the refused fit changed the ledger")
+	}
+	if now, _ := os.ReadFile(out); !bytes.Equal(now, model) {
+		t.Error("the refused fit replaced the classifier")
+	}
+	if strings.Contains(string(after), `"forced"`) {
+		t.Error("an in-budget release is tagged forced")
 	}
 }

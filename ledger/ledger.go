@@ -34,6 +34,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,7 +77,9 @@ type Release struct {
 	Time      string               `json:"time"`
 	Output    string               `json:"output"`
 	Version   string               `json:"version"`
-	// Forced records a release the user made past the budget (--force).
+	// Forced, asked of Spend, allows the release past the budget
+	// (--overspend); recorded, it says the release went past it — only
+	// then, so that a release within the budget is never tagged.
 	Forced bool `json:"forced,omitempty"`
 }
 
@@ -110,7 +113,7 @@ func (r Repair) spendAll() Release {
 // guarantee past the budget.
 // ErrNonPrivate refuses a non-private release on budgeted data unless it
 // is forced: it spends the whole budget (the policy of every command).
-var ErrNonPrivate = errors.New("a non-private release would spend all of the data's budget (--force records that)")
+var ErrNonPrivate = errors.New("a non-private release would spend all of the data's budget (--overspend records that)")
 
 var ErrOverspend = errors.New("the release would exceed the privacy budget")
 
@@ -276,6 +279,58 @@ func Spent(b Budget, releases []Release) (accounting.Guarantee, error) {
 	return accounting.Account(mechs, b.Delta, accounting.AccountantAuto, accounting.Options{})
 }
 
+// Left returns the largest ε, at the budget's δ, that one more Gaussian
+// release can take and leave the ledger within its budget, composed with
+// the releases recorded by the same accountant as Spent (#37 item 4).
+// It is not the budget less what is spent: Gaussian releases compose
+// sub-additively in ε (three of ε = 1 compose to about 1.97), so that
+// difference understates what is left. The release's μ is found by
+// bisection to 10⁻⁹ relative (rounded down), and its ε from μ at δ.
+func Left(b Budget, releases []Release) (float64, error) {
+	spent, err := Spent(b, releases)
+	if err != nil {
+		return 0, err
+	}
+	if float64(spent.Epsilon) >= b.Epsilon || b.Delta <= 0 {
+		return 0, nil
+	}
+	fits := func(mu float64) (bool, error) {
+		g, err := Spent(b, append(slices.Clone(releases), Release{Guarantee: accounting.Guarantee{
+			Mechanisms: []accounting.Mechanism{{Name: "one more release", Kind: accounting.KindGaussian, Sensitivity: 1, NoiseStd: 1 / mu, Count: 1}}}}))
+		return err == nil && float64(g.Epsilon) <= b.Epsilon, err
+	}
+	lo, hi := 0.0, 1.0
+	for {
+		ok, err := fits(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		lo, hi = hi, 2*hi
+		if hi > 1e6 {
+			return 0, fmt.Errorf("the budget ε = %g leaves no bound on one more release", b.Epsilon)
+		}
+	}
+	for hi-lo > 1e-9*hi {
+		mid := (lo + hi) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return 0, nil
+	}
+	return accounting.GaussianEpsilon(lo, b.Delta)
+}
+
 // refuseNonPrivate is the policy for a non-private release on budgeted
 // data: refused unless forced (ErrNonPrivate).
 func (l *Ledger) refuseNonPrivate(r Release) error {
@@ -341,10 +396,12 @@ func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
 	if err != nil {
 		return accounting.Guarantee{}, err
 	}
-	if float64(g.Epsilon) > b.Epsilon && !r.Forced {
-		return g, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (pass --force to spend anyway; it is recorded)",
+	over := float64(g.Epsilon) > b.Epsilon
+	if over && !r.Forced {
+		return g, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (--overspend spends past it, recorded as such)",
 			ErrOverspend, l.Key, accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
 	}
+	r.Forced = over // what the record says: it went past the budget
 	if r.Time == "" {
 		r.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
