@@ -10,10 +10,13 @@ import (
 // returns an error wrapping ErrInvalid that says what was expected; callers
 // add the flag or key it came from ("--delta: …").
 
+// ErrDelta marks a δ outside (0, 1) (it wraps ErrInvalid too).
+var ErrDelta = fmt.Errorf("%w: δ must be in (0, 1)", ErrInvalid)
+
 // CheckDelta accepts δ ∈ (0, 1).
 func CheckDelta(delta float64) error {
 	if !(delta > 0 && delta < 1) {
-		return fmt.Errorf("%w: δ must be in (0, 1), got %v", ErrInvalid, delta)
+		return fmt.Errorf("%w, got %v", ErrDelta, delta)
 	}
 	return nil
 }

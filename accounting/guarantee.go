@@ -186,6 +186,8 @@ type Guarantee struct {
 	// unit is still the example, whose rows the method averaged before
 	// clipping; the form of the guarantee is unchanged.
 	Unit string `json:"unit,omitempty"`
+	// assumed are the typed assumptions behind Public (Assume).
+	assumed []Assumption
 }
 
 // SeededNote is the warning a seeded release carries.

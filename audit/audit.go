@@ -163,10 +163,10 @@ func noiselessShift(ctx context.Context, c Config, D, D2 *solvers.Data) (shifts,
 		for k, v := range c.Params {
 			params[k] = v
 		}
-		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Noise: noiseless{accounting.SecureNoise()},
+		o := solvers.Options{Params: params, Privacy: accounting.ReleaseOptions{Epsilon: c.Epsilon, Delta: c.Delta, Noise: noiseless{accounting.SecureNoise()},
 			Released: func(name string, index int, _ float64, values []float64) {
 				out[fmt.Sprint(name, "#", index)] = append([]float64(nil), values...)
-			}}
+			}}}
 		if _, err := solvers.Fit(ctx, c.Method, d, o); err != nil {
 			return nil, err
 		}
@@ -282,8 +282,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		for k, v := range c.Params {
 			params[k] = v
 		}
-		o := solvers.Options{Epsilon: c.Epsilon, Delta: c.Delta, Params: params, Optimizer: c.Optimizer, Noise: c.Noise(), Public: public,
-			Transform: solvers.TransformSpec{Kind: c.Transform},
+		o := solvers.Options{Params: params, Optimizer: c.Optimizer, Public: public, Transform: solvers.TransformSpec{Kind: c.Transform}}
+		o.Privacy = accounting.ReleaseOptions{Epsilon: c.Epsilon, Delta: c.Delta, Noise: c.Noise(),
 			Released: func(name string, index int, std float64, values []float64) {
 				if shifts != nil {
 					key := fmt.Sprint(name, "#", index)
@@ -329,7 +329,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				}
 			}}
 		if sigma > 0 {
-			o.Sigma = sigma // the same mechanism, without calibrating it again
+			o.Privacy.Sigma = sigma // the same mechanism, without calibrating it again
 		}
 		if c.ungroup {
 			ungrouped := *d

@@ -298,19 +298,43 @@ func checkBudgetEarly(c *ucli.Context, l *ledger.Ledger, train string, eps float
 }
 
 // spendBudget records a release in l, the budget ledger of the training
-// data (from findLedger), and refuses it past the budget unless --force.
-// Without a ledger for the data (l nil) nothing is recorded.
+// data (from findLedger), and refuses it past the budget unless
+// --overspend. Without a ledger for the data (l nil) nothing is recorded.
 func spendBudget(c *ucli.Context, l *ledger.Ledger, train, method string, g accounting.Guarantee, out string) error {
+	ch := newCharger(c, l, method, out)
+	if ch == nil {
+		return nil
+	}
+	ch.Charge(g)
+	return reportCharge(c, train, ch)
+}
+
+// newCharger is the charger of one release of method to l (nil without a
+// ledger): the whole release is one entry.
+func newCharger(c *ucli.Context, l *ledger.Ledger, method, out string) *ledger.Charger {
 	if l == nil {
 		return nil
 	}
-	total, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version, Forced: c.Bool("overspend")})
-	if err != nil {
-		return userErrorf("%s has a privacy budget (%s): %v", train, l.Path, err)
+	return &ledger.Charger{L: l, Release: ledger.Release{Method: method, Output: out, Version: Version, Forced: c.Bool("overspend")}}
+}
+
+// reportCharge says what ch's ledger holds after its release: the
+// refusal as the user's error, an overspend as a warning, else one line.
+func reportCharge(c *ucli.Context, train string, ch *ledger.Charger) error {
+	if ch == nil || (!ch.Charged() && ch.Err == nil) {
+		return nil
+	}
+	l, total := ch.L, ch.Total
+	if ch.Err != nil && !ch.Charged() {
+		return userErrorf("%s has a privacy budget (%s): %v", train, l.Path, ch.Err)
 	}
 	if b, _, _, err := l.Status(); err == nil && float64(total.Epsilon) > b.Epsilon {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: --overspend: this release takes the data past its budget: ε = %s spent of a budget of ε = %g (%s), recorded as an overspend in %s\n",
-			accounting.FormatUp(float64(total.Epsilon)), b.Epsilon, total.Accountant, l.Path)
+		why := "its exact guarantee, settled after noise was drawn under its plan," // a plan within the budget, settled past it
+		if ch.Release.Forced {
+			why = "--overspend:"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: %s this release takes the data past its budget: ε = %s spent of a budget of ε = %g (%s), recorded as an overspend in %s\n",
+			why, accounting.FormatUp(float64(total.Epsilon)), b.Epsilon, total.Accountant, l.Path)
 		return nil
 	}
 	fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: with this release ε = %s of its budget is spent (%s)\n", l.Path, accounting.FormatUp(float64(total.Epsilon)), total.Accountant)

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
+	"github.com/dpfeat/dpfeat/ledger"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,5 +396,51 @@ func TestForceNeverOverspends(t *testing.T) {
 	}
 	if strings.Contains(string(after), `"forced"`) {
 		t.Error("an in-budget release is tagged forced")
+	}
+}
+
+// TestRefusedFitChargesNothing (#37 item 2): auto and --transform charged
+// the transform's share, then the budget refused the method — exit 1, no
+// classifier, and the ledger moved. A fit is now one entry, charged
+// before any noise as a whole: refused whole, or recorded once.
+func TestRefusedFitChargesNothing(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.2", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(name string, extra ...string) (int, string) {
+		code, _, errs := run(t, append([]string{"fit", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, name+".safetensors"), "--ledger", ledgerDir}, extra...)...)
+		return code, errs
+	}
+	if code, errs := fit("first", "--method", "dpls", "--transform", "whiten"); code != 0 {
+		t.Fatal(errs)
+	}
+	releases := func() []ledger.Release {
+		code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+		var rep budgetReport
+		if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+			t.Fatalf("show: %d %s", code, errs)
+		}
+		return rep.Releases
+	}
+	rel := releases()
+	if len(rel) != 1 || float64(rel[0].Guarantee.Epsilon) > 1 || !slices.ContainsFunc(rel[0].Guarantee.Mechanisms, func(m accounting.Mechanism) bool { return strings.HasPrefix(m.Name, "transform") }) {
+		t.Fatalf("a fit with a transform: %d ledger releases, %+v", len(rel), rel)
+	}
+	before, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir)))
+	for _, args := range [][]string{{"--method", "auto"}, {"--method", "dpls", "--transform", "whiten"}} {
+		code, errs := fit("second", args...)
+		if code != 1 || !strings.Contains(errs, "exceed the privacy budget") || strings.Contains(errs, "is spent (") {
+			t.Errorf("%v past the budget: exit %d, %s", args, code, errs)
+		}
+		if after, _ := os.ReadFile(filepath.Join(ledgerDir, mustOnlyEntry(t, ledgerDir))); !bytes.Equal(after, before) {
+			t.Errorf("%v: the refused fit changed the ledger", args)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "second.safetensors")); err == nil {
+			t.Errorf("%v: the refused fit wrote a classifier", args)
+		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/filehash"
 	"github.com/dpfeat/dpfeat/internal/outlock"
+	"github.com/dpfeat/dpfeat/ledger"
 	"github.com/dpfeat/dpfeat/models"
-	"github.com/dpfeat/dpfeat/solvers"
 )
 
 func finetuneCommand() *ucli.Command {
@@ -115,21 +115,6 @@ func claimRun(c *ucli.Context, out, ckpt string, extra [][2]string, inputs ...st
 		return nil, err
 	}
 	return release, nil
-}
-
-// finetunePlan calibrates the two phases to the budget (finetune.Plan)
-// and lists n as public: it divides the noisy sums and sets the sampling
-// rate.
-func finetunePlan(c *ucli.Context, eps, delta, share float64, n int, p2, p3 *finetune.Phase) (accounting.Guarantee, error) {
-	if w := accounting.DeltaWarning(delta, n); w != "" {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", w)
-	}
-	g, err := finetune.Plan(eps, delta, share, n, p2, p3, accounting.AccountantAuto)
-	if err != nil {
-		return g, userErrorf("%v", err)
-	}
-	solvers.ListPublicN(&g, n, "divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings")
-	return g, nil
 }
 
 // finetuneProgress prints a phase's steps with the noisy gradient's norm
@@ -230,31 +215,44 @@ func finetuneAction(c *ucli.Context) error {
 	if err := g.CheckLabels(params, len(classes)); err != nil {
 		return userErrorf("%v", err)
 	}
-	guarantee, err := finetunePlan(c, eps, delta, share, data.N, &p2, &p3)
+	if w := accounting.DeltaWarning(delta, data.N); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", w)
+	}
+	noise, err := finetuneNoise(c)
 	if err != nil {
 		return err
 	}
-	if views != nil && p3.Steps > 0 {
-		guarantee.Unit = views.Unit()
+	// The run is one entry in the data's budget ledger (if it has one),
+	// charged before the first noise is drawn and the first checkpoint
+	// written; a resumed run continues the release its start recorded.
+	var charger *ledger.Charger
+	if !c.Bool("resume") {
+		charger = newCharger(c, budget, "finetune", out)
+	} else if name, step, err := finetune.PhaseAt(ckpt, g); err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
 	}
-	guarantee.Public = append(guarantee.Public, initialParamsPublic(req["params"]))
+	ro := accounting.ReleaseOptions{Epsilon: eps, Delta: delta, Noise: noise}
+	if charger != nil {
+		ro.Charger = charger
+	}
+	rel, err := accounting.NewRelease("finetune", accounting.Approximate, ro)
+	if err != nil {
+		return userErrorf("%v", stripInvalid(err))
+	}
+	unit := ""
+	if views != nil {
+		unit = views.Unit()
+	}
+	guarantee, err := finetune.PlanRelease(rel, share, data.N, &p2, &p3, initialParamsPublic(req["params"]), unit)
+	if cerr := reportCharge(c, req["data"], charger); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return userErrorf("%v", err)
+	}
 	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {
 		return err
-	}
-	noise, err := finetuneNoise(c, &guarantee)
-	if err != nil {
-		return err
-	}
-	if !c.Bool("resume") {
-		// Recorded in the data's budget ledger (if it has one) before the
-		// first noise is drawn and the first checkpoint written; a resumed
-		// run continues the release its start recorded.
-		if err := spendBudget(c, budget, req["data"], "finetune", guarantee, out); err != nil {
-			return err
-		}
-	} else if name, step, err := finetune.PhaseAt(ckpt, g); err == nil {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
 	}
 	run := &finetune.Run{Graph: g, Data: data, Phase2: p2, Phase3: p3, Noise: noise, Checkpoint: ckpt, Every: c.Int("checkpoint-every"), Settings: settings,
 		Progress: finetuneProgress(c, start)}
@@ -361,12 +359,12 @@ func openTrainingGraph(c *ucli.Context, graph, paramsPath, manifest string) (_ *
 // initialParamsPublic is the guarantee's entry for the initial
 // parameters: whatever they were trained on is assumed public; a file
 // dpfeat pretrain wrote (DP-RandP's Phase I) says what that was.
-func initialParamsPublic(path string) string {
-	rep := pretrainedBy(path)
-	if rep == nil {
-		return "the initial parameters " + path + " and whatever trained them (they must not have seen the private data)"
+func initialParamsPublic(path string) accounting.Assumption {
+	a := accounting.Assumption{Kind: accounting.AssumeInitialParams, Subject: path}
+	if rep := pretrainedBy(path); rep != nil {
+		a.Detail = fmt.Sprintf("Phase I, pretrained by dpfeat pretrain without privacy on %s (%d images, %d steps; checked not to be the data fine-tuned here)", rep.Data, rep.Images, rep.Config.Steps)
 	}
-	return fmt.Sprintf("the initial parameters %s: Phase I, pretrained by dpfeat pretrain without privacy on %s (%d images, %d steps; checked not to be the data fine-tuned here)", path, rep.Data, rep.Images, rep.Config.Steps)
+	return a
 }
 
 // pretrainedBy returns the report of the dpfeat pretrain run that wrote
@@ -530,7 +528,7 @@ func finetuneSettings(c *ucli.Context, req map[string]string, n int, eps, delta,
 
 // finetuneNoise is the run's noise: secure, or seeded with --seed (the
 // guarantee then says it is for reproduction only).
-func finetuneNoise(c *ucli.Context, g *accounting.Guarantee) (accounting.Noise, error) {
+func finetuneNoise(c *ucli.Context) (accounting.Noise, error) {
 	s := c.String("seed")
 	if s == "" {
 		return accounting.SecureNoise(), nil
@@ -539,7 +537,6 @@ func finetuneNoise(c *ucli.Context, g *accounting.Guarantee) (accounting.Noise, 
 	if err != nil {
 		return nil, userErrorf("--seed must be a non-negative whole number, got %q", s)
 	}
-	g.Seeded, g.Note = true, accounting.SeededNote
 	fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this result is for reproduction only, not private")
 	return accounting.SeededNoise(seed), nil
 }

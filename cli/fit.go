@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -179,20 +180,17 @@ func fitAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	defer prog.done()
 	o.Progress = prog.line
-	budget, err := runLedger(c, train, o.Epsilon, m.Private)
+	budget, err := runLedger(c, train, o.Privacy.Epsilon, m.Private)
 	if err != nil {
 		return err
 	}
-	// A private release is recorded in the data's budget ledger, if it
-	// has one, as soon as it is calibrated and before any noise is drawn:
-	// a fit past the budget draws nothing, and one that fails after
+	// The fit is one entry in the data's budget ledger, if it has one,
+	// charged before any noise is drawn (accounting.Release): a fit past
+	// the budget draws and charges nothing, and one that fails after
 	// drawing noise has been charged.
-	spent := false
-	var spendErr error
-	o.Calibrated = func(g accounting.Guarantee) error {
-		spent = true
-		spendErr = spendBudget(c, budget, train, m.Name, g, out)
-		return spendErr
+	charger := newCharger(c, budget, m.Name, out)
+	if charger != nil {
+		o.Privacy.Charger = charger
 	}
 	ro, err := runnerFrom(c)
 	if err != nil {
@@ -218,8 +216,8 @@ func fitAction(c *ucli.Context) error {
 	}
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})
-	if spendErr != nil {
-		return spendErr // refused by the budget ledger: no noise was drawn
+	if cerr := reportCharge(c, train, charger); cerr != nil {
+		return cerr // refused by the budget ledger: no noise was drawn
 	}
 	if err != nil {
 		return userErrorf("%v", err)
@@ -227,8 +225,8 @@ func fitAction(c *ucli.Context) error {
 	clf := res.Classifier
 	clf.Stamp(Version)
 	// A non-private reference is recorded (it spends everything, with
-	// --force) before the classifier is written.
-	if !spent {
+	// --overspend) before the classifier is written.
+	if !m.Private {
 		if err := spendBudget(c, budget, train, m.Name, res.Result.Guarantee, out); err != nil {
 			return err
 		}
@@ -275,18 +273,18 @@ func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
 	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
 		return o, userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
 	}
-	o.Epsilon, o.Sigma, o.Optimizer = eps, c.Float64("sigma"), c.String("optimizer")
+	o.Privacy.Epsilon, o.Privacy.Sigma, o.Optimizer = eps, c.Float64("sigma"), c.String("optimizer")
 	// Outside this range the noise is below or above what float64
 	// statistics can carry (the guarantee at 1e-6 is already ε ≈ 10¹²).
-	if c.IsSet("sigma") && !(o.Sigma >= 1e-6 && o.Sigma <= 1e6) {
-		return o, userErrorf("--sigma %v is outside [1e-6, 1e6]: give a noise multiplier a float64 release can carry, or --epsilon alone", o.Sigma)
+	if c.IsSet("sigma") && !(o.Privacy.Sigma >= 1e-6 && o.Privacy.Sigma <= 1e6) {
+		return o, userErrorf("--sigma %v is outside [1e-6, 1e6]: give a noise multiplier a float64 release can carry, or --epsilon alone", o.Privacy.Sigma)
 	}
-	if o.Accountant, err = accounting.ParseAccountant(c.String("accountant")); err != nil {
+	if o.Privacy.Accountant, err = accounting.ParseAccountant(c.String("accountant")); err != nil {
 		return o, userErrorf("--accountant: %v", stripInvalid(err))
 	}
-	o.Conversion = accounting.Conversion(c.String("conversion"))
-	if o.Conversion != accounting.ConversionCKS && o.Conversion != accounting.ConversionSimple {
-		return o, userErrorf("--conversion must be cks or simple, got %q", o.Conversion)
+	o.Privacy.Conversion = accounting.Conversion(c.String("conversion"))
+	if o.Privacy.Conversion != accounting.ConversionCKS && o.Privacy.Conversion != accounting.ConversionSimple {
+		return o, userErrorf("--conversion must be cks or simple, got %q", o.Privacy.Conversion)
 	}
 	if err := readParams(c, o.Params); err != nil {
 		return o, err
@@ -302,7 +300,7 @@ func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
 		if c.Bool("public-counts") {
 			return o, userErrorf("--public-counts makes the class counts, and so n, public: it excludes --n-public=false")
 		}
-		o.PrivateN = c.Float64("n-share")
+		o.Privacy.PrivateN = c.Float64("n-share")
 	}
 	if err := fitPrivacy(c, m, &o); err != nil {
 		return o, err
@@ -334,33 +332,28 @@ func readParams(c *ucli.Context, params map[string]float64) error {
 	return nil
 }
 
-// fitPrivacy checks ε and δ against the method's kind and sets the noise.
+// fitPrivacy checks ε and δ against the method's kind
+// (accounting.CheckTarget, the one rule) and sets the noise.
 func fitPrivacy(c *ucli.Context, m solvers.Method, o *solvers.Options) error {
-	switch {
-	case m.Pure:
-		if c.IsSet("delta") {
-			o.Delta = c.Float64("delta")
-		}
-	case m.Private:
-		if !c.IsSet("delta") {
-			return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
-		}
-		o.Delta = c.Float64("delta")
-		if err := accounting.CheckDelta(o.Delta); err != nil {
+	if c.IsSet("delta") {
+		o.Privacy.Delta = c.Float64("delta")
+	}
+	kind := solvers.KindOf(m)
+	if kind == accounting.Approximate && !c.IsSet("delta") && !(math.IsInf(o.Privacy.Epsilon, 1) && o.Privacy.Sigma == 0) {
+		return userErrorf("--delta is required for %s (choose it well below 1/n)", m.Name)
+	}
+	if err := accounting.CheckTarget(m.Name, kind, o.Privacy.Epsilon, o.Privacy.Delta, o.Privacy.Sigma); err != nil {
+		if errors.Is(err, accounting.ErrDelta) {
 			return userErrorf("--delta: %v", err)
 		}
-		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
-			return userErrorf("--epsilon inf asks for no privacy; %s is private (the references are ls, newton, logreg)", m.Name)
-		}
-	case !math.IsInf(o.Epsilon, 1):
-		return userErrorf("%s is a non-private reference; run it with --epsilon inf", m.Name)
+		return userErrorf("%v", stripInvalid(err))
 	}
 	if s := c.String("seed"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return userErrorf("--seed must be a non-negative whole number, got %q", s)
 		}
-		o.Noise = accounting.SeededNoise(seed)
+		o.Privacy.Noise = accounting.SeededNoise(seed)
 		if m.Private {
 			fmt.Fprintln(c.App.ErrWriter, "dpfeat: --seed makes the noise predictable: this classifier is for reproduction only, not private")
 		}

@@ -74,7 +74,7 @@ func sweepAction(c *ucli.Context) error {
 	if err := sweep.CheckOutput(o); err != nil {
 		return userErrorf("%v", err)
 	}
-	if o.Spend, o.Budget, err = sweepLedger(c, cfg, out); err != nil {
+	if o.Charger, o.Budget, err = sweepLedger(c, cfg, out); err != nil {
 		return err
 	}
 	jobs, _ := cfg.Jobs()
@@ -116,7 +116,7 @@ func sweepAction(c *ucli.Context) error {
 // training file's budget ledger and the Budget hook that checks the whole
 // sweep's cost against them before any job, or nils when no dataset has
 // a ledger.
-func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string, accounting.Guarantee) error, func(int, []accounting.Guarantee) error, error) {
+func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, string) accounting.Charger, func(int, []accounting.Guarantee) error, error) {
 	dir := ledgerDir(c)
 	if !anyLedgers(dir) {
 		return nil, nil, nil
@@ -155,12 +155,11 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: budget ledger %s: the sweep's %d jobs on %s fit its budget (all together ε = %s)\n", l.Path, len(costs), name, accounting.FormatUp(float64(g.Epsilon)))
 		return nil
 	}
-	return func(ds int, method string, g accounting.Guarantee) error {
+	return func(ds int, method string) accounting.Charger {
 		l := ledgers[ds]
 		if l == nil {
 			return nil
 		}
-		_, err := l.Spend(ledger.Release{Method: method, Guarantee: g, Output: out, Version: Version})
-		return err
+		return &ledger.Charger{L: l, Release: ledger.Release{Method: method, Output: out, Version: Version}}
 	}, budget, nil
 }

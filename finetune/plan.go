@@ -63,3 +63,25 @@ func Plan(eps, delta, share float64, n int, p2, p3 *Phase, acc accounting.Accoun
 	p3.Sigma = z
 	return g, nil
 }
+
+// PlanRelease plans both phases for rel's target (Plan, with rel's
+// accountant), records what the guarantee treats as public — n, which
+// divides the noisy gradient sums and sets Phase III's sampling rate, and
+// the initial parameters — and charges the whole run once through rel,
+// before any noise. unit, when the examples have several views, says so.
+func PlanRelease(rel *accounting.Release, share float64, n int, p2, p3 *Phase, initial accounting.Assumption, unit string) (accounting.Guarantee, error) {
+	g, err := Plan(rel.Epsilon(), rel.Delta(), share, n, p2, p3, rel.Accountant())
+	if err != nil {
+		return g, err
+	}
+	if err := rel.Charge(g); err != nil {
+		return g, err
+	}
+	if p3.Steps > 0 {
+		g.Unit = unit
+	}
+	rel.Assume(accounting.Assumption{Kind: accounting.AssumeN, N: n, Uses: []string{"divides the noisy gradient sums, sets Phase III's sampling rate batch/n, and is stored in the output's settings"}})
+	rel.Assume(initial)
+	rel.Finish(&g)
+	return g, nil
+}

@@ -81,6 +81,12 @@ type Release struct {
 	// (--overspend); recorded, it says the release went past it — only
 	// then, so that a release within the budget is never tagged.
 	Forced bool `json:"forced,omitempty"`
+	// Settles, when > 0, is the number (from 1) of the release this entry
+	// replaces: the exact guarantee of a release charged first as a plan
+	// (accounting.Release.Prior), written after part of its noise was
+	// drawn. A reader that does not know it counts both, which only
+	// overstates what was spent.
+	Settles int `json:"settles,omitempty"`
 }
 
 type entry struct {
@@ -235,7 +241,11 @@ func (l *Ledger) parse(r io.Reader) (Budget, []Release, error) {
 		case "budget":
 			b = *e.Budget
 		case "release":
-			rel = append(rel, *e.Release)
+			if k := e.Release.Settles; k > 0 && k <= len(rel) {
+				rel[k-1] = *e.Release
+			} else {
+				rel = append(rel, *e.Release)
+			}
 		case "repair":
 			b.Repairs = append(b.Repairs, *e.Repair)
 			if e.Repair.SpendAll {
@@ -370,35 +380,56 @@ func (l *Ledger) Fits(rs []Release) (accounting.Guarantee, error) {
 // exclusive lock. It returns the composed guarantee with r. A release
 // that would exceed the budget returns ErrOverspend and writes nothing.
 func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
-	if err := l.refuseNonPrivate(r); err != nil {
-		return accounting.Guarantee{}, err
+	g, _, err := l.record(r, 0)
+	return g, err
+}
+
+// record appends r as a new release (settles 0) or in place of release
+// number settles, which is never refused: its noise is out. It returns
+// the composed guarantee and r's number.
+func (l *Ledger) record(r Release, settles int) (accounting.Guarantee, int, error) {
+	fail := func(err error) (accounting.Guarantee, int, error) { return accounting.Guarantee{}, 0, err }
+	if settles == 0 {
+		if err := l.refuseNonPrivate(r); err != nil {
+			return fail(err)
+		}
 	}
 	if len(r.Guarantee.Mechanisms) == 0 && r.Guarantee.Accountant != accounting.AccountantNone {
-		return accounting.Guarantee{}, fmt.Errorf("release of %s lists no mechanisms: nothing to account", r.Method)
+		return fail(fmt.Errorf("release of %s lists no mechanisms: nothing to account", r.Method))
 	}
 	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return accounting.Guarantee{}, fmt.Errorf("%w for %s (set one with dpfeat budget init)", ErrNoLedger, l.Key)
+		return fail(fmt.Errorf("%w for %s (set one with dpfeat budget init)", ErrNoLedger, l.Key))
 	}
 	if err != nil {
-		return accounting.Guarantee{}, err
+		return fail(err)
 	}
 	defer f.Close()
 	if err := lockExclusive(f); err != nil {
-		return accounting.Guarantee{}, err
+		return fail(err)
 	}
 	defer unlock(f)
 	b, rel, err := l.parse(bufio.NewReader(f))
 	if err != nil {
-		return accounting.Guarantee{}, err
+		return fail(err)
 	}
-	g, err := Spent(b, append(rel, r))
+	number := len(rel) + 1
+	all := append(rel, r)
+	if settles > 0 {
+		if settles > len(rel) {
+			return fail(fmt.Errorf("%s: release %d to settle is not in the ledger", l.Path, settles))
+		}
+		number, r.Settles = settles, settles
+		all = slices.Clone(rel)
+		all[settles-1] = r
+	}
+	g, err := Spent(b, all)
 	if err != nil {
-		return accounting.Guarantee{}, err
+		return fail(err)
 	}
 	over := float64(g.Epsilon) > b.Epsilon
-	if over && !r.Forced {
-		return g, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (--overspend spends past it, recorded as such)",
+	if over && !r.Forced && settles == 0 {
+		return g, 0, fmt.Errorf("%w of %s: with it the releases compose to ε = %s at δ = %g (%s), the budget is ε = %g (--overspend spends past it, recorded as such)",
 			ErrOverspend, l.Key, accounting.FormatUp(float64(g.Epsilon)), b.Delta, g.Accountant, b.Epsilon)
 	}
 	r.Forced = over // what the record says: it went past the budget
@@ -407,13 +438,61 @@ func (l *Ledger) Spend(r Release) (accounting.Guarantee, error) {
 	}
 	line, err := encodeLine(entry{Kind: "release", Release: &r})
 	if err != nil {
-		return accounting.Guarantee{}, err
+		return fail(err)
 	}
 	if err := appendLine(f, line); err != nil {
-		return accounting.Guarantee{}, fmt.Errorf("write %s: %w", l.Path, err)
+		return fail(fmt.Errorf("write %s: %w", l.Path, err))
 	}
-	return g, nil
+	return g, number, nil
 }
+
+// Charger charges one release to a ledger (an accounting.Charger): Charge
+// appends it, refused past the budget unless Release.Forced; Settle
+// records its exact guarantee in place of what Charge recorded. Total is
+// the composed guarantee after the last of them.
+type Charger struct {
+	L *Ledger
+	// Release is the record's method, output, version and Forced; the
+	// guarantee is the one charged.
+	Release Release
+	Total   accounting.Guarantee
+	// Err is the last error of Charge or Settle (a refusal: ErrOverspend).
+	Err    error
+	number int
+}
+
+// Charge records g (accounting.Charger).
+func (c *Charger) Charge(g accounting.Guarantee) error {
+	if c.number != 0 {
+		return c.Settle(g)
+	}
+	r := c.Release
+	r.Guarantee = g
+	total, number, err := c.L.record(r, 0)
+	if c.Err = err; err != nil {
+		return err
+	}
+	c.Total, c.number = total, number
+	return nil
+}
+
+// Settle records g in place of the charged release (accounting.Charger).
+func (c *Charger) Settle(g accounting.Guarantee) error {
+	if c.number == 0 {
+		return c.Charge(g)
+	}
+	r := c.Release
+	r.Guarantee = g
+	total, _, err := c.L.record(r, c.number)
+	if c.Err = err; err != nil {
+		return err
+	}
+	c.Total = total
+	return nil
+}
+
+// Charged reports whether Charge has recorded the release.
+func (c *Charger) Charged() bool { return c.number != 0 }
 
 // splitLines splits a ledger into its lines, each with its newline (the
 // last one may lack it: a torn write).

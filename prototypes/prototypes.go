@@ -127,17 +127,17 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 			}
 			return m
 		}
-		z, g, err := solvers.Calibrate(o, build)
+		z, g, err := o.Calibrate(build)
 		if err != nil {
 			return nil, err
 		}
 		res.Guarantee, res.NoiseMultiplier = g, z
-		o.Release("sums", 0, o.Gaussian("sums", sums, z*r, r), sums)
+		o.Release().Report("sums", 0, o.Gaussian("sums", sums, z*r, r), sums)
 		if needCounts {
 			o.Gaussian("counts", counts, z*countNoise, 1)
 		}
 		if dist == "euclidean" && o.PublicCounts {
-			res.Guarantee.Public = append(res.Guarantee.Public, "class counts (--public-counts: DPPL-Mean divides the noisy sums by the true counts)")
+			o.Release().Assume(accounting.Assumption{Kind: accounting.AssumeClassCounts, Uses: []string{"DPPL-Mean divides the noisy sums by the true counts"}})
 		}
 	} else {
 		res.Guarantee = accounting.NonPrivate("non-private reference: exact class means")
@@ -286,7 +286,8 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	if o.Public.Dim() != d.D {
 		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.Dim(), d.D)
 	}
-	if o.Sigma > 0 {
+	rel := o.Release()
+	if rel.Sigma() > 0 {
 		return nil, fmt.Errorf("the exponential mechanism has no noise multiplier: give --epsilon instead of --sigma")
 	}
 	if d.W != nil {
@@ -294,9 +295,6 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		// composition over classes); a soft label would put one example
 		// in two classes' utilities.
 		return nil, fmt.Errorf("this method scores public candidates by each class's own examples and cannot take soft labels (mixups with public images, extract --mix-diff): use a file without them, or dpplmean")
-	}
-	if math.IsInf(o.Epsilon, 1) || !(o.Epsilon > 0) {
-		return nil, fmt.Errorf("ε must be a positive finite number, got %v", o.Epsilon)
 	}
 	p := solvers.NewParams(o)
 	dmin := p.Get("d_min")
@@ -315,24 +313,24 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		}
 	}
 	delta := 0.0
-	eps := o.Epsilon
+	eps := rel.Epsilon() // checked positive and finite by accounting.NewRelease
 	mech := accounting.Mechanism{Name: "exponential mechanism choosing a public prototype, per class (classes disjoint)",
 		Kind: accounting.KindExponential, Epsilon: eps, Count: 1, Parallel: d.M}
 	if topK {
 		mech.Name = fmt.Sprintf("joint exponential mechanism choosing %d public prototypes, per class (classes disjoint)", K)
 	}
-	acc := o.Accountant
+	acc := rel.Accountant()
 	if acc == accounting.AccountantAuto || acc == "" {
 		acc = accounting.AccountantPure
 	}
 	if acc != accounting.AccountantPure {
 		// zCDP/RDP restatements need a δ to convert at.
-		if err := accounting.CheckDelta(o.Delta); err != nil {
+		if err := accounting.CheckDelta(rel.Delta()); err != nil {
 			return nil, fmt.Errorf("--accountant %s restates the pure guarantee at a δ: %w", acc, err)
 		}
-		delta = o.Delta
+		delta = rel.Delta()
 	}
-	g, err := accounting.Account([]accounting.Mechanism{mech}, delta, acc, accounting.Options{Conversion: o.Conversion})
+	g, err := accounting.Account([]accounting.Mechanism{mech}, delta, acc, accounting.Options{Conversion: rel.Conversion()})
 	if err != nil {
 		return nil, err
 	}
@@ -358,13 +356,13 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	default:
 		return nil, fmt.Errorf("budget convention %q: expected dpfeat or dppl", o.BudgetConvention)
 	}
-	if err := o.Calibrate(g); err != nil {
+	if err := rel.Charge(g); err != nil {
 		return nil, err
 	}
 	D, M := d.D, d.M
 	du := dmax - dmin
 	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}
-	res.Guarantee.Public = append(res.Guarantee.Public, "the public feature file the prototypes are chosen from")
+	rel.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Uses: []string{"the prototypes are chosen from them"}})
 	res.Prototypes = make([]float64, M*K*D)
 	starts := make([]int, M+1)
 	for c := 0; c <= M; c++ {
@@ -436,13 +434,13 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 		want := map[int][]int{} // public row → prototype slots c·K + k
 		for c := 0; c < M; c++ {
 			if topK {
-				chosen[c] = sampleTopK(o.Noise, all[c], K, eps, du, o.BudgetConvention == "dppl")
+				chosen[c] = sampleTopK(rel.Noise(), all[c], K, eps, du, o.BudgetConvention == "dppl")
 			} else {
 				logw := make([]float64, len(all[c]))
 				for j, v := range all[c] {
 					logw[j] = eps * v / du
 				}
-				chosen[c] = []int{accounting.SampleExponential(o.Noise, logw)}
+				chosen[c] = []int{accounting.SampleExponential(rel.Noise(), logw)}
 			}
 			for k, j := range chosen[c] {
 				want[j] = append(want[j], c*K+k)

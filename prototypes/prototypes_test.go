@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -43,11 +44,11 @@ func blobs(n, d, m int, seed uint64) *solvers.Data {
 func TestMeanNoiseOffIsTheClassMean(t *testing.T) {
 	d := blobs(90, 4, 3, 1)
 	for _, o := range []solvers.Options{
-		{Sigma: 1, Delta: 1e-5, Noise: zeroNoise{}, Distance: "euclidean", PublicCounts: true},
-		{Epsilon: math.Inf(1), Distance: "euclidean"},
+		{Privacy: accounting.ReleaseOptions{Sigma: 1, Delta: 1e-5, Noise: zeroNoise{}}, Distance: "euclidean", PublicCounts: true},
+		{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}, Distance: "euclidean"},
 	} {
 		method := "dpplmean"
-		if math.IsInf(o.Epsilon, 1) {
+		if math.IsInf(o.Privacy.Epsilon, 1) {
 			method = "protomean"
 		}
 		res, err := solvers.Fit(context.Background(), method, d, o)
@@ -66,7 +67,7 @@ func TestMeanNoiseOffIsTheClassMean(t *testing.T) {
 				}
 			}
 		}
-		if o.PublicCounts && (len(res.Guarantee.Public) == 0 || res.Guarantee.Public[0][:12] != "class counts") {
+		if o.PublicCounts && !slices.ContainsFunc(res.Guarantee.Assumptions(), func(a accounting.Assumption) bool { return a.Kind == accounting.AssumeClassCounts }) {
 			t.Errorf("--public-counts not recorded: %v", res.Guarantee.Public)
 		}
 	}
@@ -80,15 +81,18 @@ func TestMeanNoiseScale(t *testing.T) {
 	const z = 2.5
 	want := map[string]float64{"sums": z * 0.7, "counts": z * 10}
 	seen := map[string][]float64{}
-	o := solvers.Options{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Distance: "euclidean", Params: map[string]float64{"clip": 0.7},
-		Observe: func(release string, std float64, noise []float64) {
+	o := solvers.Options{
+		Privacy: accounting.ReleaseOptions{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Observe: func(release string, std float64, noise []float64) {
 			if !accounting.StdCovers(std, want[release]) {
 				t.Errorf("release %s: std %v, want %v", release, std, want[release])
 			}
 			for _, v := range noise {
 				seen[release] = append(seen[release], v/std)
 			}
-		}}
+		}},
+		Distance: "euclidean",
+		Params:   map[string]float64{"clip": 0.7},
+	}
 	res, err := solvers.Fit(context.Background(), "dpplmean", d, o)
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +135,11 @@ func TestPublicSelectionFrequencies(t *testing.T) {
 	noise := accounting.SeededNoise(11)
 	const draws = 40000
 	for i := 0; i < draws; i++ {
-		res, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: eps, Noise: noise, Public: pub,
-			Params: map[string]float64{"d_min": dmin, "d_max": dmax}})
+		res, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{
+			Privacy: accounting.ReleaseOptions{Epsilon: eps, Noise: noise},
+			Public:  pub,
+			Params:  map[string]float64{"d_min": dmin, "d_max": dmax},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,17 +237,17 @@ func testTopKFrequencies(t *testing.T, half bool) {
 
 func TestPublicRequiresPublicData(t *testing.T) {
 	d := blobs(30, 3, 3, 6)
-	if _, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: 1}); err == nil {
+	if _, err := solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1}}); err == nil {
 		t.Error("dpplpublic without --public: no error")
 	}
-	res, err := solvers.Fit(context.Background(), "dpplpublick", d, solvers.Options{Epsilon: 1e6, Public: blobs(20, 3, 2, 7), Params: map[string]float64{"k": 3}})
+	res, err := solvers.Fit(context.Background(), "dpplpublick", d, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1e6}, Public: blobs(20, 3, 2, 7), Params: map[string]float64{"k": 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.PerClass != 3 || len(res.Prototypes) != 3*3*3 || float64(res.Guarantee.Epsilon) != 1e6 || res.Guarantee.Delta != 0 || *res.Guarantee.Rho != 1e12/8 {
 		t.Errorf("dpplpublick: %+v", res.Guarantee)
 	}
-	res, err = solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Epsilon: 2, Public: blobs(20, 3, 2, 7), BudgetConvention: "dppl"})
+	res, err = solvers.Fit(context.Background(), "dpplpublic", d, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 2}, Public: blobs(20, 3, 2, 7), BudgetConvention: "dppl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,12 +310,12 @@ func TestPrototypesWithAnEmptyClass(t *testing.T) {
 		method string
 		o      solvers.Options
 	}{
-		{"dpplmean", solvers.Options{Epsilon: 1, Delta: 1e-5}},
-		{"dpplmean", solvers.Options{Epsilon: 1, Delta: 1e-5, Distance: "euclidean"}},
-		{"dpplpublic", solvers.Options{Epsilon: 1, Public: blobs(20, 3, 2, 7)}},
-		{"dpplpublick", solvers.Options{Epsilon: 1, Public: blobs(20, 3, 2, 7)}},
+		{"dpplmean", solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}}},
+		{"dpplmean", solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, Distance: "euclidean"}},
+		{"dpplpublic", solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1}, Public: blobs(20, 3, 2, 7)}},
+		{"dpplpublick", solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1}, Public: blobs(20, 3, 2, 7)}},
 	} {
-		c.o.Noise = accounting.SeededNoise(3)
+		c.o.Privacy.Noise = accounting.SeededNoise(3)
 		res, err := solvers.Fit(context.Background(), c.method, gap, c.o)
 		if err != nil {
 			t.Errorf("%s %s with an empty class: %v", c.method, c.o.Distance, err)

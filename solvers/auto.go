@@ -83,7 +83,7 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 	if err != nil {
 		return m, err
 	}
-	zStar, err := o.wholeTarget()
+	zStar, err := o.rel.WholeTarget()
 	if err != nil {
 		return m, err
 	}
@@ -107,5 +107,5 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 		return m, err
 	}
 	o.method = chosen.Name
-	return chosen, prepareOptions(chosen, o)
+	return chosen, CheckParams(chosen.Name, o.Params)
 }

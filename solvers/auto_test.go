@@ -37,7 +37,7 @@ func TestChooseAuto(t *testing.T) {
 // refuses hyperparameters (they belong to the method it will choose).
 func TestAutoRunsItsChoice(t *testing.T) {
 	d := shifted(400, 8, 3, 1)
-	res, err := Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)})
+	res, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestAutoRunsItsChoice(t *testing.T) {
 	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
 		t.Errorf("auto: ε = %v", eps)
 	}
-	res, err = Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: TransformCenter}})
+	res, err = Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: TransformSpec{Kind: TransformCenter}})
 	if err != nil || res.Prep.Transform.Kind != TransformCenter {
 		t.Errorf("auto with --transform center: %v %+v", err, res)
 	}
-	if _, err := Fit(context.Background(), Auto, d, Options{Epsilon: 1, Delta: 1e-5, Params: map[string]float64{"lr": 1}}); err == nil || !strings.Contains(err.Error(), "auto has no hyperparameter lr") {
+	if _, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, Params: map[string]float64{"lr": 1}}); err == nil || !strings.Contains(err.Error(), "auto has no hyperparameter lr") {
 		t.Errorf("auto with a hyperparameter: %v", err)
 	}
 }

@@ -33,9 +33,9 @@ func TestMethodsDescribeThemselves(t *testing.T) {
 		if m.Run == nil && m.Stream == nil {
 			continue
 		}
-		o := Options{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}
+		o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}}
 		if !m.Private {
-			o.Epsilon = math.Inf(1)
+			o.Privacy.Epsilon = math.Inf(1)
 		}
 		if m.Pure {
 			continue // the prototype methods, tested in their package

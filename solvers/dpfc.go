@@ -79,7 +79,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 			{Name: "noisy clipped gradient sum", Kind: accounting.KindGaussian, Sensitivity: cgrad, NoiseStd: z * cgrad, Count: T},
 		}
 	}
-	z, g, err := Calibrate(o, build)
+	z, g, err := o.Calibrate(build)
 	if err != nil {
 		return nil, err
 	}

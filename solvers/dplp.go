@@ -78,7 +78,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 			{Name: "noisy clipped gradient sum", Kind: accounting.KindGaussian, Sensitivity: clip, NoiseStd: z * clip, Count: T},
 		}
 	}
-	z, g, err := Calibrate(o, build)
+	z, g, err := o.Calibrate(build)
 	if err != nil {
 		return nil, err
 	}

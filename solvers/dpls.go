@@ -129,7 +129,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 					}
 				}
 				var g accounting.Guarantee
-				if z, g, err = Calibrate(o, build); err != nil {
+				if z, g, err = o.Calibrate(build); err != nil {
 					return nil, err
 				}
 				res.Guarantee, res.NoiseMultiplier = g, z

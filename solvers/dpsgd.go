@@ -81,7 +81,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	// released). Only a public n may bound it here: under a private n
 	// nothing prints, stores or branches on the true count (#36 item 2),
 	// and a batch at or above n̂ is full-batch.
-	if o.PrivateN <= 0 && batch >= n {
+	if o.Privacy.PrivateN <= 0 && batch >= n {
 		return nil, fmt.Errorf("hyperparameter batch must be 0 (full batch) or below n = %d, got %v", o.examples, batch)
 	}
 	q := 1.0
@@ -109,7 +109,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 		}
 		return []accounting.Mechanism{m}
 	}
-	z, g, err := Calibrate(o, build)
+	z, g, err := o.Calibrate(build)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 		if q < 1 {
 			// Examples are sampled, each with all its rows, at exactly
 			// the rate the accountant is told.
-			pass.Sample = accounting.NewPoissonSample(o.Noise, q)
+			pass.Sample = accounting.NewPoissonSample(o.rel.Noise(), q)
 		}
 		grad, err := gp.run(ctx, o, pass)
 		if err != nil {

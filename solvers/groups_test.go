@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -68,9 +67,9 @@ func TestSingletonGroupsFitTheSameModel(t *testing.T) {
 				continue
 			}
 			opts := func() Options {
-				o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(5)}
+				o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(5)}}
 				if !m.Private {
-					o.Epsilon = math.Inf(1)
+					o.Privacy.Epsilon = math.Inf(1)
 				}
 				v.opt(&o)
 				if o.MemoryBudget > 0 && !slices.Contains(m.Reads, OptMemory) {
@@ -257,9 +256,9 @@ func fitEveryMethod(t *testing.T, d *Data, n int, floor float64) {
 		if m.Pure {
 			continue
 		}
-		o := Options{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(1)}
+		o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(1)}}
 		if !m.Private {
-			o.Epsilon = math.Inf(1)
+			o.Privacy.Epsilon = math.Inf(1)
 		}
 		res, err := Fit(context.Background(), m.Name, d, o)
 		if err != nil {
@@ -268,7 +267,7 @@ func fitEveryMethod(t *testing.T, d *Data, n int, floor float64) {
 		if acc := accuracy(res, d); acc < floor {
 			t.Errorf("%s: training accuracy %.2f", m.Name, acc)
 		}
-		if m.Private && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, publicNPrefix+fmt.Sprint(n)+")") }) {
+		if m.Private && !slices.ContainsFunc(res.Guarantee.Assumptions(), func(a accounting.Assumption) bool { return a.Kind == accounting.AssumeN && a.N == n }) {
 			t.Errorf("%s: the guarantee does not state n = %d examples: %q", m.Name, n, res.Guarantee.Public)
 		}
 	}
@@ -300,7 +299,7 @@ func TestViewsFitEveryMethod(t *testing.T) {
 	fitEveryMethod(t, d, 600, 0.6)
 	// A stream's blocks must not split an example.
 	bad := batchedRows{d, 7}
-	if _, err := FitRows(context.Background(), "dpls", bad, 3, Options{Epsilon: 1, Delta: 1e-5}); err == nil {
+	if _, err := FitRows(context.Background(), "dpls", bad, 3, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}}); err == nil {
 		t.Error("dpls accepted blocks that split an example")
 	}
 }

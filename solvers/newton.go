@@ -128,7 +128,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 			return m
 		}
 		var g accounting.Guarantee
-		if z, g, err = Calibrate(o, build); err != nil {
+		if z, g, err = o.Calibrate(build); err != nil {
 			return nil, err
 		}
 		res.Guarantee, res.NoiseMultiplier = g, z

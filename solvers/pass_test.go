@@ -144,9 +144,9 @@ func TestRemoteFits(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := func() Options {
-				o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(3), Params: c.params, Transform: c.spec}
+				o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(3)}, Params: c.params, Transform: c.spec}
 				if !m.Private {
-					o.Epsilon = math.Inf(1)
+					o.Privacy.Epsilon = math.Inf(1)
 				}
 				return o
 			}

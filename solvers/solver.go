@@ -2,7 +2,6 @@ package solvers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -47,29 +46,18 @@ func (d *Data) rowRange(lo, hi int) *Data {
 
 // Options are a fit's privacy target, noise source and hyperparameters.
 type Options struct {
-	// Epsilon and Delta are the target; Epsilon = +Inf asks for a
-	// non-private reference method.
-	Epsilon, Delta float64
-	// Sigma, when > 0, fixes the noise multiplier instead of calibrating
-	// it; the guarantee is then computed for it at Delta.
-	Sigma float64
-	// Accountant calibrates and reports (auto: exact GDP for these
-	// full-batch methods, RDP for Poisson-sampled DP-SGD); Conversion is
-	// for zCDP.
-	Accountant accounting.Accountant
-	Conversion accounting.Conversion
-	// Noise is the randomness; accounting.SecureNoise unless the user
-	// seeded it.
-	Noise accounting.Noise
+	// Privacy is what the caller asks of the fit's privacy — the target
+	// (ε, δ) or a fixed noise multiplier, the accountant, the noise
+	// source, the Charger that records the cost (a budget ledger), a dry
+	// run, a private n, the test and audit hooks — each field's contract
+	// stated in accounting.ReleaseOptions. Fit makes its one owner from it
+	// (accounting.NewRelease), which every method uses through Release.
+	Privacy accounting.ReleaseOptions
 	// Params are the hyperparameters the user set, by name (see each
 	// method's documentation); the others are defaulted.
 	Params map[string]float64
 	// Optimizer is dpsgd's optimizer: sgd, momentum, adam or lamb.
 	Optimizer string
-	// Observe, when set, sees every noise release: its name, the standard
-	// deviation used, and the noise values added. Tests use it to check
-	// that the noise has the calibrated scale.
-	Observe func(release string, std float64, noise []float64)
 	// Remote, when set, computes the sums a method reads from the
 	// training data elsewhere — the one-pass methods' statistics
 	// (AccumulateWith), each pass of an iterative method and of a
@@ -78,14 +66,6 @@ type Options struct {
 	// given: each contribution is bounded as on one machine, and the noise
 	// is still added here.
 	Remote Remote
-	// Released, when set, sees each noisy statistic as it is released (the
-	// exact values the method goes on with, before any post-processing):
-	// the release's name, an index (the class, for per-class releases;
-	// else 0), the noise standard deviation, and the values; iterative
-	// methods also report "theta" (std 0), the state each step's releases
-	// are taken at, itself a function of earlier releases. The empirical
-	// audit builds its test statistics from them.
-	Released func(release string, index int, std float64, values []float64)
 	// Progress, when set, receives one line per iteration (or per pass
 	// and class of a long computation); callers throttle it.
 	Progress func(format string, args ...any)
@@ -110,57 +90,25 @@ type Options struct {
 	// all do not fit) and, where the rest allows, the preprocessed rows
 	// kept between passes (0: 4 GiB).
 	MemoryBudget int64
-	// Calibrated, when set, is called once the method's releases are
-	// calibrated and before any noise is drawn, with the guarantee; an
-	// error aborts the fit. Budget ledgers record the release here, so a
-	// run that draws noise and then fails is still charged, and a run
-	// past the budget draws none. ErrDryRun stops a fit there without
-	// error to the caller that asked for it (a sweep costing its jobs).
-	// A fit whose releases come in parts (n̂, a transform, then the
-	// method's) calls it once per part, each with that part's guarantee —
-	// unless DryRun.
-	Calibrated func(accounting.Guarantee) error
-	// DryRun asks for the fit's cost only: releases made before the
-	// method's (n̂, a transform's) are not reported on their own and a
-	// transform is not learned; Calibrated is called once, at the
-	// method's calibration, with the whole guarantee. Its hook returns
-	// ErrDryRun to stop there.
-	DryRun bool
-	// PrivateN, when in (0, 1), stops treating the number of training examples
-	// n as public (the Gaussian methods): before anything else, n̂ = n +
-	// N(0, σₙ²) is released (sensitivity 1) with σₙ = z*/√PrivateN, z*
-	// the multiplier one Gaussian release would need for the whole target
-	// (so n̂ takes about that share of μ²), and charged on its own; the
-	// method then uses n̂ wherever it used n (divisors, sampling rate,
-	// defaults) and is calibrated so that both together meet the target.
-	PrivateN float64
 	// Transform asks for a feature transform learned before the method
 	// (transform.go).
 	Transform TransformSpec
+	// BudgetConvention "dppl" states the exponential-mechanism methods'
+	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
+	// its figures; the mechanism is the same.
+	BudgetConvention string
+	// rel owns the fit's privacy (made by Fit from Privacy).
+	rel *accounting.Release
 	// auto is why auto chose the method being fitted ("" otherwise).
 	auto string
-	// prior are releases made before the method's own (the transform's),
-	// charged already; every calibration of the method includes them.
-	prior []accounting.Mechanism
-	// nHat is the released n̂ and nMech its mechanism, once released.
-	nHat  float64
-	nMech *accounting.Mechanism
-	// sumRows is n, the number of rows a release sums at most (public):
-	// the releases' sensitivities grow by the float64 summation's error
-	// bound for it (accounting.SumSlack).
-	sumRows int
-	// examples is the true number of training examples (n; below sumRows
-	// when examples have several rows), what n̂ is a noisy count of.
+	// examples is the true number of training examples (n; below the
+	// rows when examples have several rows).
 	examples int
 	// method is the name of the method being fitted, for its messages.
 	method string
 	// learned is the transform learned before the method (nil: none), which
 	// Remote applies to the rows its sums are taken over.
 	learned *preprocessing.Transform
-	// BudgetConvention "dppl" states the exponential-mechanism methods'
-	// zCDP equivalent as the DPPL paper does (ρ = ε²/2), for comparison with
-	// its figures; the mechanism is the same.
-	BudgetConvention string
 }
 
 // Result is a fitted linear one-vs-all model with its guarantee.
@@ -377,10 +325,9 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if err := prepareOptions(m, &o); err != nil {
+	if err := prepareOptions(m, &o, d.N, d.Examples()); err != nil {
 		return nil, err
 	}
-	o.sumRows, o.examples, o.method = d.N, d.Examples(), m.Name
 	if m, err = resolveAuto(m, int64(d.Examples()), &o); err != nil {
 		return nil, err
 	}
@@ -417,10 +364,9 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if classes < 2 {
 		return nil, fmt.Errorf("%d class(es); a classifier needs at least 2", classes)
 	}
-	if err := prepareOptions(m, &o); err != nil {
+	if err := prepareOptions(m, &o, int(rows.Len()), int(ExamplesOf(rows))); err != nil {
 		return nil, err
 	}
-	o.sumRows, o.examples, o.method = int(rows.Len()), int(ExamplesOf(rows)), m.Name
 	t, err := learnTransform(ctx, m, rows, &o)
 	if err != nil {
 		return nil, err
@@ -525,35 +471,42 @@ func CheckParams(name string, params map[string]float64) error {
 	return fmt.Errorf("%s has no hyperparameter %s (it has: %s)", m.Name, strings.Join(bad, ", "), known)
 }
 
-func prepareOptions(m Method, o *Options) error {
+// prepareOptions checks the settings and makes the fit's privacy owner:
+// rows is the number of rows a release sums at most, examples the number
+// of training examples (what n̂ counts).
+func prepareOptions(m Method, o *Options, rows, examples int) error {
 	if err := CheckParams(m.Name, o.Params); err != nil {
 		return err
 	}
-	if m.Private {
-		if math.IsInf(o.Epsilon, 1) && o.Sigma == 0 {
-			return fmt.Errorf("%s is private: give a finite --epsilon (the non-private references are ls, newton, logreg, protomean)", m.Name)
-		}
-		if o.Sigma == 0 && !(o.Epsilon > 0) {
-			return fmt.Errorf("ε must be positive, got %v", o.Epsilon)
-		}
-		if !m.Pure {
-			if err := accounting.CheckDelta(o.Delta); err != nil {
-				return err
-			}
-		}
-		if o.Noise == nil {
-			o.Noise = accounting.SecureNoise()
-		}
-	} else if !math.IsInf(o.Epsilon, 1) {
-		return fmt.Errorf("%s is a non-private reference: it needs --epsilon inf", m.Name)
+	rel, err := accounting.NewRelease(m.Name, m.kind(), o.Privacy)
+	if err != nil {
+		return err
 	}
-	if o.Accountant == "" {
-		o.Accountant = accounting.AccountantAuto
+	rel.SetRows(rows)
+	if o.Privacy.PrivateN > 0 {
+		if err := rel.PrivateCount("noisy number of training examples n̂", "n", int64(examples), o.Privacy.PrivateN); err != nil {
+			return err
+		}
 	}
+	o.rel, o.examples, o.method = rel, examples, m.Name
 	if o.Params == nil {
 		o.Params = map[string]float64{}
 	}
 	return nil
+}
+
+// KindOf is what m promises (accounting.CheckTarget).
+func KindOf(m Method) accounting.ReleaseKind { return m.kind() }
+
+// kind is what m promises (accounting.CheckTarget).
+func (m Method) kind() accounting.ReleaseKind {
+	switch {
+	case !m.Private:
+		return accounting.Reference
+	case m.Pure:
+		return accounting.PureDP
+	}
+	return accounting.Approximate
 }
 
 func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Options) (*Result, error) {
@@ -581,12 +534,9 @@ func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Opt
 	if m.Private {
 		// The feature dimension and the class list come from the file's
 		// schema.
-		res.Guarantee.Public = append(res.Guarantee.Public, "the feature dimension and the list of class names")
+		o.rel.Assume(accounting.Assumption{Kind: accounting.AssumeSchema})
 	}
-	if o.Noise != nil && o.Noise.Seeded() {
-		res.Guarantee.Seeded = true
-		res.Guarantee.Note = accounting.SeededNote
-	}
+	o.rel.Finish(&res.Guarantee)
 	return res, nil
 }
 
@@ -736,179 +686,36 @@ func (p *Params) Finish(r *Result) {
 	r.Defaulted = p.defaulted
 }
 
-// calibrate returns the noise multiplier z for the method's releases: the
-// user's Sigma, or the smallest z meeting (ε, δ); and the guarantee.
-func Calibrate(o *Options, build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
-	opt := accounting.Options{Conversion: o.Conversion}
-	method := build
-	if o.PrivateN > 0 {
-		// n̂ first (charged on its own); the target covers both.
-		if _, err := o.Rows(int64(o.examples)); err != nil {
-			return 0, accounting.Guarantee{}, err
-		}
-	}
-	if o.nMech != nil || len(o.prior) > 0 {
-		// Releases made before (n̂, the transform's) were charged on their
-		// own; the target covers them all.
-		build = func(z float64) []accounting.Mechanism {
-			all := append(method(z), o.prior...)
-			if o.nMech != nil {
-				all = append(all, *o.nMech)
-			}
-			return all
-		}
-	}
-	z, g := o.Sigma, accounting.Guarantee{}
-	var err error
-	if o.Sigma > 0 {
-		g, err = accounting.Account(build(o.Sigma), o.Delta, o.Accountant, opt)
-	} else {
-		z, g, err = accounting.Calibrate(o.Epsilon, o.Delta, o.Accountant, opt, build)
-	}
-	if err != nil {
-		return 0, accounting.Guarantee{}, err
-	}
-	charge := g
-	if (o.nMech != nil || len(o.prior) > 0) && !o.DryRun {
-		// the method's releases alone: n̂ and the transform's were charged
-		// when they were released
-		if charge, err = accounting.Account(method(z), o.Delta, o.Accountant, opt); err != nil {
-			return 0, accounting.Guarantee{}, err
-		}
-	}
-	return z, g, o.Calibrate(charge)
+// Release is the owner of the fit's privacy (accounting.Release): its
+// target, calibration, charge, noise and assumptions.
+func (o *Options) Release() *accounting.Release { return o.rel }
+
+// Calibrate returns the noise multiplier z of the method's releases and
+// the whole fit's guarantee, charged before any of the method's noise
+// (accounting.Release.Calibrate; n̂ first when n is private).
+func (o *Options) Calibrate(build func(z float64) []accounting.Mechanism) (float64, accounting.Guarantee, error) {
+	return o.rel.Calibrate(build)
 }
 
-// Rows returns the number of training examples a method may use: the true
-// count total when n is assumed public (listed by publicN), else the noisy
-// n̂ (PrivateN), released on the first call — its std fixed from the
-// target alone, charged through the Calibrated hook before its noise is
-// drawn — and the same value afterwards. n̂ is floored at 1.
-func (o *Options) Rows(total int64) (float64, error) {
-	if o.PrivateN <= 0 {
-		return float64(total), nil
-	}
-	if o.nMech != nil {
-		return o.nHat, nil
-	}
-	if err := accounting.CheckFraction("the share of the budget for n̂", o.PrivateN); err != nil {
-		return 0, err
-	}
-	zStar, err := o.wholeTarget()
-	if err != nil {
-		return 0, err
-	}
-	m := accounting.Mechanism{Name: "noisy number of training examples n̂", Kind: accounting.KindGaussian, Sensitivity: 1,
-		NoiseStd: zStar / math.Sqrt(o.PrivateN), Count: 1}
-	g, err := accounting.Account([]accounting.Mechanism{m}, o.Delta, o.Accountant, accounting.Options{Conversion: o.Conversion})
-	if err != nil {
-		return 0, err
-	}
-	if err := o.chargeFirst(g); err != nil {
-		return 0, err
-	}
-	v := []float64{float64(total)}
-	std := m.NoiseStd
-	if o.Noise != nil {
-		std = accounting.AddGaussian(o.Noise, v, m.NoiseStd, 1) // a count: exact, no summation slack
-	}
-	m.NoiseStd = math.Max(std, m.NoiseStd)
-	o.released("n", 0, m.NoiseStd, v)
-	o.nHat, o.nMech = math.Max(1, v[0]), &m
-	return o.nHat, nil
-}
-
-// wholeTarget is z*, the noise multiplier one Gaussian release of
-// sensitivity 1 would need for the whole target (or the user's fixed
-// Sigma): releases made before the method take a share s of the budget,
-// measured in GDP's μ², with noise multiplier z*/√s.
-func (o *Options) wholeTarget() (float64, error) {
-	if o.Sigma > 0 {
-		return o.Sigma, nil
-	}
-	z, _, err := accounting.Calibrate(o.Epsilon, o.Delta, accounting.AccountantGDP, accounting.Options{}, accounting.GaussianReleases("one release", 1))
-	return z, err
-}
-
-// ErrDryRun is what a Calibrated hook returns to stop a fit right after
-// calibration, before any noise: the guarantee it saw is the fit's cost.
-var ErrDryRun = errors.New("dry run: stopped after calibration")
-
-// chargeFirst reports a release made before the method's (n̂, a
-// transform's) to the Calibrated hook; a dry run reports it with the
-// method's instead.
-func (o *Options) chargeFirst(g accounting.Guarantee) error {
-	if o.DryRun {
-		return nil
-	}
-	return o.Calibrate(g)
-}
-
-// Calibrate reports a method's calibrated guarantee to the Calibrated hook
-// (methods that account for themselves, such as the exponential
-// mechanisms, call it before drawing anything).
-func (o *Options) Calibrate(g accounting.Guarantee) error {
-	if o.Calibrated == nil {
-		return nil
-	}
-	return o.Calibrated(g)
-}
-
-// Release reports a noisy statistic to the Released hook (for methods
-// registered from other packages).
-func (o *Options) Release(release string, index int, std float64, values []float64) {
-	o.released(release, index, std, values)
-}
+// Rows returns the number of training examples a method may use: total
+// when n is assumed public (listed by publicN), else the noisy n̂,
+// released on the first call (accounting.Release.Count).
+func (o *Options) Rows(total int64) (float64, error) { return o.rel.Count(total) }
 
 // Gaussian releases values in place with Gaussian noise of nominal std
-// for a release of L2 sensitivity sens (accounting.AddGaussian: on a
-// lattice, exactly sampled), shows the noise added to Observe, and returns
-// the std used.
+// for a release of L2 sensitivity sens (accounting.Release.Gaussian) and
+// returns the std used.
 func (o *Options) Gaussian(release string, values []float64, std, sens float64) float64 {
-	var before []float64
-	if o.Observe != nil {
-		before = append(before, values...)
-	}
-	used := 0.0
-	if o.Noise != nil && std > 0 {
-		f := accounting.SumSlack(o.sumRows)
-		stop := phases.Start("noise")
-		used = accounting.AddGaussian(o.Noise, values, std*f, sens*f)
-		stop()
-	}
-	o.observe(release, used, before, values)
-	return used
+	defer phases.Start("noise")()
+	return o.rel.Gaussian(release, values, std, sens)
 }
 
 // Symmetric releases the symmetric d×d matrix a in place with symmetric
-// Gaussian noise (accounting.AddSymmetricGaussian: σ on the diagonal, σ/√2
-// off it, for a Frobenius sensitivity sens) and returns the diagonal std.
+// Gaussian noise (accounting.Release.Symmetric) and returns the diagonal
+// std.
 func (o *Options) Symmetric(release string, a []float64, d int, std, sens float64) float64 {
-	var before []float64
-	if o.Observe != nil {
-		before = append(before, a...)
-	}
-	used := 0.0
-	if o.Noise != nil && std > 0 {
-		f := accounting.SumSlack(o.sumRows)
-		stop := phases.Start("noise")
-		used = accounting.AddSymmetricGaussian(o.Noise, a, d, std*f, sens*f)
-		stop()
-	}
-	o.observe(release, used, before, a)
-	return used
-}
-
-// observe shows Observe the noise a release added (after − before).
-func (o *Options) observe(release string, std float64, before, after []float64) {
-	if o.Observe == nil {
-		return
-	}
-	noise := make([]float64, len(after))
-	for i := range noise {
-		noise[i] = after[i] - before[i]
-	}
-	o.Observe(release, std, noise)
+	defer phases.Start("noise")()
+	return o.rel.Symmetric(release, a, d, std, sens)
 }
 
 // callbackMu serialises Progress calls, which may come from the workers
@@ -924,9 +731,7 @@ func (o *Options) progress(format string, args ...any) {
 }
 
 func (o *Options) released(release string, index int, std float64, values []float64) {
-	if o.Released != nil {
-		o.Released(release, index, std, values)
-	}
+	o.rel.Report(release, index, std, values)
 }
 
 func (o *Options) note(format string, args ...any) {
@@ -954,33 +759,23 @@ func (o *Options) memoryBudget() int64 { return memsize.Or(o.MemoryBudget) }
 
 // publicN records in the guarantee that the method uses the number of
 // training rows: noisy sums are divided by n and default hyperparameters
-// scale with it, so n is treated as public, as the papers do.
+// scale with it, so n is treated as public, as the papers do — unless n̂
+// was released, whose mechanism is in the guarantee.
 func publicN(o *Options, res *Result, n int) {
-	if o.nMech != nil {
-		res.RowsReleased = o.nHat
-		return // n̂ was released: its mechanism is in the guarantee
+	if nHat, ok := o.rel.Counted(); ok {
+		res.RowsReleased = nHat
+		return
 	}
-	ListPublicN(&res.Guarantee, n, "used to normalise noisy sums and to scale default hyperparameters")
+	o.rel.Assume(PublicN(n, "used to normalise noisy sums and to scale default hyperparameters"))
 }
 
-// publicNPrefix starts every statement that n is treated as public.
-const publicNPrefix = "the number of training examples (n = "
-
-// ListPublicN records in g that the true number of training examples n is
-// treated as public (add/remove adjacency: n itself differs between
-// neighbours), saying what uses it; once per guarantee. Every private
-// output that uses or stores n calls it: the solvers that divide by n, a
-// classifier file storing train_rows, finetune's sampling rate.
-func ListPublicN(g *accounting.Guarantee, n int, use string) {
-	for i, p := range g.Public {
-		if strings.HasPrefix(p, publicNPrefix) {
-			if !strings.Contains(p, use) {
-				g.Public[i] = p + "; " + use
-			}
-			return
-		}
-	}
-	g.Public = append(g.Public, fmt.Sprintf("%s%d), %s", publicNPrefix, n, use))
+// PublicN is the assumption that the true number of training examples n
+// is public (add/remove adjacency: n itself differs between neighbours),
+// saying what uses it. Every private output that uses or stores n makes
+// it: the solvers that divide by n, a classifier file storing train_rows,
+// finetune's sampling rate.
+func PublicN(n int, use string) accounting.Assumption {
+	return accounting.Assumption{Kind: accounting.AssumeN, N: n, Uses: []string{use}}
 }
 
 // PublicSource streams unlabeled public feature rows, prepared like the

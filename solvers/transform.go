@@ -262,7 +262,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			}
 		}
 	}
-	if o.DryRun {
+	if o.rel.DryRun() {
 		// The cost is known (the releases are in o.prior) and the method
 		// needs rows of some transform to reach its calibration.
 		return &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}, nil
@@ -414,7 +414,7 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocess
 // second stage's unless centring only — with their noise std, from the
 // transform's share of the budget.
 func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, []accounting.Mechanism, error) {
-	zStar, err := o.wholeTarget()
+	zStar, err := o.rel.WholeTarget()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -440,19 +440,11 @@ func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, 
 	return stds, mechs, nil
 }
 
-// chargeTransform charges the transform's releases through the Calibrated
-// hook before any noise is drawn and adds them to the method's prior
-// releases.
+// chargeTransform adds the transform's releases to the fit's priors,
+// which charges the whole fit before their noise is drawn
+// (accounting.Release.Prior).
 func chargeTransform(o *Options, mechs []accounting.Mechanism) error {
-	g, err := accounting.Account(mechs, o.Delta, o.Accountant, accounting.Options{Conversion: o.Conversion})
-	if err != nil {
-		return err
-	}
-	if err := o.chargeFirst(g); err != nil {
-		return err
-	}
-	o.prior = append(o.prior, mechs...)
-	return nil
+	return o.rel.Prior(mechs...)
 }
 
 // standardize sets t's per-coordinate scale 1/√(v + τ) from the centred
@@ -610,7 +602,7 @@ func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec
 			if name == "" {
 				name = "the public rows"
 			}
-			res.Guarantee.Public = append(res.Guarantee.Public, fmt.Sprintf("the feature transform (%s), learned from %s", t.Kind, name))
+			res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumeTransform, Subject: t.Kind, Detail: name})
 		}
 	} else if private {
 		res.Hyperparameters["transform_share"] = spec.share()

@@ -52,9 +52,8 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 	for _, c := range cases {
 		seen := map[string][]float64{}
 		var charged []accounting.Guarantee
-		o := Options{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Transform: TransformSpec{Kind: c.kind, Share: c.share},
-			Calibrated: func(g accounting.Guarantee) error { charged = append(charged, g); return nil },
-			Observe: func(release string, std float64, noise []float64) {
+		o := Options{
+			Privacy: accounting.ReleaseOptions{Sigma: z, Delta: 1e-5, Noise: accounting.SeededNoise(3), Charger: accounting.ChargeFunc(func(g accounting.Guarantee) error { charged = append(charged, g); return nil }), Observe: func(release string, std float64, noise []float64) {
 				if !strings.HasPrefix(release, "transform") {
 					return
 				}
@@ -67,7 +66,9 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 					t.Errorf("%s: release %q has std %v, want %v", c.kind, release, std, want)
 				}
 				seen[release] = append(seen[release], unitNoise(noise, std, release == "transform matrix")...)
-			}}
+			}},
+			Transform: TransformSpec{Kind: c.kind, Share: c.share},
+		}
 		res, err := Fit(context.Background(), "dpls", d, o)
 		if err != nil {
 			t.Fatal(err)
@@ -85,12 +86,13 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 		if res.Guarantee.Mu == nil || math.Abs(float64(*res.Guarantee.Mu)-c.mu) > 1e-12 {
 			t.Errorf("%s: μ = %v, want %v", c.kind, res.Guarantee.Mu, c.mu)
 		}
-		// Charged twice, transform first: together they are the whole.
+		// Charged as a plan before the transform's noise, then settled
+		// with the whole (#37 item 2).
 		if len(charged) != 2 || charged[0].Mu == nil || charged[1].Mu == nil {
 			t.Fatalf("%s: charged %d times", c.kind, len(charged))
 		}
-		if sum := math.Hypot(float64(*charged[0].Mu), float64(*charged[1].Mu)); math.Abs(sum-c.mu) > 1e-9 {
-			t.Errorf("%s: charges compose to μ = %v, want %v", c.kind, sum, c.mu)
+		if got := float64(*charged[1].Mu); math.Abs(got-c.mu) > 1e-9 {
+			t.Errorf("%s: settled at μ = %v, want %v", c.kind, got, c.mu)
 		}
 		if res.Prep.Transform == nil || res.Prep.Transform.Source != "private" {
 			t.Errorf("%s: the result does not carry its transform: %+v", c.kind, res.Prep.Transform)
@@ -104,7 +106,7 @@ func TestTransformCalibratesToTheTarget(t *testing.T) {
 	d := shifted(400, 10, 3, 2)
 	for _, method := range []string{"dpls", "dpfc", "dpnewton", "dpsgd", "dplp"} {
 		for _, kind := range []string{TransformCenter, TransformWhiten} {
-			o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: kind}}
+			o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: TransformSpec{Kind: kind}}
 			res, err := Fit(context.Background(), method, d, o)
 			if err != nil {
 				t.Fatalf("%s+%s: %v", method, kind, err)
@@ -134,7 +136,7 @@ func TestTransformHelpsShiftedFeatures(t *testing.T) {
 	acc := func(kind string) float64 {
 		var sum float64
 		for seed := uint64(1); seed <= 4; seed++ {
-			o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(seed), Transform: TransformSpec{Kind: kind}}
+			o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(seed)}, Transform: TransformSpec{Kind: kind}}
 			res, err := Fit(context.Background(), "dpfc", tr, o)
 			if err != nil {
 				t.Fatal(err)
@@ -168,13 +170,14 @@ func TestPublicTransformIsFree(t *testing.T) {
 	for i := range pub.Y {
 		pub.Y[i] = -1
 	}
-	o := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1),
-		Transform: TransformSpec{Kind: TransformWhiten, Public: pub, PublicName: "pub.arrow"},
-		Observe: func(release string, _ float64, _ []float64) {
+	o := Options{
+		Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Observe: func(release string, _ float64, _ []float64) {
 			if strings.HasPrefix(release, "transform") {
 				t.Errorf("public transform released %q", release)
 			}
-		}}
+		}},
+		Transform: TransformSpec{Kind: TransformWhiten, Public: pub, PublicName: "pub.arrow"},
+	}
 	res, err := Fit(context.Background(), "dpls", d, o)
 	if err != nil {
 		t.Fatal(err)
@@ -199,9 +202,9 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Share: 1.5}}, "share"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter}, NoNormalize: true}, "unit-normalised"},
 	} {
-		c.o.Epsilon, c.o.Delta = 1, 1e-5
+		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
-		c.o.Calibrated = func(accounting.Guarantee) error { called = true; return nil }
+		c.o.Privacy.Charger = accounting.ChargeFunc(func(accounting.Guarantee) error { called = true; return nil })
 		_, err := Fit(context.Background(), c.method, d, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: err %v, want %q", c.method, c.o.Transform, err, c.want)
@@ -229,7 +232,7 @@ func TestPureMethodsNeedAPublicTransform(t *testing.T) {
 // method saw it.
 func TestTransformIsStoredExactly(t *testing.T) {
 	d := shifted(200, 6, 2, 3)
-	o := Options{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(5), Transform: TransformSpec{Kind: TransformWhiten}}
+	o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(5)}, Transform: TransformSpec{Kind: TransformWhiten}}
 	res, err := Fit(context.Background(), "dpls", d, o)
 	if err != nil {
 		t.Fatal(err)
@@ -255,35 +258,49 @@ func TestTransformIsStoredExactly(t *testing.T) {
 
 // TestDryRunReportsTheWholeCost: a dry run (a sweep costing its jobs)
 // sees one report, the whole fit's guarantee — the transform's and n̂'s
-// releases included — where a real fit reports each part before its
-// noise.
+// releases included. A real fit is charged once, before the first noise,
+// as a plan that meets the target, and settled with the same whole
+// guarantee (#37 item 2).
 func TestDryRunReportsTheWholeCost(t *testing.T) {
 	d := shifted(300, 8, 3, 1)
 	for _, privateN := range []float64{0, 0.01} {
-		base := Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: TransformSpec{Kind: TransformWhiten}, PrivateN: privateN}
-		var parts []accounting.Guarantee
+		base := Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1), PrivateN: privateN}, Transform: TransformSpec{Kind: TransformWhiten}}
 		real := base
-		real.Calibrated = func(g accounting.Guarantee) error { parts = append(parts, g); return nil }
+		ch := &recordingCharger{}
+		real.Privacy.Charger = ch
 		res, err := Fit(context.Background(), "dpls", d, real)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var reports []accounting.Guarantee
 		dry := base
-		dry.DryRun = true
-		dry.Calibrated = func(g accounting.Guarantee) error { reports = append(reports, g); return ErrDryRun }
-		if _, err := Fit(context.Background(), "dpls", d, dry); err != ErrDryRun {
+		dry.Privacy.DryRun = true
+		dry.Privacy.Charger = accounting.ChargeFunc(func(g accounting.Guarantee) error { reports = append(reports, g); return accounting.ErrDryRun })
+		if _, err := Fit(context.Background(), "dpls", d, dry); err != accounting.ErrDryRun {
 			t.Fatalf("dry run: %v", err)
 		}
-		want := 2
-		if privateN > 0 {
-			want = 3
+		if len(ch.charged) != 1 || len(ch.settled) == 0 || len(reports) != 1 {
+			t.Fatalf("private n %v: %d charges (want 1), %d settlements, %d dry-run reports (want 1)", privateN, len(ch.charged), len(ch.settled), len(reports))
 		}
-		if len(parts) != want || len(reports) != 1 {
-			t.Fatalf("private n %v: %d parts charged (want %d), %d dry-run reports (want 1)", privateN, len(parts), want, len(reports))
+		if float64(ch.charged[0].Epsilon) > 1+1e-9 {
+			t.Errorf("private n %v: the plan charged ε = %v above the target", privateN, ch.charged[0].Epsilon)
 		}
-		if got, all := float64(*reports[0].Mu), float64(*res.Guarantee.Mu); math.Abs(got-all) > 1e-12 {
-			t.Errorf("private n %v: the dry run reports μ = %v, the fit's guarantee is μ = %v", privateN, got, all)
+		last := ch.settled[len(ch.settled)-1]
+		if got, all := float64(*reports[0].Mu), float64(*res.Guarantee.Mu); math.Abs(got-all) > 1e-12 || float64(*last.Mu) != all {
+			t.Errorf("private n %v: the dry run reports μ = %v, the settled charge μ = %v, the fit's guarantee is μ = %v", privateN, got, *last.Mu, all)
 		}
 	}
+}
+
+// recordingCharger records what it is charged and settled.
+type recordingCharger struct{ charged, settled []accounting.Guarantee }
+
+func (r *recordingCharger) Charge(g accounting.Guarantee) error {
+	r.charged = append(r.charged, g)
+	return nil
+}
+
+func (r *recordingCharger) Settle(g accounting.Guarantee) error {
+	r.settled = append(r.settled, g)
+	return nil
 }

@@ -45,13 +45,14 @@ type RunOptions struct {
 	// it: with seeded noise, `dpfeat fit --seed` and the row's noise_seed
 	// reproduce it byte for byte.
 	Classifiers string
-	// Spend, when set, is asked to record each fitted job's release (in
-	// the dataset's budget ledger) before its metrics are recorded (a
-	// private selection as one release known by its RDP curve); an error
-	// (the budget is spent) becomes the job's error, without metrics.
-	Spend func(dataset int, method string, g accounting.Guarantee) error
+	// Charger, when set, gives the charger of a job's release (in the
+	// dataset's budget ledger; nil: none), which records it before any of
+	// its noise (a private selection as one release known by its RDP
+	// curve); a refusal (the budget is spent) becomes the job's error,
+	// without metrics.
+	Charger func(dataset int, method string) accounting.Charger
 	// Budget, when set, is given each dataset's pending jobs' guarantees
-	// — each job calibrated without drawing noise (solvers.ErrDryRun), a
+	// — each job calibrated without drawing noise (accounting.ErrDryRun), a
 	// private selection by its RDP curve, a reference as non-private —
 	// before any job runs; an error (the whole sweep would not fit the
 	// dataset's budget) stops the sweep before any work.
@@ -361,16 +362,20 @@ func readLike(path string, tr features.Metadata, dim int) (*features.Matrix, err
 // options are the solver options of one job.
 func (c *Config) options(j Job, ds *data) solvers.Options {
 	acc, _ := accounting.ParseAccountant(c.Accountant)
-	o := solvers.Options{Epsilon: j.Epsilon, Delta: j.Delta, Accountant: acc, Optimizer: j.Optimizer, Distance: j.Distance,
-		Params: map[string]float64{}}
+	o := solvers.Options{
+		Privacy:   accounting.ReleaseOptions{Epsilon: j.Epsilon, Delta: j.Delta, Accountant: acc},
+		Optimizer: j.Optimizer,
+		Distance:  j.Distance,
+		Params:    map[string]float64{},
+	}
 	for k, v := range j.Params {
 		o.Params[k] = v
 	}
 	if !j.Private {
-		o.Epsilon = math.Inf(1)
+		o.Privacy.Epsilon = math.Inf(1)
 	}
 	if seed, ok := c.noiseSeed(j); ok {
-		o.Noise = accounting.SeededNoise(seed)
+		o.Privacy.Noise = accounting.SeededNoise(seed)
 	}
 	return o
 }
@@ -421,19 +426,17 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row 
 		return row
 	}
 	fo := c.options(j, ds)
-	spent := false
-	if o.Spend != nil {
-		// Charged once calibrated, before any noise: a job that fails
-		// after drawing noise has been charged.
-		fo.Calibrated = func(g accounting.Guarantee) error {
-			spent = true
-			return o.Spend(j.Dataset, j.Method, g)
-		}
+	var ch accounting.Charger
+	if o.Charger != nil {
+		// Charged before any noise, once for the whole job: a job that
+		// fails after drawing noise has been charged.
+		ch = o.Charger(j.Dataset, j.Method)
+		fo.Privacy.Charger = ch
 	}
 	out, err := fitWith(ctx, c.request(j, ds, fo))
 	row.Seconds = time.Since(start).Seconds()
-	if err == nil && o.Spend != nil && !spent {
-		err = o.Spend(j.Dataset, j.Method, out.Result.Guarantee) // a reference
+	if err == nil && ch != nil && !j.Private {
+		err = ch.Charge(out.Result.Guarantee) // a reference, after the fact: it draws no noise
 	}
 	if err == nil {
 		fill(&row, j, out, ds)
@@ -505,12 +508,12 @@ func jobCost(ctx context.Context, c *Config, j Job, ds *data) (accounting.Guaran
 		return accounting.NonPrivate("non-private reference"), true, nil
 	}
 	o := c.options(j, ds)
-	o.DryRun = true // the whole job's cost in one report
+	o.Privacy.DryRun = true // the whole job's cost in one report
 	var got *accounting.Guarantee
-	o.Calibrated = func(g accounting.Guarantee) error {
+	o.Privacy.Charger = accounting.ChargeFunc(func(g accounting.Guarantee) error {
 		got = &g
-		return solvers.ErrDryRun
-	}
+		return accounting.ErrDryRun
+	})
 	_, err := fitWith(ctx, c.request(j, ds, o))
 	switch {
 	case got != nil:
@@ -565,12 +568,12 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		return
 	}
 	mu := math.Sqrt(2 * rho)
-	if o.Spend != nil {
+	if o.Charger != nil {
 		// The whole selection is one release, known by its RDP curve,
 		// charged before its first run draws any noise.
 		g, err := selectionGuarantee(c, j)
-		if err == nil {
-			err = o.Spend(j.Dataset, j.Method, g)
+		if ch := o.Charger(j.Dataset, j.Method); err == nil && ch != nil {
+			err = ch.Charge(g)
 		}
 		if err != nil {
 			row.Error = err.Error()
@@ -602,12 +605,12 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		cj := j
 		cj.candidates, cj.Params, cj.Optimizer, cj.Distance = nil, cand.params, cand.optimizer, cand.distance
 		o := c.options(cj, ds)
-		o.Noise = noise.Split()
+		o.Privacy.Noise = noise.Split()
 		if m.Pure {
-			o.Epsilon = 2 * mu // ε²/8 = ρ
+			o.Privacy.Epsilon = 2 * mu // ε²/8 = ρ
 		} else {
-			o.Accountant = accounting.AccountantGDP
-			if o.Epsilon, err = accounting.GaussianEpsilon(mu, j.Delta); err != nil {
+			o.Privacy.Accountant = accounting.AccountantGDP
+			if o.Privacy.Epsilon, err = accounting.GaussianEpsilon(mu, j.Delta); err != nil {
 				row.Error = err.Error()
 				return
 			}

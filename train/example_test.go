@@ -26,7 +26,7 @@ func ExampleFit() {
 		return
 	}
 	out, err := train.Fit(context.Background(), train.Request{Method: "dpls", Train: path,
-		Options: solvers.Options{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
+		Options: solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -117,10 +116,10 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		note("%s", line)
 	}
 	// These notes read n: not given when n is not public.
-	if w := accounting.DeltaWarning(o.Delta, n); m.Private && o.PrivateN == 0 && w != "" {
+	if w := accounting.DeltaWarning(o.Privacy.Delta, n); m.Private && o.Privacy.PrivateN == 0 && w != "" {
 		note("%s", w)
 	}
-	if o.PrivateN == 0 && dim > n {
+	if o.Privacy.PrivateN == 0 && dim > n {
 		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, n)
 	}
 	// The class counts are private: they go into the classifier (for
@@ -167,20 +166,20 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		res.Guarantee.Unit = v.Unit()
 	}
 	if m.Private && req.Public != "" && slices.Contains(m.Reads, solvers.OptPublic) {
-		res.Guarantee.Public = append(res.Guarantee.Public, "the public features "+req.Public+" ("+PublicCheck+")")
+		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Subject: req.Public, Detail: PublicCheck})
 	}
 	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
-		res.Guarantee.Public = append(res.Guarantee.Public, ClassesFromLabelsPublic(req.Train))
+		res.Guarantee.Assume(ClassesFromLabelsPublic(req.Train))
 	}
-	if m.Private && storeCounts && !slices.ContainsFunc(res.Guarantee.Public, func(p string) bool { return strings.HasPrefix(p, "class counts") }) {
-		res.Guarantee.Public = append(res.Guarantee.Public, "class counts of the training file (--public-counts: stored in the classifier for eval's minority classes)")
+	if m.Private && storeCounts {
+		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumeClassCounts, Uses: []string{"stored in the classifier for eval's minority classes"}})
 	}
 	stored := n
 	switch {
-	case m.Private && o.PrivateN > 0:
+	case m.Private && o.Privacy.PrivateN > 0:
 		stored = int(math.Round(res.RowsReleased)) // n̂, or 0 if unused
 	case m.Private:
-		solvers.ListPublicN(&res.Guarantee, n, "stored in the classifier (train_rows)")
+		res.Guarantee.Assume(solvers.PublicN(n, "stored in the classifier (train_rows)"))
 	}
 	clf := Classifier(res.Method, res, classes, dim) // auto: the method it chose
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
@@ -201,8 +200,8 @@ func CheckClasses(path string, classes []string) error {
 // from the training file's label values (features.ClassesFromLabels):
 // which classes exist is then read from the private data, so it is
 // assumed public.
-func ClassesFromLabelsPublic(train string) string {
-	return "the class list, taken from the label values of " + train + " (pass --classes to fix it without reading the data)"
+func ClassesFromLabelsPublic(train string) accounting.Assumption {
+	return accounting.Assumption{Kind: accounting.AssumeClassesFromLabels, Subject: train}
 }
 
 // CountLabels counts the labels of training examples (an example of

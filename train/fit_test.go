@@ -45,15 +45,15 @@ func TestExcludeIsTheFileWithoutThoseRows(t *testing.T) {
 	cache := &train.Cache{}
 	for _, method := range []string{"dpls", "dpsgd", "ls"} {
 		for _, c := range []*train.Cache{nil, cache, cache} {
-			o := solvers.Options{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(3)}
+			o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(3)}}
 			if method == "ls" {
-				o = solvers.Options{Epsilon: math.Inf(1)}
+				o = solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}}
 			}
 			a, err := train.Fit(context.Background(), train.Request{Method: method, Train: full, Exclude: rule, Cache: c, Options: o})
 			if err != nil {
 				t.Fatal(err)
 			}
-			o.Noise = accounting.SeededNoise(3)
+			o.Privacy.Noise = accounting.SeededNoise(3)
 			b, err := train.Fit(context.Background(), train.Request{Method: method, Train: kept, Options: o})
 			if err != nil {
 				t.Fatal(err)
@@ -89,9 +89,9 @@ func TestTransformRoundTrip(t *testing.T) {
 		method, kind, public string
 	}{{"dpfc", solvers.TransformWhiten, ""}, {"dpls", solvers.TransformStandardize, ""}, {"dpsgd", solvers.TransformCenter, ""},
 		{"dpfc", solvers.TransformPCA, pub}, {"auto", "", ""}, {"dpplpublic", solvers.TransformWhiten, pub}} {
-		o := solvers.Options{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1), Transform: solvers.TransformSpec{Kind: c.kind}}
+		o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: solvers.TransformSpec{Kind: c.kind}}
 		if c.method == "dpplpublic" {
-			o.Delta = 0 // pure ε-DP: a public transform must not need δ
+			o.Privacy.Delta = 0 // pure ε-DP: a public transform must not need δ
 		}
 		out, err := train.Fit(context.Background(), train.Request{Method: c.method, Train: path, Public: c.public, Options: o})
 		if err != nil {

@@ -68,7 +68,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 			var accs []float64
 			for s := 0; s < seeds; s++ {
 				t0 := time.Now()
-				r, err := fit(method, solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))})
+				r, err := fit(method, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}})
 				if err != nil {
 					return fmt.Errorf("%s ε=%v: %w", method, eps, err)
 				}
@@ -83,7 +83,7 @@ func run(trainPath, testPath string, seeds int, label string) error {
 	}
 	for _, method := range []string{"ls", "newton"} {
 		t0 := time.Now()
-		r, err := fit(method, solvers.Options{Epsilon: math.Inf(1)})
+		r, err := fit(method, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}})
 		if err != nil {
 			return err
 		}

@@ -138,7 +138,7 @@ func run(trainPath, testPath, publicPath, label string, seeds int) error {
 				var bals, mins []float64
 				for s := 0; s < seeds; s++ {
 					req := train.Request{Method: m, Train: subPath, Cache: cache,
-						Options: solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}}
+						Options: solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}}}
 					if strings.HasPrefix(m, "dpplpublic") {
 						req.Public = publicPath
 					}

@@ -157,7 +157,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				return train.Fit(ctx, req)
 			}
 			for _, m := range refs {
-				r, err := fit(m, false, solvers.Options{Epsilon: math.Inf(1)})
+				r, err := fit(m, false, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}})
 				if err != nil {
 					return err
 				}
@@ -178,7 +178,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 					eps, _ := strconv.ParseFloat(es, 64)
 					var accs []float64
 					for s := 0; s < seeds; s++ {
-						o := solvers.Options{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s)), Transform: c.spec}
+						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}, Transform: c.spec}
 						r, err := fit(c.method, c.public, o)
 						if err != nil {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
