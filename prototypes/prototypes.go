@@ -17,16 +17,18 @@ import (
 
 // The hyperparameters two methods share, described once.
 var (
-	kPool = solvers.Param{Name: "k_pool", Default: 1, Doc: "average-pool the features by this kernel size"}
-	dMin  = solvers.Param{Name: "d_min", Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"}
-	dMax  = solvers.Param{Name: "d_max", Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"}
+	kPool    = solvers.Param{Name: "k_pool", Rule: solvers.Whole, Default: 1, Doc: "average-pool the features by this kernel size"}
+	dMinRule = &solvers.Rule{What: "in [0, 2)", OK: func(v float64) bool { return v >= 0 && v < 2 }}
+	dMaxRule = &solvers.Rule{What: "in (0, 2]", OK: func(v float64) bool { return v > 0 && v <= 2 }}
+	dMin     = solvers.Param{Name: "d_min", Rule: dMinRule, Default: 0, Doc: "lower clip of the similarity 1 + cos, in [0, 2)"}
+	dMax     = solvers.Param{Name: "d_max", Rule: dMaxRule, Default: 2, Doc: "upper clip of the similarity 1 + cos, in (0, 2]"}
 )
 
 func init() {
 	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma, solvers.OptRunner}, Params: []solvers.Param{
 		kPool,
-		{Name: "clip", Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
-		{Name: "count_noise", Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
+		{Name: "clip", Rule: solvers.Positive, Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
+		{Name: "count_noise", Rule: solvers.Positive, Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
 	}, Private: true,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
@@ -44,7 +46,7 @@ func init() {
 		}})
 	solvers.Register(solvers.Method{Name: "dpplpublick", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention}, Params: []solvers.Param{
 		dMin, dMax,
-		{Name: "k", Default: 3, Doc: "prototypes per class"},
+		{Name: "k", Rule: solvers.Whole, Default: 3, Doc: "prototypes per class"},
 	}, Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
 		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
@@ -84,22 +86,15 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 		return nil, err
 	}
 	p.Record("distance", dist)
-	kpool, err := p.Count("k_pool")
-	if err != nil {
-		return nil, err
-	}
+	kpool := p.Int("k_pool")
 	r := 1.0
 	if private {
-		if r, err = p.Positive("clip"); err != nil {
-			return nil, err
-		}
+		r = p.Get("clip")
 	}
 	countNoise := 10.0
 	needCounts := dist == "euclidean" && private && !o.PublicCounts
 	if needCounts {
-		if countNoise, err = p.Positive("count_noise"); err != nil {
-			return nil, err
-		}
+		countNoise = p.Get("count_noise")
 	}
 	so := solvers.StatsOptions{Normalize: !o.NoNormalize, Pool: kpool}
 	if private {
@@ -305,9 +300,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	K := 1
 	var err error
 	if topK {
-		if K, err = p.Count("k"); err != nil {
-			return nil, err
-		}
+		K = p.Int("k")
 		if K > o.Public.Rows() {
 			return nil, fmt.Errorf("k = %d prototypes per class from %d public rows", K, o.Public.Rows())
 		}

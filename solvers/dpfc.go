@@ -11,11 +11,11 @@ import (
 
 func init() {
 	Register(Method{Name: "dpfc", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Params: []Param{
-		{Name: "clip_cov", Default: 1, Doc: "clipping norm C_G of the covariance features"},
-		{Name: "clip_grad", Default: 1, Doc: "clipping norm C_g of per-example gradients"},
-		{Name: "steps", Default: 10, Doc: "iterations T"},
-		{Name: "lr", Default: 8, Doc: "learning rate η of the preconditioned step"},
-		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the covariance noise's expected spectral norm 2√D·z·C_G²/n, plus 1e-4·C_G²/D)"},
+		{Name: "clip_cov", Rule: Positive, Default: 1, Doc: "clipping norm C_G of the covariance features"},
+		{Name: "clip_grad", Rule: Positive, Default: 1, Doc: "clipping norm C_g of per-example gradients"},
+		{Name: "steps", Rule: Whole, Default: 10, Doc: "iterations T"},
+		{Name: "lr", Rule: Positive, Default: 8, Doc: "learning rate η of the preconditioned step"},
+		{Name: "lambda", Rule: Positive, Derived: true, Doc: "ridge λ (default: the covariance noise's expected spectral norm 2√D·z·C_G²/n, plus 1e-4·C_G²/D)"},
 		lowBiasInit,
 	}, Features: &FeatureMap{Clip: "clip_cov", GradClip: "clip_grad"}, Private: true, Summary: "DP-SGD with a private feature-covariance preconditioner (Mehta et al. 2023, Alg. 3)", Stream: fitFC})
 }
@@ -52,22 +52,10 @@ func init() {
 // the positive examples).
 func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	p := NewParams(o)
-	cg, err := p.Positive("clip_cov")
-	if err != nil {
-		return nil, err
-	}
-	cgrad, err := p.Positive("clip_grad")
-	if err != nil {
-		return nil, err
-	}
-	T, err := p.Count("steps")
-	if err != nil {
-		return nil, err
-	}
-	lr, err := p.Positive("lr")
-	if err != nil {
-		return nil, err
-	}
+	cg := p.Get("clip_cov")
+	cgrad := p.Get("clip_grad")
+	T := p.Int("steps")
+	lr := p.Get("lr")
 	biasInit := p.Get("bias_init")
 	D := rows.Dim() + 1
 	if err := o.squares(D-1, D, 2); err != nil {
@@ -110,7 +98,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	if err := psdProjectNoisy(cov, D); err != nil {
 		return nil, err
 	}
-	lambda, err := p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*z*cg*cg/n+1e-4*cg*cg/float64(D))
+	lambda, err := p.Derived("lambda", 2*math.Sqrt(float64(D))*z*cg*cg/n+1e-4*cg*cg/float64(D))
 	if err != nil {
 		return nil, err
 	}

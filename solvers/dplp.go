@@ -10,12 +10,12 @@ import (
 
 func init() {
 	Register(Method{Name: "dplp", Reads: []string{OptSigma, OptNPublic}, Private: true, Params: []Param{
-		{Name: "norm", Default: 1, Doc: "the fixed norm C rows are scaled to before private centring"},
-		{Name: "clip", Default: 1, Doc: "clipping norm of per-example gradients"},
-		{Name: "steps", Default: 100, Doc: "iterations T"},
-		{Name: "lr", Default: 2, Doc: "learning rate η"},
-		{Name: "momentum", Default: 0.9, Doc: "SGD momentum"},
-		{Name: "sigma_ratio", Default: 1.5, Doc: "noise multiplier of the centring mean over the gradients' (σ₁/σ₂)"},
+		{Name: "norm", Rule: Positive, Default: 1, Doc: "the fixed norm C rows are scaled to before private centring"},
+		{Name: "clip", Rule: Positive, Default: 1, Doc: "clipping norm of per-example gradients"},
+		{Name: "steps", Rule: Whole, Default: 100, Doc: "iterations T"},
+		{Name: "lr", Rule: Positive, Default: 2, Doc: "learning rate η"},
+		{Name: "momentum", Rule: Fraction01, Default: 0.9, Doc: "SGD momentum"},
+		{Name: "sigma_ratio", Rule: Positive, Default: 1.5, Doc: "noise multiplier of the centring mean over the gradients' (σ₁/σ₂)"},
 	},
 		Summary: "private linear probing with private feature centring (Tang et al. 2024, DP-RandP App. G; Phase II)", Run: fitLP})
 }
@@ -51,27 +51,12 @@ func init() {
 // vector: a test vector is scaled to norm C and centred the same way.
 func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	p := NewParams(o)
-	C, err := p.Positive("norm")
-	if err != nil {
-		return nil, err
-	}
-	clip, err := p.Positive("clip")
-	if err != nil {
-		return nil, err
-	}
-	T, err := p.Count("steps")
-	if err != nil {
-		return nil, err
-	}
-	lr, err := p.Positive("lr")
-	if err != nil {
-		return nil, err
-	}
+	C := p.Get("norm")
+	clip := p.Get("clip")
+	T := p.Int("steps")
+	lr := p.Get("lr")
 	mom := p.Get("momentum") // in [0, 1) (paramRules)
-	ratio, err := p.Positive("sigma_ratio")
-	if err != nil {
-		return nil, err
-	}
+	ratio := p.Get("sigma_ratio")
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{
 			{Name: "noisy feature sum (centring)", Kind: accounting.KindGaussian, Sensitivity: C, NoiseStd: ratio * z * C, Count: 1},

@@ -15,18 +15,19 @@ import (
 )
 
 func init() {
+	psdRule := &Rule{"-1 (project a class's matrix only when its system is not positive definite), 0 (never) or 1 (always)", func(v float64) bool { return v == -1 || v == 0 || v == 1 }}
 	Register(Method{Name: "dpls", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Params: []Param{
 		featureClip,
 		lsAlpha,
-		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), twice that when the noise dwarfs a class's signal (ρ ≥ 250) and psd ≠ 1, plus 1e-4·(n/M + α·n)/D)"},
-		{Name: "psd", Default: -1, Doc: "-1: Cholesky first, a noisy class matrix projected on the PSD cone only when its system is not positive definite; 1: project every noisy matrix (the authors' code); 0: never"},
+		{Name: "lambda", Rule: Positive, Derived: true, Doc: "ridge λ (default: the noise's expected spectral norm 2√D·z·C²(√k + α), twice that when the noise dwarfs a class's signal (ρ ≥ 250) and psd ≠ 1, plus 1e-4·(n/M + α·n)/D)"},
+		{Name: "psd", Rule: psdRule, Default: -1, Doc: "-1: Cholesky first, a noisy class matrix projected on the PSD cone only when its system is not positive definite; 1: project every noisy matrix (the authors' code); 0: never"},
 	}, Private: true, Summary: "DP least squares by sufficient-statistics perturbation (Mehta et al. 2023, Alg. 2)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, true)
 		}})
 	Register(Method{Name: "ls", Reads: []string{OptMemory, OptRunner}, Params: []Param{
 		lsAlpha,
-		{Name: "lambda", Derived: true, Doc: "ridge λ (default 1e-4·(n/M + α·n)/D, for conditioning)"},
+		{Name: "lambda", Rule: Positive, Derived: true, Doc: "ridge λ (default 1e-4·(n/M + α·n)/D, for conditioning)"},
 	}, Private: false, Summary: "non-private least squares (the same model as dpls, no clipping, no noise)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitLS(ctx, r, m, o, false)
@@ -63,11 +64,9 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.Positive("clip"); err != nil {
-			return nil, err
-		}
+		C = p.Get("clip")
 	}
-	alpha, err := p.PositiveOr("alpha", 1/float64(M))
+	alpha, err := p.Derived("alpha", 1/float64(M))
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +153,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 					o.note("%s: the noise's spectral norm is ρ = %.0f times a class's mean eigenvalue (n/(M·D)): λ doubled (with the noisy systems so far from positive definite, the plain edge λ gave 3 points less at ε = 0.01)", o.method, rho)
 				}
 			}
-			if lambda, err = p.PositiveOr("lambda", edge+floor); err != nil {
+			if lambda, err = p.Derived("lambda", edge+floor); err != nil {
 				return nil, err
 			}
 		}

@@ -11,11 +11,11 @@ import (
 
 func init() {
 	Register(Method{Name: "dpsgd", Reads: []string{OptOptimizer, OptSigma, OptMemory, OptRunner, OptNPublic}, Features: &FeatureMap{GradClip: "clip"}, Params: []Param{
-		{Name: "clip", Default: 1, Doc: "L2 clipping norm C of per-example gradients"},
-		{Name: "steps", Derived: true, Doc: "iterations T (default 50 full batch, ⌈10/q⌉ Poisson-sampled at rate q)"},
-		{Name: "lr", Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},
-		{Name: "batch", Default: 0, Doc: "expected Poisson batch size (0: full batch)"},
-		{Name: "weight_decay", Default: 0, Doc: "weight decay"},
+		{Name: "clip", Rule: Positive, Default: 1, Doc: "L2 clipping norm C of per-example gradients"},
+		{Name: "steps", Rule: Whole, Derived: true, Doc: "iterations T (default 50 full batch, ⌈10/q⌉ Poisson-sampled at rate q)"},
+		{Name: "lr", Rule: Positive, Derived: true, Doc: "learning rate η (default 0.2 for adam and lamb, 2 for sgd and momentum)"},
+		{Name: "batch", Rule: BatchRule, Default: 0, Doc: "expected Poisson batch size (0: full batch)"},
+		{Name: "weight_decay", Rule: NonNegative, Default: 0, Doc: "weight decay"},
 		lowBiasInit,
 	}, Private: true, Summary: "last-layer DP-SGD/Momentum/Adam/LAMB, full batch or Poisson-sampled (Mehta et al. 2023, Alg. 4; Mehta et al. 2022)", Stream: fitSGD})
 }
@@ -68,10 +68,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	default:
 		return nil, fmt.Errorf("unknown optimizer %q (want sgd, momentum, adam or lamb)", o.Optimizer)
 	}
-	C, err := p.Positive("clip")
-	if err != nil {
-		return nil, err
-	}
+	C := p.Get("clip")
 	batch := p.Get("batch")
 	n, err := o.Rows(int64(o.examples)) // n̂ when n is not public
 	if err != nil {
@@ -90,11 +87,11 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 		q = batch / n
 		defSteps = int(math.Ceil(10 / q))
 	}
-	T, err := p.CountOr("steps", defSteps)
+	T, err := p.DerivedInt("steps", defSteps)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := p.PositiveOr("lr", defLR)
+	lr, err := p.Derived("lr", defLR)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 
 func init() {
 	Register(Method{Name: "logreg", Params: []Param{
-		{Name: "lambda", Default: 1e-4, Doc: "ridge λ"},
-		{Name: "steps", Default: 500, Doc: "most L-BFGS iterations"},
+		{Name: "lambda", Rule: Positive, Default: 1e-4, Doc: "ridge λ"},
+		{Name: "steps", Rule: Whole, Default: 500, Doc: "most L-BFGS iterations"},
 	}, Private: false, Summary: "non-private multinomial logistic regression, L-BFGS to convergence", Run: fitLogReg})
 }
 
@@ -26,14 +26,8 @@ func init() {
 // iteration cap).
 func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	p := NewParams(o)
-	lambda, err := p.Positive("lambda")
-	if err != nil {
-		return nil, err
-	}
-	maxIter, err := p.Count("steps")
-	if err != nil {
-		return nil, err
-	}
+	lambda := p.Get("lambda")
+	maxIter := p.Int("steps")
 	const big = 1e6 // no clipping: the clip norm is far above unit-norm rows
 	u := withBias(d, 1)
 	M, D, n := u.M, u.D, float64(u.Examples())

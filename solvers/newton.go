@@ -16,18 +16,18 @@ import (
 func init() {
 	Register(Method{Name: "dpnewton", Reads: []string{OptMemory, OptSigma, OptRunner, OptNPublic}, Features: &FeatureMap{Clip: "clip"}, Params: []Param{
 		featureClip,
-		{Name: "steps", Default: 1, Doc: "Newton steps T"},
+		{Name: "steps", Rule: Whole, Default: 1, Doc: "Newton steps T"},
 		newtonLR,
-		{Name: "lambda", Derived: true, Doc: "ridge λ (default: the Hessian noise's expected spectral norm, plus 1e-4·β_H·C²/D)"},
+		{Name: "lambda", Rule: Positive, Derived: true, Doc: "ridge λ (default: the Hessian noise's expected spectral norm, plus 1e-4·β_H·C²/D)"},
 		newtonBiasInit,
 	}, Private: true, Summary: "DP Newton's method on the one-vs-all sigmoid loss (Mehta et al. 2023, Alg. 1)",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
 			return fitNewton(ctx, r, m, o, true)
 		}})
 	Register(Method{Name: "newton", Reads: []string{OptMemory, OptRunner}, Params: []Param{
-		{Name: "steps", Default: 10, Doc: "Newton steps T"},
+		{Name: "steps", Rule: Whole, Default: 10, Doc: "Newton steps T"},
 		newtonLR,
-		{Name: "lambda", Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},
+		{Name: "lambda", Rule: Positive, Derived: true, Doc: "ridge λ (default: 1e-4·β_H/D)"},
 		newtonBiasInit,
 	}, Private: false, Summary: "non-private Newton's method on the one-vs-all sigmoid loss, to convergence",
 		Stream: func(ctx context.Context, r Rows, m int, o *Options) (*Result, error) {
@@ -96,18 +96,10 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 	C := 1.0
 	var err error
 	if private {
-		if C, err = p.Positive("clip"); err != nil {
-			return nil, err
-		}
+		C = p.Get("clip")
 	}
-	T, err := p.Count("steps")
-	if err != nil {
-		return nil, err
-	}
-	lr, err := p.Positive("lr")
-	if err != nil {
-		return nil, err
-	}
+	T := p.Int("steps")
+	lr := p.Get("lr")
 	biasInit := p.Get("bias_init")
 	D := rows.Dim() + 1
 	sm := math.Sqrt(float64(M))
@@ -228,7 +220,7 @@ func fitNewton(ctx context.Context, rows Rows, M int, o *Options, private bool) 
 				if T > 1 {
 					hessStd = z * sm * betaH * C * C
 				}
-				if lambda, err = p.PositiveOr("lambda", 2*math.Sqrt(float64(D))*hessStd/n+1e-4*betaH*C*C/float64(D)); err != nil {
+				if lambda, err = p.Derived("lambda", 2*math.Sqrt(float64(D))*hessStd/n+1e-4*betaH*C*C/float64(D)); err != nil {
 					return nil, err
 				}
 			}
