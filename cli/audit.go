@@ -2,9 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"math"
+	"github.com/dpfeat/dpfeat/accounting"
 	"slices"
-	"strconv"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -48,7 +47,7 @@ func auditAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !c.IsSet("epsilon") || !(c.Float64("epsilon") > 0) || math.IsInf(c.Float64("epsilon"), 0) {
+	if !c.IsSet("epsilon") || accounting.CheckEpsilon(c.Float64("epsilon")) != nil {
 		return userErrorf("--epsilon must be a positive finite number")
 	}
 	if a := c.Float64("alpha"); !(a > 0 && a < 1) {
@@ -61,31 +60,12 @@ func auditAction(c *ucli.Context) error {
 		return userErrorf("--mix-diff must be ≥ 0, got %d", m)
 	}
 	params := map[string]float64{}
-	for _, kv := range c.StringSlice("param") {
-		k, v, ok := strings.Cut(kv, "=")
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if !ok || err != nil {
-			return userErrorf("--param %q: expected name=number", kv)
-		}
-		params[strings.ReplaceAll(strings.TrimSpace(k), "-", "_")] = f
+	if err := readParams(c, params); err != nil {
+		return err
 	}
-	var neighbours [2]*solvers.Data
-	if n := c.String("neighbours"); n != "" {
-		paths := strings.Split(n, ",")
-		if len(paths) != 2 {
-			return userErrorf("--neighbours %s: expected two feature files, D.arrow,D2.arrow", n)
-		}
-		var classes [2][]string
-		for i, p := range paths {
-			d, meta, err := fitting.LoadData(strings.TrimSpace(p), false)
-			if err != nil {
-				return userErrorf("--neighbours: %v", err)
-			}
-			neighbours[i], classes[i] = d, meta.Classes
-		}
-		if !slices.Equal(classes[0], classes[1]) || neighbours[0].D != neighbours[1].D {
-			return userErrorf("--neighbours %s: the two files have other classes or dimensions", n)
-		}
+	neighbours, err := auditNeighbours(c)
+	if err != nil {
+		return err
 	}
 	prog := newFitProgress(c.App.ErrWriter)
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
@@ -124,4 +104,29 @@ func auditAction(c *ucli.Context) error {
 		return userErrorf("audit %s: %v", method, audit.ErrFailed)
 	}
 	return nil
+}
+
+// auditNeighbours loads --neighbours D.arrow,D2.arrow (none: zeros).
+func auditNeighbours(c *ucli.Context) ([2]*solvers.Data, error) {
+	var neighbours [2]*solvers.Data
+	n := c.String("neighbours")
+	if n == "" {
+		return neighbours, nil
+	}
+	paths := strings.Split(n, ",")
+	if len(paths) != 2 {
+		return neighbours, userErrorf("--neighbours %s: expected two feature files, D.arrow,D2.arrow", n)
+	}
+	var classes [2][]string
+	for i, p := range paths {
+		d, meta, err := fitting.LoadData(strings.TrimSpace(p), false)
+		if err != nil {
+			return neighbours, userErrorf("--neighbours: %v", err)
+		}
+		neighbours[i], classes[i] = d, meta.Classes
+	}
+	if !slices.Equal(classes[0], classes[1]) || neighbours[0].D != neighbours[1].D {
+		return neighbours, userErrorf("--neighbours %s: the two files have other classes or dimensions", n)
+	}
+	return neighbours, nil
 }

@@ -212,38 +212,9 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
 	}
-	dataID := ""
-	if identity {
-		if dataID, err = dataIdentity(c, data, dopt); err != nil {
-			return rep, err
-		}
-	}
-	source := sourceText(c, ds)
-	views, aug, err := viewsFrom(c)
+	opt, source, err := extractOptions(c, m, sum, name, ds, data, dopt, identity)
 	if err != nil {
 		return rep, err
-	}
-	var public []features.Pixels
-	var publicLabels []int32
-	if views != nil {
-		if public, publicLabels, err = mixWith(c, views, ds.Classes()); err != nil {
-			return rep, err
-		}
-	}
-	viewsJSON, _ := json.Marshal(views)
-	manifestJSON, _ := json.Marshal(m)
-	absData, _ := filepath.Abs(data)
-	opt := encode.ExtractOptions{
-		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
-		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
-		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views, IDs: features.IDsOfExamples},
-		Augment: aug, Public: public, PublicLabels: publicLabels,
-		Identity: map[string]string{
-			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
-			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
-			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
-			features.IdentityData: dataID,
-		},
 	}
 	if !c.Bool("quiet") && !c.Bool("json") {
 		opt.Progress = c.App.ErrWriter
@@ -255,22 +226,9 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		if err != nil {
 			return rep, err
 		}
-		// The shards, on the runner: each worker opens its own sessions.
-		job := spec.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
+		return rep, extractRemote(c, *ro, spec.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
 			Dataset: dopt, Offset: c.Int64("offset"), Limit: c.Int64("limit"), ShardRows: c.Int64("shard-rows"), Extract: opt, Out: out,
-			Workers: ro.Workers, Replace: c.Bool("force")}
-		job.Extract.Offset, job.Extract.Limit = 0, 0
-		t0 := time.Now()
-		res, err := extractOnRunner(c.Context, job, *ro)
-		if err != nil {
-			return rep, userErrorf("extract --runner %s: %v", ro.Name(), err)
-		}
-		if res.Note != "" {
-			fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+res.Note)
-		}
-		rep.ExtractResult = encode.ExtractResult{Out: out, Rows: res.Rows, Dim: res.Dim, Seconds: time.Since(t0).Seconds()}
-		rep.Runner, rep.Shards = res.Runner, res.Shards
-		return rep, nil
+			Workers: ro.Workers, Replace: c.Bool("force")}, &rep)
 	}
 	res, err := encode.Extract(c.Context, ds, sess, encode.NewPreprocessor(m.Input), out, opt)
 	if err != nil {
@@ -364,4 +322,61 @@ func printExtract(c *ucli.Context, out string, rep extractReport) error {
 		msg += fmt.Sprintf("; %d images skipped (do not decode): %s", res.Skipped, strings.Join(res.SkippedIDs, ", "))
 	}
 	return printf(c.App.Writer, "%s\n", msg)
+}
+
+// extractRemote writes the shards of job on the runner (each worker opens
+// its own sessions) and fills rep.
+func extractRemote(c *ucli.Context, ro spec.Options, job spec.ExtractJob, rep *extractReport) error {
+	job.Extract.Offset, job.Extract.Limit = 0, 0
+	t0 := time.Now()
+	res, err := extractOnRunner(c.Context, job, ro)
+	if err != nil {
+		return userErrorf("extract --runner %s: %v", ro.Name(), err)
+	}
+	if res.Note != "" {
+		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+res.Note)
+	}
+	rep.ExtractResult = encode.ExtractResult{Out: job.Out, Rows: res.Rows, Dim: res.Dim, Seconds: time.Since(t0).Seconds()}
+	rep.Runner, rep.Shards = res.Runner, res.Shards
+	return nil
+}
+
+// extractOptions are what encode.Extract is asked: the file's metadata
+// (the source examples' identity when identity is set), views and the
+// run's identity for --resume; and the source's description.
+func extractOptions(c *ucli.Context, m *models.Manifest, sum, name string, ds features.Dataset, data string, dopt features.DatasetOptions, identity bool) (opt encode.ExtractOptions, source string, err error) {
+	dataID := ""
+	if identity {
+		if dataID, err = dataIdentity(c, data, dopt); err != nil {
+			return opt, "", err
+		}
+	}
+	source = sourceText(c, ds)
+	views, aug, err := viewsFrom(c)
+	if err != nil {
+		return opt, "", err
+	}
+	var public []features.Pixels
+	var publicLabels []int32
+	if views != nil {
+		if public, publicLabels, err = mixWith(c, views, ds.Classes()); err != nil {
+			return opt, "", err
+		}
+	}
+	viewsJSON, _ := json.Marshal(views)
+	manifestJSON, _ := json.Marshal(m)
+	absData, _ := filepath.Abs(data)
+	opt = encode.ExtractOptions{
+		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
+		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
+		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views, IDs: features.IDsOfExamples},
+		Augment: aug, Public: public, PublicLabels: publicLabels,
+		Identity: map[string]string{
+			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
+			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
+			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
+			features.IdentityData: dataID,
+		},
+	}
+	return opt, source, nil
 }

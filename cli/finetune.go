@@ -117,6 +117,71 @@ func claimRun(c *ucli.Context, out, ckpt string, extra [][2]string, inputs ...st
 	return release, nil
 }
 
+// finetuneData loads the images to fine-tune on and, with --views, sets
+// Phase III's views; unit says how the examples' views are counted.
+func finetuneData(c *ucli.Context, path string, in models.Input, p3 *finetune.Phase) (finetune.Data, []string, string, error) {
+	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", path)
+	views, spec, err := viewsFrom(c)
+	if err != nil {
+		return finetune.Data{}, nil, "", err
+	}
+	data, classes, err := finetune.LoadImages(path, features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"), views != nil)
+	if err != nil {
+		return finetune.Data{}, nil, "", userErrorf("%v", err)
+	}
+	if views == nil {
+		return data, classes, "", nil
+	}
+	// Phase III trains every parameter on fresh views of each sampled
+	// example, averaged before the clip.
+	public, publicLabels, err := mixWith(c, views, classes)
+	if err != nil {
+		return finetune.Data{}, nil, "", err
+	}
+	p3.Views = &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in),
+		Public: public, PublicLabels: publicLabels}
+	p3.Unit = views.Unit()
+	return data, classes, views.Unit(), nil
+}
+
+// finetuneRelease makes the run's one release (accounting.Release):
+// both phases planned for the target, charged once to the data's ledger
+// before any noise, the noise source and the guarantee.
+func finetuneRelease(c *ucli.Context, budget *ledger.Ledger, req map[string]string, eps, delta, share float64, n int, p2, p3 *finetune.Phase, unit string, g *finetune.Graph) (accounting.Guarantee, accounting.Noise, error) {
+	if w := accounting.DeltaWarning(delta, n); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", w)
+	}
+	noise, err := finetuneNoise(c)
+	if err != nil {
+		return accounting.Guarantee{}, nil, err
+	}
+	// The run is one entry in the data's budget ledger (if it has one),
+	// charged before the first noise is drawn and the first checkpoint
+	// written; a resumed run continues the release its start recorded.
+	var charger *ledger.Charger
+	if !c.Bool("resume") {
+		charger = newCharger(c, budget, "finetune", req["out"])
+	} else if name, step, err := finetune.PhaseAt(req["out"]+".checkpoint", g); err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
+	}
+	ro := accounting.ReleaseOptions{Epsilon: eps, Delta: delta, Noise: noise}
+	if charger != nil {
+		ro.Charger = charger
+	}
+	rel, err := accounting.NewRelease("finetune", accounting.Approximate, ro)
+	if err != nil {
+		return accounting.Guarantee{}, nil, userErrorf("%v", stripInvalid(err))
+	}
+	guarantee, err := finetune.PlanRelease(rel, share, n, p2, p3, initialParamsPublic(req["params"]), unit)
+	if cerr := reportCharge(c, req["data"], charger); cerr != nil {
+		return accounting.Guarantee{}, nil, cerr
+	}
+	if err != nil {
+		return accounting.Guarantee{}, nil, userErrorf("%v", err)
+	}
+	return guarantee, noise, nil
+}
+
 // finetuneProgress prints a phase's steps with the noisy gradient's norm
 // (never the loss: it is not private).
 func finetuneProgress(c *ucli.Context, start time.Time) func(phase string, step, steps int, noisyNorm float64) {
@@ -192,63 +257,16 @@ func finetuneAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "dpfeat: loading %s\n", req["data"])
-	views, spec, err := viewsFrom(c)
+	data, classes, unit, err := finetuneData(c, req["data"], in, &p3)
 	if err != nil {
 		return err
-	}
-	data, classes, err := finetune.LoadImages(req["data"], features.DatasetOptions{Split: c.String("split")}, in, c.Int64("offset"), c.Int64("limit"), views != nil)
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	if views != nil {
-		// Phase III trains every parameter on fresh views of each sampled
-		// example, averaged before the clip.
-		public, publicLabels, err := mixWith(c, views, classes)
-		if err != nil {
-			return err
-		}
-		p3.Views = &finetune.PixelViews{Views: *views, Spec: spec, Pixels: data.Pixels, IDs: data.IDs, Prep: encode.NewPreprocessor(in),
-			Public: public, PublicLabels: publicLabels}
-		p3.Unit = views.Unit()
 	}
 	if err := g.CheckLabels(params, len(classes)); err != nil {
 		return userErrorf("%v", err)
 	}
-	if w := accounting.DeltaWarning(delta, data.N); w != "" {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", w)
-	}
-	noise, err := finetuneNoise(c)
+	guarantee, noise, err := finetuneRelease(c, budget, req, eps, delta, share, data.N, &p2, &p3, unit, g)
 	if err != nil {
 		return err
-	}
-	// The run is one entry in the data's budget ledger (if it has one),
-	// charged before the first noise is drawn and the first checkpoint
-	// written; a resumed run continues the release its start recorded.
-	var charger *ledger.Charger
-	if !c.Bool("resume") {
-		charger = newCharger(c, budget, "finetune", out)
-	} else if name, step, err := finetune.PhaseAt(ckpt, g); err == nil {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: resuming phase %s at step %d\n", name, step)
-	}
-	ro := accounting.ReleaseOptions{Epsilon: eps, Delta: delta, Noise: noise}
-	if charger != nil {
-		ro.Charger = charger
-	}
-	rel, err := accounting.NewRelease("finetune", accounting.Approximate, ro)
-	if err != nil {
-		return userErrorf("%v", stripInvalid(err))
-	}
-	unit := ""
-	if views != nil {
-		unit = views.Unit()
-	}
-	guarantee, err := finetune.PlanRelease(rel, share, data.N, &p2, &p3, initialParamsPublic(req["params"]), unit)
-	if cerr := reportCharge(c, req["data"], charger); cerr != nil {
-		return cerr
-	}
-	if err != nil {
-		return userErrorf("%v", err)
 	}
 	settings, err := finetuneSettings(c, req, data.N, eps, delta, share, p2, p3)
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/dpfeat/dpfeat/features"
 	"io"
 	"math"
 	"os"
@@ -141,26 +142,8 @@ type fitReport struct {
 
 func fitAction(c *ucli.Context) error {
 	start := time.Now()
-	method, err := requiredString(c, "method")
+	m, train, out, err := fitArgs(c)
 	if err != nil {
-		return err
-	}
-	m, err := solvers.Lookup(method)
-	if err != nil {
-		return userErrorf("--method: %v", err)
-	}
-	train, err := requiredString(c, "train")
-	if err != nil {
-		return err
-	}
-	out, err := requiredString(c, "out")
-	if err != nil {
-		return err
-	}
-	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
-		return err
-	}
-	if err := checkMethodFlags(c, m); err != nil {
 		return err
 	}
 	o, err := fitOptions(c, m)
@@ -192,28 +175,11 @@ func fitAction(c *ucli.Context) error {
 	if charger != nil {
 		o.Privacy.Charger = charger
 	}
-	ro, err := runnerFrom(c)
+	runnerName, cleanup, err := fitRemote(c, out, train, imp, &o)
 	if err != nil {
 		return err
 	}
-	if ro != nil {
-		release, err := outlock.Lock(out)
-		if err != nil {
-			return userErrorf("%v", err)
-		}
-		defer release()
-		tmp, err := runnerTemp("out", out)
-		if err != nil {
-			return err
-		}
-		defer interrupt.Temporary(tmp)()
-		defer os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
-		rf, err := remoteFit(train, imp, tmp, *ro)
-		if err != nil {
-			return userErrorf("--runner: %v", err)
-		}
-		o.Remote = rf
-	}
+	defer cleanup()
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})
 	if cerr := reportCharge(c, train, charger); cerr != nil {
@@ -234,11 +200,63 @@ func fitAction(c *ucli.Context) error {
 	if err := clf.Save(out); err != nil {
 		return err
 	}
-	runnerName := ""
-	if ro != nil {
-		runnerName = ro.Name()
-	}
 	return reportFit(c, res.Result.Method, res, out, time.Since(start), runnerName)
+}
+
+// fitArgs reads and checks fit's method, training file and output.
+func fitArgs(c *ucli.Context) (m solvers.Method, train, out string, err error) {
+	method, err := requiredString(c, "method")
+	if err != nil {
+		return m, "", "", err
+	}
+	if m, err = solvers.Lookup(method); err != nil {
+		return m, "", "", userErrorf("--method: %v", err)
+	}
+	if train, err = requiredString(c, "train"); err != nil {
+		return m, "", "", err
+	}
+	if out, err = requiredString(c, "out"); err != nil {
+		return m, "", "", err
+	}
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
+		return m, "", "", err
+	}
+	if err := checkMethodFlags(c, m); err != nil {
+		return m, "", "", err
+	}
+	return m, train, out, nil
+}
+
+// fitRemote sets o.Remote for --runner: the runner's name, and what
+// undoes the run's lock and scratch folder.
+func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o *solvers.Options) (string, func(), error) {
+	none := func() {}
+	ro, err := runnerFrom(c)
+	if err != nil || ro == nil {
+		return "", none, err
+	}
+	release, err := outlock.Lock(out)
+	if err != nil {
+		return "", none, userErrorf("%v", err)
+	}
+	tmp, err := runnerTemp("out", out)
+	if err != nil {
+		release()
+		return "", none, err
+	}
+	untrack := interrupt.Temporary(tmp)
+	cleanup := func() {
+		os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
+		untrack()
+		release()
+	}
+	rf, err := remoteFit(train, imp, tmp, *ro)
+	if err != nil {
+		cleanup()
+		return "", none, userErrorf("--runner: %v", err)
+	}
+	o.Remote = rf
+	return ro.Name(), cleanup, nil
 }
 
 // transformSpec reads the --transform flags.

@@ -97,21 +97,9 @@ const MetaPretrain = "dpfeat.pretrain"
 
 func pretrainAction(c *ucli.Context) error {
 	start := time.Now()
-	req := map[string]string{}
-	for _, name := range []string{"embed", "vjp", "params", "manifest", "data", "out"} {
-		v, err := requiredString(c, name)
-		if err != nil {
-			return err
-		}
-		req[name] = v
-	}
-	cfg := pretrain.Config{Steps: c.Int("steps"), Batch: c.Int("batch"), LR: c.Float64("lr"), Temperature: c.Float64("temperature"),
-		Lambda: c.Float64("lambda"), Augment: c.String("augment"), Seed: c.Uint64("seed")}
-	if err := cfg.Check(); err != nil {
-		return userErrorf("pretrain: %v", err)
-	}
-	if c.Int("checkpoint-every") < 1 || c.Int64("limit") < 0 {
-		return userErrorf("--checkpoint-every must be at least 1 and --limit at least 0")
+	req, cfg, err := pretrainFlags(c)
+	if err != nil {
+		return err
 	}
 	out := req["out"]
 	ckpt := out + ".checkpoint"
@@ -120,25 +108,11 @@ func pretrainAction(c *ucli.Context) error {
 		return err
 	}
 	defer release()
-	man, err := models.LoadManifest(req["manifest"])
+	man, g, err := openPretrainGraphs(c, req)
 	if err != nil {
-		return userErrorf("%v", err)
-	}
-	dev, err := encode.ParseDevice(c.String("device"))
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	g, err := pretrain.Open(req["embed"], req["vjp"], finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
-	if err != nil {
-		return userErrorf("%v", err)
-	}
-	defer g.Close()
-	if g.Note != "" {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
-	}
-	if err := checkImageShape(req["embed"], g.ImageShape, req["manifest"], man.Input); err != nil {
 		return err
 	}
+	defer g.Close()
 	params, all, meta, err := finetune.ReadParams(req["params"], g.Params, true)
 	if err != nil {
 		return userErrorf("%v", err)
@@ -167,20 +141,9 @@ func pretrainAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	var window []float64
 	prog := newFitProgress(c.App.ErrWriter)
 	run := &pretrain.Run{Graphs: g, Images: images, Prep: encode.NewPreprocessor(man.Input), Config: cfg, Checkpoint: ckpt,
-		Every: c.Int("checkpoint-every"), Settings: settings,
-		Progress: func(step, steps int, l pretrain.Loss) {
-			if window = append(window, l.Total); len(window) > 20 {
-				window = window[1:]
-			}
-			var mean float64
-			for _, v := range window {
-				mean += v / float64(len(window))
-			}
-			prog.line("pretrain step %d/%d, loss %.4f (mean of the last %d steps)", step, steps, mean, len(window))
-		}}
+		Every: c.Int("checkpoint-every"), Settings: settings, Progress: lossProgress(prog)}
 	trained, err := run.Drive(c.Context, params, c.Bool("resume"))
 	prog.done()
 	if err != nil {
@@ -192,9 +155,85 @@ func pretrainAction(c *ucli.Context) error {
 		t.Data = trained[i]
 		all[p.Name] = t
 	}
+	if err := writePretrained(out, all, meta, rep); err != nil {
+		return err
+	}
+	os.Remove(ckpt)
+	rep.Seconds = time.Since(start).Seconds()
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return printf(c.App.Writer, "wrote %s: %d steps of %d images on %s (%d images), final loss %.4f (align %.4f, uniform %.4f), %.1f s\n",
+		out, cfg.Steps, cfg.Batch, req["data"], len(images), rep.Loss.Total, rep.Loss.Align, rep.Loss.Uniform, rep.Seconds)
+}
+
+// openPretrainGraphs opens the encoder's manifest and Phase I's graphs,
+// checking that they agree on the image shape.
+func openPretrainGraphs(c *ucli.Context, req map[string]string) (*models.Manifest, *pretrain.Graphs, error) {
+	man, err := models.LoadManifest(req["manifest"])
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	dev, err := encode.ParseDevice(c.String("device"))
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	g, err := pretrain.Open(req["embed"], req["vjp"], finetune.GraphOptions{Threads: c.Int("threads"), Device: dev})
+	if err != nil {
+		return nil, nil, userErrorf("%v", err)
+	}
+	if g.Note != "" {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: %s\n", g.Note)
+	}
+	if err := checkImageShape(req["embed"], g.ImageShape, req["manifest"], man.Input); err != nil {
+		g.Close()
+		return nil, nil, err
+	}
+	return man, g, nil
+}
+
+// pretrainFlags reads pretrain's required paths and its configuration.
+func pretrainFlags(c *ucli.Context) (map[string]string, pretrain.Config, error) {
+	req := map[string]string{}
+	for _, name := range []string{"embed", "vjp", "params", "manifest", "data", "out"} {
+		v, err := requiredString(c, name)
+		if err != nil {
+			return nil, pretrain.Config{}, err
+		}
+		req[name] = v
+	}
+	cfg := pretrain.Config{Steps: c.Int("steps"), Batch: c.Int("batch"), LR: c.Float64("lr"), Temperature: c.Float64("temperature"),
+		Lambda: c.Float64("lambda"), Augment: c.String("augment"), Seed: c.Uint64("seed")}
+	if err := cfg.Check(); err != nil {
+		return nil, cfg, userErrorf("pretrain: %v", err)
+	}
+	if c.Int("checkpoint-every") < 1 || c.Int64("limit") < 0 {
+		return nil, cfg, userErrorf("--checkpoint-every must be at least 1 and --limit at least 0")
+	}
+	return req, cfg, nil
+}
+
+// lossProgress prints each step with the mean loss of the last 20 steps.
+func lossProgress(prog *fitProgress) func(step, steps int, l pretrain.Loss) {
+	var window []float64
+	return func(step, steps int, l pretrain.Loss) {
+		if window = append(window, l.Total); len(window) > 20 {
+			window = window[1:]
+		}
+		var mean float64
+		for _, v := range window {
+			mean += v / float64(len(window))
+		}
+		prog.line("pretrain step %d/%d, loss %.4f (mean of the last %d steps)", step, steps, mean, len(window))
+	}
+}
+
+// writePretrained writes the pretrained parameters (all, trained ones
+// included) with the run's report and the initial file's metadata.
+func writePretrained(out string, all map[string]models.Tensor, meta map[string]string, rep pretrainReport) error {
 	rj, _ := json.Marshal(rep)
 	md := map[string]string{"format": "dpfeat.pretrain.v1", "dpfeat.version": Version, MetaPretrain: string(rj),
-		"privacy": fmt.Sprintf("not private: pretrained by dpfeat pretrain on %s (%d images), which must hold no private data", req["data"], len(images))}
+		"privacy": fmt.Sprintf("not private: pretrained by dpfeat pretrain on %s (%d images), which must hold no private data", rep.Data, rep.Images)}
 	for k, v := range meta {
 		if _, ok := md[k]; !ok && k != "privacy" {
 			md["init."+k] = v
@@ -209,16 +248,7 @@ func pretrainAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(out, b); err != nil {
-		return err
-	}
-	os.Remove(ckpt)
-	rep.Seconds = time.Since(start).Seconds()
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rep)
-	}
-	return printf(c.App.Writer, "wrote %s: %d steps of %d images on %s (%d images), final loss %.4f (align %.4f, uniform %.4f), %.1f s\n",
-		out, cfg.Steps, cfg.Batch, req["data"], len(images), rep.Loss.Total, rep.Loss.Align, rep.Loss.Uniform, rep.Seconds)
+	return atomicfile.WriteBytes(out, b)
 }
 
 // pretrainSettings are what a resumed run must repeat: the graphs' and
