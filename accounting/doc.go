@@ -62,4 +62,51 @@
 // hold as computed.
 // SampleExponential samples the exponential mechanism exactly by rejection
 // (no candidate's probability is 0, unlike a bounded Gumbel draw).
+//
+// # The life of one release
+//
+// A Release owns the privacy of one release — a fit, a fine-tuning run —
+// in the manner of Google's dpagg.Count: one object holds the target, the
+// charge, the noise and the statement, and no other package assembles
+// them.
+//
+//  1. NewRelease checks the target against what the method promises
+//     (CheckTarget, the one rule): (ε, δ) with ε > 0 finite and
+//     δ ∈ (0, 1) for an approximate method, ε alone for a pure one
+//     (the exponential mechanism), ε = ∞ for a non-private reference;
+//     a fixed noise multiplier σ replaces ε as the target.
+//  2. Releases made before the method's own — a noisy count n̂ = n +
+//     N(0, σₙ²) when n is private (PrivateCount), a transform's noisy
+//     mean and second moments — take a share s of the target measured in
+//     GDP's μ²: with z* the multiplier one Gaussian release of
+//     sensitivity 1 needs for the whole target (WholeTarget, from the
+//     exact μ-GDP curve δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), Dong,
+//     Roth & Su 2022, Cor. 2.13), a prior of share s has noise
+//     multiplier z*/√s, so that it takes μ² = s/z*² of μ*² = 1/z*².
+//  3. The first prior charges the whole release before its noise is
+//     drawn (Prior): as a plan, the priors and one Gaussian release
+//     calibrated so that the plan meets the target exactly (the method's
+//     share). A budget ledger that cannot take the plan refuses it, and
+//     nothing is charged or drawn. Full-batch Gaussian releases compose
+//     by adding μ² (GDP) and α·μ²/2 (RDP), so the plan is the fit's exact
+//     cost for them; for Poisson-sampled ones it is settled below.
+//  4. The method calibrates (Calibrate): the smallest multiplier z at which
+//     its mechanisms and the priors together meet the target, found by
+//     bisection (the package function Calibrate, rounded toward more
+//     noise). The whole guarantee is charged — or, when a plan was
+//     charged, settles it in the same ledger entry — before any of the
+//     method's noise. A method that accounts for itself (the exponential
+//     mechanism, DPPL-Public) charges its guarantee with Charge.
+//  5. Noise is drawn through the release (Gaussian, Symmetric, the count):
+//     on a lattice, exactly sampled, the sensitivity grown by the
+//     float64 summation's error bound for the rows summed (SumSlack).
+//  6. What the guarantee treats as public is recorded as typed
+//     assumptions (Assume: n, the schema, a class list read from labels,
+//     class counts, public features, a public transform, initial
+//     parameters), each kind once with all its uses; Finish writes them
+//     and, for seeded noise, that the release is for reproduction only.
+//     Assumption.Text is the one place each is worded.
+//
+// A release is one ledger entry: refused whole, or recorded once with its
+// parts listed as its mechanisms.
 package accounting

@@ -74,7 +74,7 @@ func ChooseAuto(n, zStar float64, public bool) AutoChoice {
 
 // resolveAuto replaces auto by its choice for n training rows: the
 // method, and the transform unless the caller asked for one. With a
-// private n (Options.PrivateN) n̂ is released here, first.
+// private n (Options.Privacy.PrivateN) n̂ is released here, first.
 func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 	if m.Name != Auto {
 		return m, nil

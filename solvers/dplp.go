@@ -55,7 +55,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 	clip := p.Get("clip")
 	T := p.Int("steps")
 	lr := p.Get("lr")
-	mom := p.Get("momentum") // in [0, 1) (paramRules)
+	mom := p.Get("momentum") // in [0, 1) (its Param.Rule)
 	ratio := p.Get("sigma_ratio")
 	build := func(z float64) []accounting.Mechanism {
 		return []accounting.Mechanism{

@@ -72,7 +72,7 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 	}
 	psd := 0.0 // the non-private reference has nothing to project
 	if private {
-		psd = p.Get("psd") // −1, 0 or 1 (paramRules)
+		psd = p.Get("psd") // −1, 0 or 1 (its Param.Rule)
 	}
 	always := psd == 1
 	const k = 1.0

@@ -74,7 +74,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	// batch is 0 or a whole number (paramRules, checked before n̂ is
+	// batch is 0 or a whole number (its Param.Rule, checked before n̂ is
 	// released). Only a public n may bound it here: under a private n
 	// nothing prints, stores or branches on the true count (#36 item 2),
 	// and a batch at or above n̂ is full-batch.
@@ -95,7 +95,7 @@ func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	wd := p.Get("weight_decay") // ≥ 0 (paramRules)
+	wd := p.Get("weight_decay") // ≥ 0 (its Param.Rule)
 	biasInit := p.Get("bias_init")
 	D := rows.Dim() + 1
 	build := func(z float64) []accounting.Mechanism {

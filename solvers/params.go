@@ -13,7 +13,7 @@ import (
 // and the sweep grid take it; the command-line flag is the name with
 // dashes), its default, and what it does. A default that depends on the
 // data or the budget is Derived: Doc says how, and the method computes it
-// (Params.PositiveOr and the like).
+// (Params.GetOr, Params.Derived).
 type Param struct {
 	Name    string
 	Default float64

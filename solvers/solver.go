@@ -128,7 +128,7 @@ type Result struct {
 	Hyperparameters map[string]any
 	Defaulted       []string
 	// RowsReleased is n̂ when the fit released a noisy number of rows
-	// (Options.PrivateN), else 0.
+	// (Options.Privacy.PrivateN), else 0.
 	RowsReleased float64
 	// Prototypes, for the prototype methods instead of W and B: M×K
 	// prototypes of dimension Dim (after Prep's pooling), PerClass = K,
@@ -185,8 +185,8 @@ const (
 	OptDistance         = "distance"          // Options.Distance
 	OptBudgetConvention = "budget-convention" // Options.BudgetConvention
 	OptMemory           = "memory"            // Options.MemoryBudget
-	OptSigma            = "sigma"             // Options.Sigma
-	OptNPublic          = "n-public"          // Options.PrivateN: the method uses n, so a private n releases n̂
+	OptSigma            = "sigma"             // Options.Privacy.Sigma
+	OptNPublic          = "n-public"          // Options.Privacy.PrivateN: the method uses n, so a private n releases n̂
 	// OptRunner: the method reads the training data only through
 	// AccumulateWith (one pass) or Passes (pass.go), so that a runner can
 	// compute them (Options.Remote).

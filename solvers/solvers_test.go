@@ -841,7 +841,7 @@ func (c countingNoise) Split() accounting.Noise {
 	return countingNoise{c.Noise.Split(), c.words}
 }
 
-// TestCalibratedBeforeAnyNoise (#15 item 11): the Calibrated hook — where
+// TestCalibratedBeforeAnyNoise (#15 item 11): the Charger — where
 // budget ledgers record a release — runs before the first random word is
 // drawn, so a run refused by its budget draws no noise, and one that fails
 // after drawing noise has been charged; an error from the hook aborts the

@@ -19,7 +19,7 @@
 // The Outcome holds the classifier (Classifier turns a solvers.Result into
 // a models.Classifier, so that models need not import the solvers) and the
 // result; the caller records the release in its budget ledger
-// (solvers.Options.Calibrated, before any noise is drawn), stamps the
+// (solvers.Options.Privacy.Charger, once, before any noise is drawn), stamps the
 // classifier (models.Classifier.Stamp) and writes it. A Cache shares the
 // loaded rows between fits of one file, as a sweep's jobs do.
 //

@@ -28,7 +28,7 @@ type Request struct {
 	// Options.Transform, is learned from them instead of privately).
 	Train, Public string
 	// Options are the privacy target, noise, hyperparameters and hooks
-	// (Calibrated: where a budget ledger records the release).
+	// (Privacy.Charger: where a budget ledger records the release).
 	Options solvers.Options
 	// NoNormalize keeps the rows at their scale.
 	NoNormalize bool
@@ -69,7 +69,7 @@ type Outcome struct {
 // with sufficient statistics) or loads and prepares it (the others),
 // applies the public/private policies inside the fit — what the guarantee
 // lists as public (n, class counts), what the classifier may store — and
-// builds the classifier. The caller records the release (Options.Calibrated)
+// builds the classifier. The caller records the release (Options.Privacy.Charger)
 // and writes the classifier.
 func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	m, err := solvers.Lookup(req.Method)
