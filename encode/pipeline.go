@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,9 +30,14 @@ type ExtractOptions struct {
 	// Workers decode and preprocess in parallel with inference (default:
 	// one per core).
 	Workers int
-	// RecordRows is the number of rows per record batch in the file, and
-	// so the granularity of --resume (default 4096, at least Batch).
+	// RecordRows is the number of rows per record batch in the file
+	// (default 4096, at least Batch).
 	RecordRows int
+	// HoldEvery bounds the work an interruption can lose: rows that do
+	// not end a record batch yet are made durable at least this often
+	// (Resumable.Hold; default 5 s, negative: only at record batches), so
+	// a slow encoder loses seconds, not a record batch's minutes.
+	HoldEvery time.Duration
 	// Offset skips this many examples at the start of the dataset.
 	Offset int64
 	// Limit stops after this many examples (after Offset; 0: all).
@@ -140,6 +146,9 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if opt.RecordRows <= 0 {
 		opt.RecordRows = 4096
 	}
+	if opt.HoldEvery == 0 {
+		opt.HoldEvery = 5 * time.Second
+	}
 	// A batch never exceeds the data (--batch 10000000 once preallocated
 	// 123 GB for a small dataset).
 	if n := ds.Len(); n > 0 {
@@ -184,10 +193,18 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if err != nil {
 		return res, err
 	}
-	var st extractProgress
+	var st, held extractProgress
 	if err := w.Progress(&st); err != nil {
 		w.Stop()
 		return res, err
+	}
+	heldRows, isHeld, err := w.Held(&held)
+	if err != nil {
+		w.Stop()
+		return res, err
+	}
+	if !isHeld {
+		held = st
 	}
 	res.Resumed = w.Resumed()
 	defer func() {
@@ -204,10 +221,11 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			return res, err
 		}
 	}
-	// Skip the examples an interrupted run already encoded.
-	for i := int64(0); i < st.Examples; i++ {
+	// Skip the examples an interrupted run already encoded (committed or
+	// held).
+	for i := int64(0); i < held.Examples; i++ {
 		if _, err := ds.Next(); err != nil {
-			return res, fmt.Errorf("resume: cannot skip the %d examples already encoded: %w", st.Examples, err)
+			return res, fmt.Errorf("resume: cannot skip the %d examples already encoded: %w", held.Examples, err)
 		}
 	}
 
@@ -223,7 +241,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// and not yet preprocessed are bounded by MaxInflight, whatever the
 	// batch (48 images of 10240×10240 once needed ≈ 15 GB).
 	inflight := newBudget(opt.MaxInflight)
-	base := st.Examples // examples an interrupted run already encoded
+	base := held.Examples // examples an interrupted run already encoded
 	go func() {
 		defer close(jobs)
 		background()
@@ -386,7 +404,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			total = min(total, opt.Limit)
 		}
 	}
-	bar := newProgress(opt.Progress, total, st.Examples)
+	bar := newProgress(opt.Progress, total, held.Examples)
 	// The record batch's buffers are allocated once and reused: growing
 	// them by append cost more than the rest of the pipeline.
 	capRows := int64(opt.RecordRows + opt.Batch*perExample)
@@ -403,6 +421,29 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	}
 	var accExamples, accSkipped int64
 	var accSkippedIDs []string
+	if isHeld {
+		// The held rows start the record batch again, as they did.
+		for i := range heldRows.Rows() {
+			acc.AppendRow(heldRows, i)
+		}
+		accExamples, accSkipped = held.Examples-st.Examples, held.Skipped-st.Skipped
+		if len(held.SkippedIDs) > len(st.SkippedIDs) {
+			accSkippedIDs = held.SkippedIDs[len(st.SkippedIDs):]
+		}
+	}
+	lastDurable := time.Now()
+	// hold makes the rows since the last record batch durable, with the
+	// progress they would commit.
+	hold := func() error {
+		p := extractProgress{Examples: st.Examples + accExamples, Skipped: st.Skipped + accSkipped, SkippedIDs: slices.Clone(st.SkippedIDs)}
+		for _, id := range accSkippedIDs {
+			if len(p.SkippedIDs) < maxSkippedIDs {
+				p.SkippedIDs = append(p.SkippedIDs, id)
+			}
+		}
+		lastDurable = time.Now()
+		return w.Hold(acc, p)
+	}
 	flush := func() error {
 		if acc.Rows() == 0 && accExamples == 0 {
 			return nil
@@ -428,6 +469,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			acc.MixLabels, acc.MixLambdas = acc.MixLabels[:0], acc.MixLambdas[:0]
 		}
 		accExamples, accSkipped, accSkippedIDs = 0, 0, nil
+		lastDurable = time.Now()
 		return nil
 	}
 	for running := true; running; {
@@ -459,6 +501,11 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			accSkippedIDs = append(accSkippedIDs, q.skipped...)
 			if acc.Rows() >= opt.RecordRows {
 				if err := flush(); err != nil {
+					bar.finish()
+					return res, err
+				}
+			} else if opt.HoldEvery > 0 && time.Since(lastDurable) >= opt.HoldEvery {
+				if err := hold(); err != nil {
 					bar.finish()
 					return res, err
 				}

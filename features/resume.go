@@ -1,9 +1,13 @@
 package features
 
 import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"sort"
 	"strings"
@@ -41,11 +45,25 @@ type ResumeOptions struct {
 // caller only feeds batches.
 type Resumable struct {
 	*Writer
-	partial, state string
-	st             resumeState
-	resumed        int64
-	progress       json.RawMessage
-	closed         bool
+	partial, state, held string
+	st                   resumeState
+	resumed              int64
+	progress             json.RawMessage
+	closed               bool
+	// heldRows are the interrupted write's held rows (Held), and holding
+	// whether this write has held rows since its last Commit.
+	heldRows *heldRows
+	holding  bool
+}
+
+// heldRows is OUT.partial.held: rows made durable before they end a
+// record batch (Hold), after Base committed rows, with the caller's
+// progress including them. It is gob, after its CRC-32 (IEEE, little
+// endian).
+type heldRows struct {
+	Base     int64
+	Batch    Batch
+	Progress []byte
 }
 
 // resumeState is OUT.partial.json: the caller's progress fields beside
@@ -64,6 +82,9 @@ func PartialPaths(out string) (partial, state string) {
 	return out + ".partial", out + ".partial.json"
 }
 
+// heldPath is where a resumable write of out holds rows (Hold).
+func heldPath(out string) string { return out + ".partial.held" }
+
 // CreateResumable starts, or with ro.Resume continues, a resumable feature
 // file at out. meta.Created is set from ro.Created or the interrupted
 // run's. Resumed reports the rows recovered and Progress the caller's
@@ -73,13 +94,14 @@ func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro Re
 		ro.Job = "write"
 	}
 	partial, state := PartialPaths(out)
-	r := &Resumable{partial: partial, state: state, st: resumeState{Version: 1, Identity: ro.Identity, Created: ro.Created}}
+	held := heldPath(out)
+	r := &Resumable{partial: partial, state: state, held: held, st: resumeState{Version: 1, Identity: ro.Identity, Created: ro.Created}}
 	if ro.Resume && ro.Restart {
 		return nil, fmt.Errorf("--resume and --restart exclude each other")
 	}
 	old := partial + ".old"
 	if ro.Restart {
-		for _, p := range []string{partial, state, old} {
+		for _, p := range []string{partial, state, old, held} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("restart: %w", err)
 			}
@@ -127,7 +149,11 @@ func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro Re
 	}
 	r.Writer = w
 	if copyFrom != "" {
-		rows, cerr := CopyPartial(copyFrom, r.st.Batches, w)
+		var rows int64
+		var cerr error
+		if r.st.Batches > 0 { // (a write that held rows before its first record batch has none to copy)
+			rows, cerr = CopyPartial(copyFrom, r.st.Batches, w)
+		}
 		if cerr != nil {
 			// --resume would fail again the same way: the new partial
 			// goes; --restart (which the error names) discards the rest.
@@ -140,8 +166,84 @@ func CreateResumable(out string, dim int, meta Metadata, wo WriterOptions, ro Re
 		}
 		os.Remove(copyFrom)
 		r.resumed = rows
+		if r.heldRows, err = loadHeld(held, rows); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("%w: rerun with --restart to start over (its %d rows are lost)", err, r.st.Rows)
+		}
+		if r.heldRows != nil {
+			r.resumed += int64(r.heldRows.Batch.Rows())
+		}
+	} else {
+		os.Remove(held) // a held file without its state: nothing to resume it from
 	}
 	return r, nil
+}
+
+// loadHeld reads the rows an interrupted write held after its base
+// committed rows (nil when none, or when they follow another commit: a
+// Commit that supersedes them removes the file after saving its state).
+func loadHeld(path string, base int64) (*heldRows, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 4 || binary.LittleEndian.Uint32(b) != crc32.ChecksumIEEE(b[4:]) {
+		return nil, fmt.Errorf("%s is damaged (checksum)", path)
+	}
+	var h heldRows
+	if err := gob.NewDecoder(bytes.NewReader(b[4:])).Decode(&h); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %v", path, err)
+	}
+	if h.Base != base {
+		return nil, nil
+	}
+	return &h, nil
+}
+
+// Hold makes rows that do not end a record batch yet durable beside the
+// partial file, with the caller's progress including them, so that an
+// interruption loses only what came after: a resume returns them (Held)
+// to be written again in the same record batch, and the file is the same
+// as an uninterrupted run's. The next Commit supersedes what is held. b is
+// every row since the last Commit.
+func (r *Resumable) Hold(b Batch, progress any) error {
+	p, err := json.Marshal(progress)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.Write(make([]byte, 4))
+	if err := gob.NewEncoder(&buf).Encode(heldRows{Base: r.Writer.Rows(), Batch: b, Progress: p}); err != nil {
+		return err
+	}
+	data := buf.Bytes()
+	binary.LittleEndian.PutUint32(data, crc32.ChecksumIEEE(data[4:]))
+	if err := atomicfile.WriteBytes(r.held, data); err != nil {
+		return fmt.Errorf("hold rows in %s: %w", r.held, err)
+	}
+	r.holding = true
+	if r.st.Batches == 0 && r.Writer.NumBatches() == 0 {
+		// Before the first record batch: the state says there is a
+		// write to resume (its partial holds the schema alone).
+		return r.Commit(nil)
+	}
+	return nil
+}
+
+// Held returns the rows the interrupted write held after its last Commit
+// and decodes their progress — the caller's progress including them —
+// into v; ok is false when it held none.
+func (r *Resumable) Held(v any) (b Batch, ok bool, err error) {
+	if r.heldRows == nil {
+		return Batch{}, false, nil
+	}
+	if err := json.Unmarshal(r.heldRows.Progress, v); err != nil {
+		return Batch{}, false, fmt.Errorf("%s: %w", r.held, err)
+	}
+	return r.heldRows.Batch, true, nil
 }
 
 // Resumed is the number of rows recovered from an interrupted write.
@@ -174,6 +276,10 @@ func (r *Resumable) Commit(progress any) error {
 	if err != nil {
 		return fmt.Errorf("save resume state %s: %w", r.state, err)
 	}
+	if r.holding && r.Writer.NumBatches() > 0 {
+		os.Remove(r.held) // superseded: what it held is in the record batches now
+		r.holding = false
+	}
 	return nil
 }
 
@@ -185,6 +291,7 @@ func (r *Resumable) Close() error {
 		return err
 	}
 	os.Remove(r.state)
+	os.Remove(r.held)
 	return nil
 }
 
@@ -196,12 +303,13 @@ func (r *Resumable) Stop() (kept bool) {
 		return false
 	}
 	r.closed = true
-	if r.st.Batches > 0 {
+	if r.st.Batches > 0 || r.holding {
 		r.Writer.Suspend()
 		return true
 	}
 	r.Writer.Abort()
 	os.Remove(r.state)
+	os.Remove(r.held)
 	return false
 }
 

@@ -284,7 +284,7 @@ func saveRun(work string, st runState) error {
 // owned matches the names Extract writes in a shard folder: shards, their
 // partial, state and resume files, atomicfile's temporaries, the run
 // record.
-var owned = regexp.MustCompile(`^(\d{5}\.arrow(\.partial(\.json|\.old)?)?|run\.json|\.(\d{5}\.arrow(\.partial\.json)?|run\.json)\.tmp-[0-9a-f]+)$`)
+var owned = regexp.MustCompile(`^(\d{5}\.arrow(\.partial(\.json|\.old|\.held)?)?|run\.json|\.(\d{5}\.arrow(\.partial\.(json|held))?|run\.json)\.tmp-[0-9a-f]+)$`)
 
 // removeOwned removes a shard folder that Extract wrote: the files it
 // writes there, then the folder. A file of another name (or a folder) is
