@@ -63,6 +63,7 @@ func encoderFlags(required bool) []ucli.Flag {
 		&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
 		&ucli.IntFlag{Name: "workers", Value: max(1, runtime.NumCPU()/4), Usage: "goroutines decoding and preprocessing images beside inference"},
 		&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N, or auto (CUDA if available, else CPU)"},
+		&ucli.BoolFlag{Name: "tf32", Value: true, Usage: "on CUDA, let float32 matrix products use TF32 (ONNX Runtime's default: features then differ from the CPU's by about 1e-3 relative); --tf32=false computes in exact float32, more slowly, for runs compared across devices"},
 		&ucli.BoolFlag{Name: "skip-bad", Usage: "skip images that do not decode (they are counted and listed)"},
 		&ucli.BoolFlag{Name: "quiet", Usage: "no progress bar"},
 	}
@@ -192,6 +193,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if err != nil {
 		return rep, userErrorf("%v", err)
 	}
+	dev.ExactFloat32 = !c.Bool("tf32")
 	m, sum, name, err := extractModel(c, modelPath)
 	if err != nil {
 		return rep, err
@@ -226,7 +228,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		if err != nil {
 			return rep, err
 		}
-		return rep, extractRemote(c, *ro, spec.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), Data: data,
+		return rep, extractRemote(c, *ro, spec.ExtractJob{Model: modelPath, Manifest: *m, Threads: c.Int("threads"), Device: c.String("device"), ExactFloat32: !c.Bool("tf32"), Data: data,
 			Dataset: dopt, Offset: c.Int64("offset"), Limit: c.Int64("limit"), ShardRows: c.Int64("shard-rows"), Extract: opt, Out: out,
 			Workers: ro.Workers, Replace: c.Bool("force")}, &rep)
 	}
@@ -377,6 +379,9 @@ func extractOptions(c *ucli.Context, m *models.Manifest, sum, name string, ds fe
 			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
 			features.IdentityData: dataID,
 		},
+	}
+	if !c.Bool("tf32") {
+		opt.Identity["tf32"] = "false" // other features on CUDA (absent when on: older runs resume)
 	}
 	return opt, source, nil
 }

@@ -12,6 +12,11 @@ type Device struct {
 	Kind string
 	// ID is the CUDA device ordinal.
 	ID int
+	// ExactFloat32 turns off TF32 on CUDA (--tf32=false): ONNX Runtime's
+	// CUDA kernels use TF32 for float32 matrix products by default, so
+	// features differ from the CPU's by about 10⁻³ relative (ViT-B/16);
+	// exact float32 matches them to about 10⁻⁶, more slowly.
+	ExactFloat32 bool
 }
 
 // ParseDevice reads --device: cpu, cuda, cuda:N, auto.

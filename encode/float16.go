@@ -5,6 +5,14 @@ import "math"
 // float32 ↔ IEEE 754 half precision, rounding to nearest even, for models
 // whose input or output is float16.
 
+// toHalf converts x into h (len(h) ≥ len(x)).
+func toHalf(h []uint16, x []float32) {
+	h = h[:len(x)]
+	for i, v := range x {
+		h[i] = f32ToF16(v)
+	}
+}
+
 func f32ToF16(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"unsafe"
@@ -171,6 +172,9 @@ func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Ses
 	}
 	s.s, err = ort.NewDynamicAdvancedSession(modelPath, []string{s.in.Name}, []string{s.out.Name}, so)
 	if err != nil {
+		if e := cudaCause(opt.Device, err); e != nil && s.provider != "cpu" {
+			return nil, e // (a device that does not exist shows here)
+		}
 		return nil, fmt.Errorf("model %s: ONNX Runtime cannot load it: %v", modelPath, err)
 	}
 	if err := s.probe(); err != nil {
@@ -181,29 +185,70 @@ func OpenSession(modelPath string, m *models.Manifest, opt SessionOptions) (*Ses
 }
 
 // ApplyDevice adds the device's execution provider to session options:
-// nothing for the CPU; CUDA for cuda (an error that says how to get a GPU
-// build when it is missing) and for auto (a note, and the CPU, when it is
-// missing). It returns the provider that will run, and the note.
+// nothing for the CPU; CUDA for cuda (an error that says what is missing
+// when it cannot be used) and for auto (a note, and the CPU, when it
+// cannot). It returns the provider that will run, and the note.
 func ApplyDevice(so *ort.SessionOptions, d Device) (provider, note string, err error) {
 	if d.Kind != "cuda" && d.Kind != "auto" {
 		return "cpu", "", nil
 	}
-	if err := appendCUDA(so, d.ID); err != nil {
+	if err := appendCUDA(so, d); err != nil {
 		if d.Kind == "cuda" {
-			return "", "", fmt.Errorf("--device %s: the CUDA execution provider is not available: %v. The ONNX Runtime that scripts/setup.sh fetches (npm onnxruntime-node) is CPU-only; set ONNXRUNTIME_LIB to a GPU build (onnxruntime-gpu's libonnxruntime.so with libonnxruntime_providers_cuda.so, CUDA 12 and cuDNN 9 beside it), or use --device cpu", d, err)
+			return "", "", CUDAError(d, err)
 		}
-		return "cpu", fmt.Sprintf("--device auto: CUDA is not available (%v); running on the CPU", firstLine(err)), nil
+		why := firstLine(err)
+		if e := cudaCause(d, err); e != nil {
+			why = strings.TrimPrefix(e.Error(), "--device "+d.String()+": ")
+			why, _, _ = strings.Cut(why, ": install")
+		}
+		return "cpu", fmt.Sprintf("--device auto: CUDA is not available (%s); running on the CPU", why), nil
 	}
 	return fmt.Sprintf("cuda:%d", d.ID), "", nil
 }
 
-func appendCUDA(so *ort.SessionOptions, id int) error {
+// CUDAError says, in one line, why the CUDA execution provider failed
+// and what to do: a device that does not exist, CUDA 13 or cuDNN 9
+// libraries that cannot be found, or an ONNX Runtime built without CUDA.
+func CUDAError(d Device, err error) error {
+	if e := cudaCause(d, err); e != nil {
+		return e
+	}
+	return fmt.Errorf("--device %s: the CUDA execution provider is not available: %s. The ONNX Runtime that scripts/setup.sh fetches is CPU-only: scripts/setup-gpu.sh fetches ONNX Runtime 1.29 with its CUDA 13 provider and sets ONNXRUNTIME_LIB; or use --device cpu", d, firstLine(err))
+}
+
+// cudaCause names a CUDA failure it recognises in err (nil otherwise).
+func cudaCause(d Device, err error) error {
+	msg := err.Error()
+	lib := "" // the library that failed: the last named, ONNX Runtime's own provider aside
+	for _, l := range regexp.MustCompile(`lib[A-Za-z0-9_]+\.so(\.[0-9]+)*`).FindAllString(msg, -1) {
+		if !strings.HasPrefix(l, "libonnxruntime") || lib == "" {
+			lib = l
+		}
+	}
+	switch {
+	case strings.Contains(msg, "invalid device ordinal") || strings.Contains(msg, "cudaErrorInvalidDevice"):
+		return fmt.Errorf("--device %s: this machine has no CUDA device %d (nvidia-smi lists its devices, numbered from 0)", d, d.ID)
+	case strings.Contains(msg, "no CUDA-capable device") || strings.Contains(msg, "cudaErrorNoDevice"):
+		return fmt.Errorf("--device %s: no CUDA device is visible (check nvidia-smi, the driver, and CUDA_VISIBLE_DEVICES); use --device cpu", d)
+	case strings.Contains(msg, "libcudnn"):
+		return fmt.Errorf("--device %s: cuDNN 9 for CUDA 13 is missing (%s): install it (pip install nvidia-cudnn-cu13, or NVIDIA's libcudnn9-cuda-13) and put its lib folder on LD_LIBRARY_PATH (scripts/setup-gpu.sh finds it)", d, lib)
+	case lib != "" && (strings.Contains(msg, "cannot open shared object") || strings.Contains(msg, "Failed to load")):
+		return fmt.Errorf("--device %s: a CUDA 13 library is missing (%s): install the CUDA 13 runtime (a CUDA toolkit, or pip install nvidia-cuda-runtime-cu13 nvidia-cublas-cu13 nvidia-cufft-cu13 nvidia-curand-cu13) and put its lib folders on LD_LIBRARY_PATH (scripts/setup-gpu.sh finds them)", d, lib)
+	}
+	return nil
+}
+
+func appendCUDA(so *ort.SessionOptions, d Device) error {
 	co, err := ort.NewCUDAProviderOptions()
 	if err != nil {
 		return err
 	}
 	defer co.Destroy()
-	if err := co.Update(map[string]string{"device_id": fmt.Sprint(id)}); err != nil {
+	opts := map[string]string{"device_id": fmt.Sprint(d.ID)}
+	if d.ExactFloat32 {
+		opts["use_tf32"] = "0"
+	}
+	if err := co.Update(opts); err != nil {
 		return err
 	}
 	return so.AppendExecutionProviderCUDA(co)
@@ -293,7 +338,7 @@ func (s *Session) probe() error {
 		return fmt.Errorf("output %q is float16 with dynamic axes %s; dpfeat needs its non-batch axes fixed to preallocate it (re-export with static shapes but a dynamic batch)", s.out.Name, s.out.Dimensions)
 	}
 	x := make([]float32, NewPreprocessor(s.m.Input).Size())
-	shape, err := s.runRaw(x, 1, nil)
+	shape, err := s.runRaw(x, nil, 1, nil)
 	if err != nil {
 		return fmt.Errorf("a test run failed: %v", err)
 	}
@@ -338,17 +383,34 @@ func (s *Session) Run(x []float32, n int, out []float32) error {
 	if len(out) < n*s.dim {
 		return fmt.Errorf("encode: output buffer of %d floats for %d×%d features", len(out), n, s.dim)
 	}
-	_, err := s.runRaw(x, n, out)
+	_, err := s.runRaw(x, nil, n, out)
 	return err
 }
 
-// runRaw runs the model and, when out is not nil, pools its output into
-// out. It returns the output's shape.
-func (s *Session) runRaw(x []float32, n int, out []float32) ([]int64, error) {
+// HalfInput reports whether the model takes float16 input: Extract's
+// workers then convert each batch as they preprocess it and call RunHalf,
+// so that no per-element work is left on the goroutine that calls ONNX
+// Runtime (halfEncoder).
+func (s *Session) HalfInput() bool { return s.m.Input.DType == "float16" }
+
+// RunHalf is Run for a batch already converted to IEEE half precision
+// (f32ToF16 of the preprocessed tensor): ONNX Runtime reads h in place.
+func (s *Session) RunHalf(h []uint16, n int, out []float32) error {
+	if len(out) < n*s.dim {
+		return fmt.Errorf("encode: output buffer of %d floats for %d×%d features", len(out), n, s.dim)
+	}
+	_, err := s.runRaw(nil, h, n, out)
+	return err
+}
+
+// runRaw runs the model on x, or on h (x converted to half precision)
+// when x is nil, and, when out is not nil, pools its output into out. It
+// returns the output's shape.
+func (s *Session) runRaw(x []float32, h []uint16, n int, out []float32) ([]int64, error) {
 	in := s.m.Input
 	size := in.Channels * in.Height * in.Width
-	if len(x) < n*size || n < 1 {
-		return nil, fmt.Errorf("encode: %d input floats for %d images of %d", len(x), n, size)
+	if got := max(len(x), len(h)); got < n*size || n < 1 {
+		return nil, fmt.Errorf("encode: %d input floats for %d images of %d", got, n, size)
 	}
 	shape := ort.NewShape(int64(n), int64(in.Channels), int64(in.Height), int64(in.Width))
 	if in.Layout == "NHWC" {
@@ -357,11 +419,11 @@ func (s *Session) runRaw(x []float32, n int, out []float32) ([]int64, error) {
 	var input ort.Value
 	var err error
 	if in.DType == "float16" {
-		h := make([]uint16, n*size)
-		for i, v := range x[:n*size] {
-			h[i] = f32ToF16(v)
+		if x != nil {
+			h = make([]uint16, n*size)
+			toHalf(h, x[:n*size])
 		}
-		input, err = ort.NewCustomDataTensor(shape, u16bytes(h), ort.TensorElementDataTypeFloat16)
+		input, err = ort.NewCustomDataTensor(shape, u16bytes(h[:n*size]), ort.TensorElementDataTypeFloat16)
 	} else {
 		input, err = ort.NewTensor(shape, x[:n*size])
 	}

@@ -23,6 +23,17 @@ type Encoder interface {
 	Run(x []float32, n int, out []float32) error
 }
 
+// halfEncoder is an Encoder whose model may take float16 input (Session):
+// Extract's workers then convert each batch as they prepare it, in
+// parallel, and the encoder goroutine hands the half-precision batch to
+// RunHalf — it was converting and allocating 2 bytes an element itself,
+// beside the one goroutine that calls ONNX Runtime.
+type halfEncoder interface {
+	Encoder
+	HalfInput() bool
+	RunHalf(h []uint16, n int, out []float32) error
+}
+
 // ExtractOptions tunes Extract.
 type ExtractOptions struct {
 	// Batch is the number of images per encoder call (default 64).
@@ -125,6 +136,8 @@ type prepared struct {
 	skipped    []string
 	err        error
 	features   []float32
+	// half is tensor in half precision, for a float16 model (halfEncoder).
+	half []uint16
 }
 
 // Extract runs the encoder over the dataset and writes a feature file to
@@ -291,7 +304,11 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	// Workers: decode and preprocess. Tensor buffers are recycled: the
 	// encoder hands each back once it has run.
 	size := prep.Size()
-	var tensors, featureBufs sync.Pool
+	var tensors, featureBufs, halves sync.Pool
+	half, _ := enc.(halfEncoder)
+	if half != nil && !half.HalfInput() {
+		half = nil
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < opt.Workers; i++ {
 		wg.Add(1)
@@ -325,6 +342,18 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				}
 				for _, ex := range j.examples {
 					inflight.release(exampleBytes(ex))
+				}
+				if half != nil && p.err == nil {
+					hb, _ := halves.Get().(*[]uint16)
+					if hb == nil || cap(*hb) < len(p.tensor) {
+						b := make([]uint16, len(p.tensor))
+						hb = &b
+					}
+					p.half = (*hb)[:len(p.tensor)]
+					toHalf(p.half, p.tensor)
+					t := p.tensor
+					tensors.Put(&t)
+					p.tensor = nil
 				}
 				select {
 				case preparedCh <- p:
@@ -378,14 +407,26 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 				}
 				q.features = (*fb)[:rows*enc.Dim()]
 				if rows > 0 {
-					if err := enc.Run(q.tensor, rows, q.features); err != nil {
+					var err error
+					if q.half != nil {
+						err = half.RunHalf(q.half, rows, q.features)
+					} else {
+						err = enc.Run(q.tensor, rows, q.features)
+					}
+					if err != nil {
 						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.first, err)
 						return
 					}
 				}
-				t := q.tensor
-				tensors.Put(&t)
-				q.tensor = nil
+				if q.half != nil {
+					h := q.half
+					halves.Put(&h)
+					q.half = nil
+				} else {
+					t := q.tensor
+					tensors.Put(&t)
+					q.tensor = nil
+				}
 				select {
 				case encoded <- q:
 				case <-ctx.Done():

@@ -72,6 +72,21 @@ func (nullEncoder) Run(x []float32, n int, out []float32) error {
 	return nil
 }
 
+// nullHalf is a float16 model that does nothing (halfEncoder): its
+// batches are converted by the workers, as a float16 Session's are.
+type nullHalf struct{ nullEncoder }
+
+func (nullHalf) HalfInput() bool { return true }
+func (nullHalf) RunHalf(h []uint16, n int, out []float32) error {
+	size := len(h) / n
+	for i := 0; i < n; i++ {
+		for k := range 8 {
+			out[i*8+k] = f16ToF32(h[i*size+k])
+		}
+	}
+	return nil
+}
+
 // BenchmarkPipelineNullModel (#38 goal 2): extract's whole pipeline —
 // read, decode, resize, crop, normalise, convert, copy, write — around a
 // model that does nothing, over 256×256 JPEGs to ViT-B/16's 224×224
@@ -91,7 +106,11 @@ func BenchmarkPipelineNullModel(b *testing.B) {
 				for b.Loop() {
 					out := filepath.Join(dir, fmt.Sprintf("f%d.arrow", i))
 					i++
-					_, err := Extract(context.Background(), &jpegDataset{imgs: imgs, n: n}, nullEncoder{}, prep, out,
+					var enc Encoder = nullEncoder{}
+					if dtype == "float16" {
+						enc = nullHalf{}
+					}
+					_, err := Extract(context.Background(), &jpegDataset{imgs: imgs, n: n}, enc, prep, out,
 						ExtractOptions{Batch: 64, Workers: workers, Meta: features.Metadata{Classes: []string{"a", "b"}, Source: "memory"}})
 					if err != nil {
 						b.Fatal(err)

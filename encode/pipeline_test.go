@@ -468,3 +468,57 @@ func TestExtractHoldsRowsByTime(t *testing.T) {
 		}
 	}
 }
+
+// halfSum is a float16 model: it sums the half-precision inputs.
+type halfSum struct{ runs, halves atomic.Int32 }
+
+func (e *halfSum) Dim() int        { return 2 }
+func (e *halfSum) HalfInput() bool { return true }
+func (e *halfSum) Run(x []float32, n int, out []float32) error {
+	e.runs.Add(1)
+	h := make([]uint16, len(x))
+	toHalf(h, x)
+	return e.sum(h, n, out)
+}
+func (e *halfSum) RunHalf(h []uint16, n int, out []float32) error {
+	e.halves.Add(1)
+	return e.sum(h, n, out)
+}
+func (e *halfSum) sum(h []uint16, n int, out []float32) error {
+	size := len(h) / n
+	for i := 0; i < n; i++ {
+		var s float32
+		for _, v := range h[i*size : (i+1)*size] {
+			s += f16ToF32(v)
+		}
+		out[2*i], out[2*i+1] = s, f16ToF32(h[i*size])
+	}
+	return nil
+}
+
+// onlyRun hides RunHalf: the encoder converts, as before #38.
+type onlyRun struct{ Encoder }
+
+// TestExtractConvertsHalfInWorkers (#38): for a float16 model the workers
+// convert each batch, and the encoder goroutine only hands it over; the
+// file is the same as when the encoder converted.
+func TestExtractConvertsHalfInWorkers(t *testing.T) {
+	dir := t.TempDir()
+	prep := testPrep(t)
+	enc := &halfSum{}
+	a, b := filepath.Join(dir, "workers.arrow"), filepath.Join(dir, "encoder.arrow")
+	if _, err := Extract(context.Background(), &memDataset{n: 37}, enc, prep, a, extractOpts()); err != nil {
+		t.Fatal(err)
+	}
+	if enc.runs.Load() != 0 || enc.halves.Load() == 0 {
+		t.Errorf("float32 runs %d, half runs %d: the workers did not convert", enc.runs.Load(), enc.halves.Load())
+	}
+	if _, err := Extract(context.Background(), &memDataset{n: 37}, onlyRun{&halfSum{}}, prep, b, extractOpts()); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := os.ReadFile(a)
+	y, _ := os.ReadFile(b)
+	if !bytes.Equal(x, y) {
+		t.Error("converting in the workers changed the features")
+	}
+}

@@ -203,9 +203,34 @@ func coefficients(in, out, from, n int, kind string) []taps {
 				t.w[i] = float32(w[i] / sum)
 			}
 		}
-		res[k] = t
+		res[k] = trim(t)
 	}
 	return res
+}
+
+// trim drops the taps of weight exactly 0 at either end (they add an
+// exact 0 to a finite sum: the result is the same to the bit), so that a
+// resize by 1 — a 256×256 image resized to 256 and cropped — is one tap
+// of weight 1 per pixel, which the passes copy.
+func trim(t taps) taps {
+	for len(t.w) > 1 && t.w[0] == 0 {
+		t.start, t.w = t.start+1, t.w[1:]
+	}
+	for len(t.w) > 1 && t.w[len(t.w)-1] == 0 {
+		t.w = t.w[:len(t.w)-1]
+	}
+	return t
+}
+
+// unit reports whether every output takes one input with weight 1 (a
+// resize by 1, perhaps cropped): the passes then copy.
+func unit(c []taps) bool {
+	for _, t := range c {
+		if len(t.w) != 1 || t.w[0] != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func triangle(x float64) float64 {
@@ -236,6 +261,7 @@ func cubic(x float64) float64 {
 func resampleRows(px features.Pixels, planes, ch, lo, hi int, dst []float32, c []taps) {
 	w, stride := px.Width, px.Channels
 	ow := len(c)
+	copyTaps := unit(c)
 	var row []float32
 	if planes == 0 {
 		row = make([]float32, w) // one row's luma
@@ -257,6 +283,12 @@ func resampleRows(px features.Pixels, planes, ch, lo, hi int, dst []float32, c [
 			}
 			continue
 		}
+		if copyTaps {
+			for x, t := range c {
+				out[x] = float32(data[t.start*stride+ch])
+			}
+			continue
+		}
 		for x, t := range c {
 			var s float32
 			for i, wt := range t.w {
@@ -269,15 +301,26 @@ func resampleRows(px features.Pixels, planes, ch, lo, hi int, dst []float32, c [
 
 // resampleCols resizes the columns of src (w wide, rows from lo) to the
 // outputs of c's taps, into dst (w × len(c)).
+// Each output row is built tap by tap over whole rows, in the order the
+// per-pixel sum took (0 + w₀a₀ + w₁a₁ + …: the same float32 operations,
+// so the same bits), which the compiler keeps in tight loops.
 func resampleCols(src []float32, w, lo int, dst []float32, c []taps) {
 	for y, t := range c {
 		out := dst[y*w : (y+1)*w]
-		for x := 0; x < w; x++ {
-			var s float32
-			for i, wt := range t.w {
-				s += wt * src[(t.start-lo+i)*w+x]
+		first := src[(t.start-lo)*w : (t.start-lo+1)*w]
+		if wt := t.w[0]; wt == 1 {
+			copy(out, first)
+		} else {
+			for x, v := range first {
+				out[x] = 0 + wt*v
 			}
-			out[x] = s
+		}
+		for i := 1; i < len(t.w); i++ {
+			wt := t.w[i]
+			row := src[(t.start-lo+i)*w : (t.start-lo+i+1)*w]
+			for x, v := range row {
+				out[x] += wt * v
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ package encode
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -185,4 +186,23 @@ func TestSessionRejectsMismatches(t *testing.T) {
 		t.Errorf("auto fallback note: %q", s.Note())
 	}
 	s.Close()
+}
+
+// TestCUDAErrorsSayWhatIsMissing (#38 goal 4): each CUDA failure a user
+// meets is named in one line with what to do — not "install a GPU build"
+// for a device number that does not exist.
+func TestCUDAErrorsSayWhatIsMissing(t *testing.T) {
+	d := Device{Kind: "cuda", ID: 7}
+	for _, c := range []struct{ ort, want string }{
+		{"CUDA failure 101: invalid device ordinal ; GPU=7 ; hostname=x ; file=cuda_execution_provider.cc", "no CUDA device 7"},
+		{"Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory", "cuDNN 9 for CUDA 13 is missing (libcudnn.so.9)"},
+		{"Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.13: cannot open shared object file", "a CUDA 13 library is missing (libcublasLt.so.13)"},
+		{"CUDA failure 100: no CUDA-capable device is detected", "no CUDA device is visible"},
+		{"CUDA execution provider is not enabled in this build.", "scripts/setup-gpu.sh"},
+	} {
+		err := CUDAError(d, errors.New(c.ort))
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "CUDA 12") {
+			t.Errorf("%q: %v", c.ort, err)
+		}
+	}
 }

@@ -433,6 +433,7 @@ func (p *sessionPool) get(job ExtractJob) (*encode.Session, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	dev.ExactFloat32 = job.ExactFloat32
 	m := job.Manifest
 	s, err := encode.OpenSession(job.Model, &m, encode.SessionOptions{Threads: job.Threads, Device: dev})
 	if err != nil {

@@ -71,6 +71,8 @@ type ExtractJob struct {
 	Manifest models.Manifest `json:"manifest"`
 	Threads  int             `json:"threads"`
 	Device   string          `json:"device"`
+	// ExactFloat32 turns TF32 off on CUDA (extract --tf32=false).
+	ExactFloat32 bool `json:"exact_float32,omitempty"`
 	// Data, Dataset are the source and how to open it.
 	Data    string                  `json:"data"`
 	Dataset features.DatasetOptions `json:"dataset"`
