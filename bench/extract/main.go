@@ -60,6 +60,8 @@ func main() {
 	reps := flag.Int("reps", 5, "repetitions; the best is reported")
 	limit := flag.Int64("limit", 0, "images (0: the whole test set); a ViT-B/16-sized model takes ~0.1 s an image on 2 cores")
 	spin := flag.Bool("spin", false, "let ONNX Runtime threads busy-wait")
+	device := flag.String("device", "cpu", "cpu, cuda, cuda:N")
+	split := flag.String("split", "test", "the dataset's split (\"\" for an image folder without splits)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -71,7 +73,7 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	res, err := run(*model, *data, *batch, *threads, *workers, *tensors, *reps, *spin, *limit)
+	res, err := run(*model, *data, *batch, *threads, *workers, *tensors, *reps, *spin, *limit, *device, *split)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/extract:", err)
 		pprof.StopCPUProfile()
@@ -82,12 +84,16 @@ func main() {
 	enc.Encode(res)
 }
 
-func run(model, data string, batch, threads, workers int, tensors string, reps int, spin bool, limit int64) (*result, error) {
+func run(model, data string, batch, threads, workers int, tensors string, reps int, spin bool, limit int64, device, split string) (*result, error) {
 	m, _, err := models.ManifestFor(model)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := encode.OpenSession(model, m, encode.SessionOptions{Threads: threads, Spin: spin})
+	dev, err := encode.ParseDevice(device)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := encode.OpenSession(model, m, encode.SessionOptions{Threads: threads, Spin: spin, Device: dev})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +109,7 @@ func run(model, data string, batch, threads, workers int, tensors string, reps i
 
 	// Bare Run on ready tensors: the same images, preprocessed beforehand;
 	// the two alternate, so that both see the machine in the same state.
-	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: "test"})
+	ds, err := features.OpenDataset(data, features.DatasetOptions{Split: split})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +135,7 @@ func run(model, data string, batch, threads, workers int, tensors string, reps i
 	var pairs []float64
 	for r := 0; r < reps; r++ {
 		os.Remove(out)
-		ds, err := features.OpenDataset(data, features.DatasetOptions{Split: "test"})
+		ds, err := features.OpenDataset(data, features.DatasetOptions{Split: split})
 		if err != nil {
 			return nil, err
 		}
