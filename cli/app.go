@@ -118,6 +118,10 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}()
 	app := NewApp(stdout, stderr)
 	app.Reader = stdin
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && app.Command(args[1]) == nil {
+		fmt.Fprintf(stderr, "dpfeat: unknown command %q%s (dpfeat --help lists them)\n", args[1], didYouMean(args[1], app.VisibleCommands()))
+		return 1
+	}
 	err := app.RunContext(ctx, interspersed(app, args))
 	code = exitCode(err)
 	switch code {
@@ -127,6 +131,50 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "dpfeat: internal error: %v\n", err)
 	}
 	return code
+}
+
+// didYouMean names the command nearest to name by edit distance, when it
+// is near enough to be a typo (at most a third of its letters, and 2).
+func didYouMean(name string, cmds []*ucli.Command) string {
+	best, bestD := "", 1<<30
+	for _, c := range cmds {
+		for _, n := range c.Names() {
+			if d := editDistance(name, n); d < bestD {
+				best, bestD = c.Name, d
+			}
+		}
+	}
+	if bestD <= min(2, max(1, len([]rune(name))/3)) {
+		return "; did you mean " + best + "?"
+	}
+	return ""
+}
+
+// editDistance is the Damerau–Levenshtein (optimal string alignment)
+// distance: an adjacent swap (fti → fit) counts once.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 // exitCode maps a command's error to the process exit code.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +148,39 @@ func TestOnePrivacyRounding(t *testing.T) {
 		if !strings.Contains(fitOut, want) || !strings.Contains(calc, want) {
 			t.Errorf("%q: fit says\n%s%s\nprivacy sigma says\n%s", want, fitOut, errs, calc)
 		}
+	}
+}
+
+// TestUnknownCommandSuggests (#40 item 8): a mistyped command is named,
+// with the nearest command when it is a typo, in one line, exit 1.
+func TestUnknownCommandSuggests(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"fti", `unknown command "fti"; did you mean fit?`},
+		{"extrct", "did you mean extract?"},
+		{"budgte", "did you mean budget?"},
+		{"zzzzzz", `unknown command "zzzzzz" (dpfeat --help lists them)`},
+	} {
+		code, _, errs := run(t, c.arg)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, %q", c.arg, code, errs)
+		}
+	}
+	// A private method at ε = ∞ is told so before --delta is asked for.
+	if code, _, errs := run(t, "fit", "--method", "dpfc", "--epsilon", "inf", "--train", "x.arrow", "--out", "y.safetensors"); code != 1 || !strings.Contains(errs, "dpfc is private") {
+		t.Errorf("fit dpfc at ε = inf without δ: %d %s", code, errs)
+	}
+}
+
+// TestQuietIsQuiet (#40 item 4): extract --quiet prints nothing on
+// success, not even the line about hashing the source examples.
+func TestQuietIsQuiet(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	for i := 0; i < 4; i++ {
+		pngFile(t, filepath.Join(dir, "imgs", []string{"a", "b"}[i%2], fmt.Sprintf("%d.png", i)), make([]byte, 28*28))
+	}
+	code, _, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", filepath.Join(dir, "imgs"), "--out", filepath.Join(dir, "f.arrow"), "--quiet")
+	if code != 0 || errs != "" {
+		t.Errorf("extract --quiet: exit %d, stderr %q", code, errs)
 	}
 }

@@ -289,7 +289,9 @@ func dataIdentity(c *ucli.Context, data string, dopt features.DatasetOptions) (s
 		return "", err
 	}
 	defer ds.Close()
-	fmt.Fprintln(c.App.ErrWriter, "dpfeat: hashing the source examples (the data's identity, for budget ledgers)")
+	if !c.Bool("quiet") {
+		fmt.Fprintln(c.App.ErrWriter, "dpfeat: hashing the source examples (the data's identity, for budget ledgers)")
+	}
 	return features.DataIdentity(ds, c.Int64("offset"), c.Int64("limit"))
 }
 
