@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/dpfeat/dpfeat/features"
@@ -94,6 +95,8 @@ func fitCommand() *ucli.Command {
 		overspendFlag(),
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
 		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
+		&ucli.StringFlag{Name: "public-name", Hidden: true, Usage: "--train-name for the public features"},
+		&ucli.StringFlag{Name: "train-name", Hidden: true, Usage: "how the guarantee and notes name the training data instead of its path (the Python package passes y)"},
 		otherDataFlag(),
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpsgd, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
 		&ucli.StringFlag{Name: "budget-convention", Value: "dpfeat", Usage: "dpplpublic(k): dppl states ρ = ε²/2 as the DPPL paper does, and dpplpublick uses its exponent ε/(2Δu) (comparison only; dpfeat: ε²/8 and ε/Δu)"},
@@ -138,6 +141,10 @@ type fitReport struct {
 	// Runner, with --runner, names the Beam runner that computed the
 	// statistics.
 	Runner string `json:"runner,omitempty"`
+	// Warnings are the warnings and notes the fit printed on stderr, in
+	// order, without the "dpfeat: " prefix (the Python package raises
+	// each as a warning).
+	Warnings []string `json:"warnings"`
 }
 
 func fitAction(c *ucli.Context) error {
@@ -160,7 +167,9 @@ func fitAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog := newFitProgress(c.App.ErrWriter)
+	prog := newFitProgress(c.App.ErrWriter) // progress is not a message
+	msgs := logMessages(c)
+	defer msgs.restore()
 	defer prog.done()
 	o.Progress = prog.line
 	budget, err := runLedger(c, train, o.Privacy.Epsilon, m.Private)
@@ -181,7 +190,8 @@ func fitAction(c *ucli.Context) error {
 	}
 	defer cleanup()
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
-		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note})
+		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note,
+		TrainName: c.String("train-name"), PublicName: c.String("public-name")})
 	if cerr := reportCharge(c, train, charger); cerr != nil {
 		return cerr // refused by the budget ledger: no noise was drawn
 	}
@@ -200,7 +210,7 @@ func fitAction(c *ucli.Context) error {
 	if err := clf.Save(out); err != nil {
 		return err
 	}
-	return reportFit(c, res.Result.Method, res, out, time.Since(start), runnerName)
+	return reportFit(c, res.Result.Method, res, out, time.Since(start), runnerName, msgs.lines())
 }
 
 // fitArgs reads and checks fit's method, training file and output.
@@ -380,12 +390,15 @@ func fitPrivacy(c *ucli.Context, m solvers.Method, o *solvers.Options) error {
 }
 
 // reportFit prints what a fit wrote: JSON or text.
-func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string, took time.Duration, runnerName string) error {
+func reportFit(c *ucli.Context, method string, res *fitting.Outcome, out string, took time.Duration, runnerName string, warnings []string) error {
 	g, clf := res.Result.Guarantee, res.Classifier
 	rep := fitReport{Method: method, Epsilon: g.Epsilon, Delta: g.Delta, Rho: g.Rho, Mu: g.Mu, Accountant: string(g.Accountant),
 		Noise: map[string]any{"multiplier": res.Result.NoiseMultiplier, "releases": g.Mechanisms}, Hyperparameters: res.Result.Hyperparameters,
 		Defaulted: res.Result.Defaulted, TrainRows: res.Rows, Classes: len(clf.Classes), Dim: clf.Dim, Seconds: took.Seconds(),
-		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g, Runner: runnerName}
+		Out: out, Seeded: g.Seeded, Backend: backend.Name(), Guarantee: g, Runner: runnerName, Warnings: warnings}
+	if rep.Warnings == nil {
+		rep.Warnings = []string{}
+	}
 	if rep.Defaulted == nil {
 		rep.Defaulted = []string{}
 	}
@@ -539,3 +552,37 @@ func checkMethodFlags(c *ucli.Context, m solvers.Method) error {
 	}
 	return nil
 }
+
+// messageLog passes a command's stderr through and keeps its messages
+// (whole lines that start "dpfeat: ") for the JSON report.
+type messageLog struct {
+	c       *ucli.Context
+	w       io.Writer
+	partial []byte
+	msgs    []string
+}
+
+// logMessages makes c's stderr a messageLog until restore.
+func logMessages(c *ucli.Context) *messageLog {
+	m := &messageLog{c: c, w: c.App.ErrWriter}
+	c.App.ErrWriter = m
+	return m
+}
+
+func (m *messageLog) Write(p []byte) (int, error) {
+	m.partial = append(m.partial, p...)
+	for {
+		i := bytes.IndexByte(m.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if line := string(m.partial[:i]); strings.HasPrefix(line, "dpfeat: ") {
+			m.msgs = append(m.msgs, strings.TrimPrefix(line, "dpfeat: "))
+		}
+		m.partial = m.partial[i+1:]
+	}
+	return m.w.Write(p)
+}
+
+func (m *messageLog) restore()        { m.c.App.ErrWriter = m.w }
+func (m *messageLog) lines() []string { return m.msgs }

@@ -219,9 +219,9 @@ func CUDAError(d Device, err error) error {
 // cudaCause names a CUDA failure it recognises in err (nil otherwise).
 func cudaCause(d Device, err error) error {
 	msg := err.Error()
-	lib := "" // the library that failed: the last named, ONNX Runtime's own provider aside
+	lib := "" // the CUDA library that failed (ONNX Runtime's own provider files are not: their absence is a CPU-only runtime)
 	for _, l := range regexp.MustCompile(`lib[A-Za-z0-9_]+\.so(\.[0-9]+)*`).FindAllString(msg, -1) {
-		if !strings.HasPrefix(l, "libonnxruntime") || lib == "" {
+		if !strings.HasPrefix(l, "libonnxruntime") {
 			lib = l
 		}
 	}

@@ -199,6 +199,7 @@ func TestCUDAErrorsSayWhatIsMissing(t *testing.T) {
 		{"Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.13: cannot open shared object file", "a CUDA 13 library is missing (libcublasLt.so.13)"},
 		{"CUDA failure 100: no CUDA-capable device is detected", "no CUDA device is visible"},
 		{"CUDA execution provider is not enabled in this build.", "scripts/setup-gpu.sh"},
+		{"Failed to load library libonnxruntime_providers_shared.so with error: libonnxruntime_providers_shared.so: cannot open shared object file", "is CPU-only"},
 	} {
 		err := CUDAError(d, errors.New(c.ort))
 		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "CUDA 12") {

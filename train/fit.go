@@ -52,6 +52,12 @@ type Request struct {
 	// Note receives one-off remarks for the user (never a private
 	// quantity unless n is public).
 	Note func(format string, args ...any)
+	// TrainName, when set, is how the guarantee and notes name the
+	// training data instead of its path (the Python package's temporary
+	// file is "y" to its user).
+	TrainName string
+	// PublicName is TrainName for the public features.
+	PublicName string
 }
 
 // Outcome is a fitted classifier and what went into it.
@@ -112,7 +118,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 			req.Note(format, args...)
 		}
 	}
-	if line := tf.Imported().Note(req.Train, classes); line != "" {
+	if line := tf.Imported().Note(req.trainName(), classes); line != "" {
 		note("%s", line)
 	}
 	// These notes read n: not given when n is not public.
@@ -149,7 +155,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
 		// A transform (asked for, or auto's) comes from the public rows,
 		// free.
-		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.Public+" ("+PublicCheck+")"
+		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.publicName()+" ("+PublicCheck+")"
 	}
 	var res *solvers.Result
 	if data == nil {
@@ -166,10 +172,10 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		res.Guarantee.Unit = v.Unit()
 	}
 	if m.Private && req.Public != "" && slices.Contains(m.Reads, solvers.OptPublic) {
-		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Subject: req.Public, Detail: PublicCheck})
+		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Subject: req.publicName(), Detail: PublicCheck})
 	}
 	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
-		res.Guarantee.Assume(ClassesFromLabelsPublic(req.Train))
+		res.Guarantee.Assume(ClassesFromLabelsPublic(req.trainName()))
 	}
 	if m.Private && storeCounts {
 		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumeClassCounts, Uses: []string{"stored in the classifier for eval's minority classes"}})
@@ -185,6 +191,22 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	clf.EncoderSHA256, clf.EncoderName = meta.EncoderSHA256, meta.EncoderName
 	clf.TrainRows, clf.TrainCounts = int64(stored), counts
 	return &Outcome{Classifier: clf, Result: res, Rows: stored}, nil
+}
+
+// trainName is how messages and the guarantee name the training data.
+func (req Request) trainName() string {
+	if req.TrainName != "" {
+		return req.TrainName
+	}
+	return req.Train
+}
+
+// publicName is how messages and the guarantee name the public features.
+func (req Request) publicName() string {
+	if req.PublicName != "" {
+		return req.PublicName
+	}
+	return req.Public
 }
 
 // CheckClasses is the one rule for a training file's class list: a

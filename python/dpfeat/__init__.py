@@ -17,7 +17,7 @@ The binary is ``$DPFEAT_BIN``, else ``dpfeat`` on ``PATH``, else the
 repository's ``bin/dpfeat`` beside this package.
 """
 
-from ._binary import DpfeatError, binary, run
+from ._binary import DpfeatError, DpfeatWarning, binary, run
 from ._classifier import Classifier, load_classifier
 from ._estimator import DPClassifier
 from ._files import guarantee, ledger, read_features, read_predictions
@@ -26,6 +26,7 @@ __all__ = [
     "Classifier",
     "DPClassifier",
     "DpfeatError",
+    "DpfeatWarning",
     "binary",
     "guarantee",
     "ledger",

@@ -10,6 +10,11 @@ class DpfeatError(RuntimeError):
     """dpfeat refused or failed; the message is its one-line explanation."""
 
 
+class DpfeatWarning(UserWarning):
+    """A warning or note dpfeat printed (``fit --json``'s ``warnings``): a
+    δ not below 1/n, a class list read from the labels, a budget spent, …"""
+
+
 def binary():
     """The dpfeat binary: $DPFEAT_BIN, dpfeat on PATH, or the repository's
     bin/dpfeat beside this package."""
@@ -26,6 +31,13 @@ def binary():
     raise DpfeatError("the dpfeat binary was not found: set DPFEAT_BIN, put dpfeat on PATH, or run `make build` in the repository")
 
 
+def rename(text, names):
+    """text with each temporary path of names replaced by what it holds."""
+    for path, name in (names or {}).items():
+        text = text.replace(path, name)
+    return text
+
+
 def run(*args, json_output=False, names=None):
     """Runs ``dpfeat ARGS…``; returns its stdout (parsed when json_output)
     and raises DpfeatError with dpfeat's message when it fails. ``names``
@@ -38,9 +50,7 @@ def run(*args, json_output=False, names=None):
     if proc.returncode != 0:
         msg = proc.stderr.strip().splitlines()
         text = msg[-1] if msg else "dpfeat %s exited with %d" % (args[0], proc.returncode)
-        for path, name in (names or {}).items():
-            text = text.replace(path, name)
-        raise DpfeatError(text)
+        raise DpfeatError(rename(text, names))
     return json.loads(proc.stdout) if json_output else proc.stdout
 
 

@@ -1,11 +1,14 @@
 """A scikit-learn estimator over ``dpfeat fit``."""
 
+import numbers
 import os
+import re
 import tempfile
+import warnings
 
 import numpy as np
 
-from ._binary import classes_args, run
+from ._binary import DpfeatWarning, classes_args, rename, run
 from ._classifier import load_classifier
 
 try:  # scikit-learn is optional: with it, the estimator is one of its own.
@@ -35,7 +38,84 @@ except ImportError:  # pragma: no cover - exercised where sklearn is missing
     class _NotFitted(ValueError, AttributeError):
         pass
 
-_PARAMS = ("method", "epsilon", "delta", "random_state", "classes", "params", "normalize", "ledger", "ledger_name", "other_data")
+_PARAMS = ("method", "epsilon", "delta", "random_state", "classes", "params", "normalize", "ledger", "ledger_name", "other_data",
+           "public", "accountant")
+
+
+def _flag_args(name, value):
+    """A fit option as its command-line flag: a number is a
+    hyperparameter (``--param name=value``); a string, a bool or a list is
+    the flag of that name (``transform="whiten"`` is ``--transform
+    whiten``, ``n_public=False`` is ``--n-public=false``)."""
+    flag = "--" + str(name).replace("_", "-")
+    if isinstance(value, (bool, np.bool_)):
+        return [flag + "=" + ("true" if value else "false")]
+    if isinstance(value, numbers.Number):
+        return ["--param", "%s=%r" % (name, float(value))]
+    if isinstance(value, str):
+        return [flag, value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in (flag, str(v))]
+    raise ValueError("option %s=%r: expected a number, a string, a bool or a list" % (name, value))
+
+
+def _validate(X, y=None, reset=True, est=None):
+    """X (and y) as scikit-learn's validation would take them, with its
+    messages where scikit-learn is present: finite float arrays, 2-D X
+    ("Reshape your data"), 1-D y, no sparse or complex input."""
+    try:
+        from sklearn.utils.validation import check_array, check_X_y
+    except ImportError:  # pragma: no cover
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError("Expected 2D array, got %dD array instead: Reshape your data" % X.ndim)
+        if np.iscomplexobj(X):
+            raise ValueError("Complex data not supported")
+        _finite(X.astype(np.float32))
+        if y is not None:
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != len(X):
+                raise ValueError("y must hold one label per row of X: %d rows, y of shape %s" % (len(X), y.shape))
+        return X.astype(np.float32), y
+    if y is None:
+        X = check_array(X, dtype=np.float32, estimator=est, force_all_finite=False)
+    else:
+        X, y = check_X_y(X, y, dtype=np.float32, estimator=est, force_all_finite=False)
+    _finite(X)
+    return X, y
+
+
+def _finite(X):
+    """Refuses a non-finite feature the way dpfeat does, naming it."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        v = X[r, c]
+        what = "NaN" if np.isnan(v) else ("+Inf" if v > 0 else "-Inf")
+        raise ValueError("row %d: feature %d is %s: dpfeat needs finite features (no NaN or inf)" % (r, c, what))
+
+
+# The rows of earlier fits in this process, by a 64-bit hash of each row,
+# with the ε each spent: a cross-validation or a grid search fits the same
+# examples again and again, and each fit spends its ε on them.
+_seen_rows = []  # [(set of row hashes, epsilon)]
+_SEEN_LIMIT = 64
+
+
+def _refit_warning(X, epsilon):
+    """Warns (a DpfeatWarning) when X shares rows with earlier fits in this
+    process: their ε add up on those examples (basic composition), which
+    no single fit's guarantee states."""
+    rows = {hash(r.tobytes()) for r in np.ascontiguousarray(X)}
+    spent = [e for seen, e in _seen_rows if not rows.isdisjoint(seen)]
+    _seen_rows.append((rows, float(epsilon)))
+    del _seen_rows[:-_SEEN_LIMIT]
+    if spent and np.isfinite(epsilon):
+        total = sum(spent) + float(epsilon)
+        warnings.warn("DPClassifier has now been fit %d times on overlapping rows in this process (cross-validation, a grid search?): "
+                      "each fit spends its ε on the examples it reads, so together they spend up to ε = %g by basic composition, more than "
+                      "any one fit's guarantee says. dpfeat sweep's private selection tunes hyperparameters within one accounted budget "
+                      "(docs/sweep.md)." % (len(spent) + 1, total), DpfeatWarning, stacklevel=3)
 
 
 class DPClassifier(_Mixin, _Base):
@@ -70,14 +150,33 @@ class DPClassifier(_Mixin, _Base):
         Arrays carry no data identity, so while budget ledgers exist a fit
         must say whose data it is: ``ledger_name``, or ``other_data=True``
         for data none of them holds (``--other-data``).
+    public : array-like or str or None
+        Unlabeled public features (rows × the same features), or a feature
+        file: the prototypes ``dpplpublic`` chooses from, and a transform
+        learned from them for free (``--public``).
+    accountant : str or None
+        ``--accountant`` (auto, gdp, rdp, zcdp, pure).
+
+    Every other option of ``dpfeat fit`` goes in ``params`` with its own
+    type: numbers are hyperparameters (``{"lambda": 1.0}``), strings,
+    bools and lists are the flags of that name (``{"transform": "whiten",
+    "optimizer": "adam", "n_public": False}``). (A ``transform`` argument
+    would make scikit-learn take the estimator for a transformer.)
+
+    The defaults are the command line's: ``method="auto"``, and ``delta``
+    is required for a private method (choose it well below 1/n).
+    Warnings and notes dpfeat prints (a δ not below 1/n, a class list read
+    from the labels) are raised as :class:`DpfeatWarning`.
 
     After ``fit``: ``classes_``, ``classifier_`` (a :class:`Classifier`),
     ``guarantee_`` (the privacy statement, a dict), ``fit_report_`` (``dpfeat
     fit --json``) and ``n_features_in_``.
     """
 
-    def __init__(self, method="dpfc", epsilon=1.0, delta=1e-5, random_state=None, classes=None, params=None, normalize=True,
-                 ledger=None, ledger_name=None, other_data=False):
+    def __init__(self, method="auto", epsilon=1.0, delta=None, random_state=None, classes=None, params=None, normalize=True,
+                 ledger=None, ledger_name=None, other_data=False, public=None, accountant=None):
+        self.public = public
+        self.accountant = accountant
         self.ledger = ledger
         self.ledger_name = ledger_name
         self.other_data = other_data
@@ -90,24 +189,25 @@ class DPClassifier(_Mixin, _Base):
         self.normalize = normalize
 
     def fit(self, X, y):
-        X = np.asarray(X, dtype=np.float32)
-        y = np.asarray(y)
-        if X.ndim != 2:
-            raise ValueError("X must be 2-dimensional (rows, features), got shape %s" % (X.shape,))
-        if y.ndim != 1 or len(y) != len(X):
-            raise ValueError("y must hold one label per row of X: %d rows, y of shape %s" % (len(X), y.shape))
+        if y is None:
+            raise ValueError("DPClassifier requires y to be passed, but the target y is None")
+        X, y = _validate(X, y, est=self)
+        if len(np.unique(y)) < 2:
+            raise ValueError("y holds one class only (%r): a classifier needs at least 2" % (y[0] if len(y) else None,))
         numeric = y.dtype.kind in "iub"
         if y.dtype.kind == "f":
             if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
-                raise ValueError("y holds non-integer floats; a classifier needs discrete labels")
+                raise ValueError("Unknown label type: y holds non-integer floats; a classifier needs discrete labels")
             numeric = True
         labels = y.astype(np.int64) if numeric else y.astype(str)
         with tempfile.TemporaryDirectory(prefix="dpfeat-py-") as tmp:
             train = os.path.join(tmp, "train.npz")
             out = os.path.join(tmp, "classifier.safetensors")
             np.savez(train, X=X, y=labels)
-            args = ["fit", "--method", self.method, "--train", train, "--epsilon", repr(float(self.epsilon)), "--out", out]
-            if self.delta is not None and np.isfinite(float(self.epsilon)):
+            names = {train: "X and y", out: "the classifier", tmp + os.sep: "", "--ledger-name": "ledger_name=", "--other-data": "other_data=True",
+                     "--delta": "delta", "--epsilon": "epsilon", "--seed": "random_state", "--classes": "classes="}
+            args = ["fit", "--method", self.method, "--train", train, "--train-name", "y", "--epsilon", repr(float(self.epsilon)), "--out", out]
+            if self.delta is not None:
                 args += ["--delta", repr(float(self.delta))]
             if self.random_state is not None:
                 if not isinstance(self.random_state, (int, np.integer)):
@@ -115,8 +215,21 @@ class DPClassifier(_Mixin, _Base):
                 args += ["--seed", str(int(self.random_state))]
             if self.classes is not None:
                 args += classes_args(self.classes, tmp)
+            if self.public is not None:
+                public = self.public
+                if not isinstance(public, (str, os.PathLike)):
+                    public = os.path.join(tmp, "public.npz")
+                    P, _ = _validate(self.public)
+                    if P.shape[1] != X.shape[1]:
+                        raise ValueError("public has %d features per row, X has %d" % (P.shape[1], X.shape[1]))
+                    np.savez(public, X=P)
+                    names[public] = "public"
+                    args += ["--public-name", "public"]
+                args += ["--public", str(public)]
+            if self.accountant is not None:
+                args += _flag_args("accountant", self.accountant)
             for k, v in (self.params or {}).items():
-                args += ["--param", "%s=%s" % (k, v)]
+                args += _flag_args(k, v)
             if not self.normalize:
                 args.append("--no-normalize")
             if self.ledger is not None:
@@ -125,9 +238,13 @@ class DPClassifier(_Mixin, _Base):
                 args += ["--ledger-name", str(self.ledger_name)]
             if self.other_data:
                 args.append("--other-data")
-            self.fit_report_ = run(*args, json_output=True, names={train: "X and y", out: "the classifier",
-                                                                   "--ledger-name": "ledger_name=", "--other-data": "other_data=True"})
+            self.fit_report_ = run(*args, json_output=True, names=names)
+            for w in self.fit_report_.get("warnings", []):
+                # (how dpfeat read the temporary file is not the user's concern)
+                w = re.sub(r'^note: read \S+ as NumPy \.npz: features from "X", labels from "y"; ', "note: ", w)
+                warnings.warn(rename(w, names), DpfeatWarning, stacklevel=2)
             self.classifier_ = load_classifier(out)
+        _refit_warning(X, self.epsilon)
         names = self.classifier_.classes
         if numeric:
             self.classes_ = np.array([int(c) for c in names], dtype=y.dtype if y.dtype.kind in "iu" else np.int64)
@@ -139,21 +256,34 @@ class DPClassifier(_Mixin, _Base):
 
     def _check(self):
         if not hasattr(self, "classifier_"):
-            raise _NotFitted("this DPClassifier is not fitted yet: call fit first")
+            raise _NotFitted("This DPClassifier instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator.")
 
-    def decision_function(self, X):
+    def _scores(self, X):
         """Class scores (rows × classes), as ``dpfeat predict`` writes them."""
         self._check()
-        return self.classifier_.decision_function(np.asarray(X, dtype=np.float32))
+        X, _ = _validate(X, est=self)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError("X has %d features, but DPClassifier is expecting %d features as input." % (X.shape[1], self.n_features_in_))
+        return self.classifier_.decision_function(X)
+
+    def decision_function(self, X):
+        """Class scores (rows × classes), as ``dpfeat predict`` writes them;
+        with two classes, scikit-learn's convention: one column, the second
+        class's score less the first's (positive: ``classes_[1]``)."""
+        s = self._scores(X)
+        if s.shape[1] == 2:
+            return s[:, 1] - s[:, 0]
+        return s
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        s = self._scores(X)
+        return self.classes_[np.argmax(s, axis=1)]
 
     def predict_proba(self, X):
         """The softmax of the scores: a logistic model's probabilities for
         the linear methods; for prototype methods a monotone map of the
         distances, not a calibrated probability."""
-        s = self.decision_function(X)
+        s = self._scores(X)
         s = s - s.max(axis=1, keepdims=True)
         e = np.exp(s)
         return e / e.sum(axis=1, keepdims=True)

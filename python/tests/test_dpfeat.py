@@ -64,12 +64,12 @@ class EstimatorTest(unittest.TestCase):
     def test_integer_labels_come_back_as_given(self):
         X, _ = blobs()
         y = np.repeat([1, 2, 5], len(X) // 3)
-        est = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=1).fit(X, y)
+        est = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, delta=1e-5, random_state=1).fit(X, y)
         np.testing.assert_array_equal(est.classes_, [1, 2, 5])
         self.assertTrue(set(est.predict(X)) <= {1, 2, 5})
         public = " ".join(est.guarantee_["public"])
         self.assertIn("the class list, taken from the label values", public)
-        est2 = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=1, classes=[1, 2, 5, 7]).fit(X, y)
+        est2 = dpfeat.DPClassifier(method="dpfc", epsilon=2.0, delta=1e-5, random_state=1, classes=[1, 2, 5, 7]).fit(X, y)
         np.testing.assert_array_equal(est2.classes_, [1, 2, 5, 7])
         self.assertNotIn("taken from the label values", " ".join(est2.guarantee_["public"]))
 
@@ -80,12 +80,13 @@ class EstimatorTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             dpfeat.DPClassifier().fit(X, y[:-1])
         X[3, 2] = np.nan
-        with self.assertRaisesRegex(dpfeat.DpfeatError, "row 3: feature 2 is NaN") as err:
-            dpfeat.DPClassifier(method="dpls").fit(X, y)
+        with self.assertRaisesRegex(ValueError, "NaN"):
+            dpfeat.DPClassifier(method="dpls", delta=1e-5).fit(X, y)
         # The message names the data, not the temporary file it went to
         # (#35 item 12).
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "hyperparameter") as err:
+            dpfeat.DPClassifier(method="dpls", delta=1e-5, params={"clip": -1}).fit(*blobs())
         self.assertNotIn("dpfeat-py-", str(err.exception))
-        self.assertIn("X and y", str(err.exception))
         with self.assertRaises(Exception):
             dpfeat.DPClassifier().predict(X)
 
@@ -114,12 +115,69 @@ class EstimatorTest(unittest.TestCase):
         ledger = os.path.join(self.dir, "ledger")
         cli("budget", "init", "--name", "photos", "--epsilon", "1", "--delta", "1e-5", "--ledger", ledger)
         with self.assertRaisesRegex(dpfeat.DpfeatError, "other_data=True") as err:
-            dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger).fit(X, y)
+            dpfeat.DPClassifier(method="dpls", epsilon=0.9, delta=1e-5, ledger=ledger).fit(X, y)
         self.assertNotIn("dpfeat-py-", str(err.exception))
-        dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, ledger_name="photos").fit(X, y)
+        dpfeat.DPClassifier(method="dpls", epsilon=0.9, delta=1e-5, ledger=ledger, ledger_name="photos").fit(X, y)
         with self.assertRaisesRegex(dpfeat.DpfeatError, "budget"):
-            dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, ledger_name="photos").fit(X, y)
-        dpfeat.DPClassifier(method="dpls", epsilon=0.9, ledger=ledger, other_data=True).fit(X, y)
+            dpfeat.DPClassifier(method="dpls", epsilon=0.9, delta=1e-5, ledger=ledger, ledger_name="photos").fit(X, y)
+        dpfeat.DPClassifier(method="dpls", epsilon=0.9, delta=1e-5, ledger=ledger, other_data=True).fit(X, y)
+
+    def test_the_door_is_open(self):
+        # #39: the four frictions of a new user.
+        import warnings as w
+
+        X, y = blobs(n=600)
+        # Warnings reach Python, and the JSON carries them.
+        with w.catch_warnings(record=True) as caught:
+            w.simplefilter("always")
+            est = dpfeat.DPClassifier(method="dpfc", epsilon=1, delta=0.01, random_state=0).fit(X[:500], y[:500])
+        texts = [str(c.message) for c in caught if issubclass(c.category, dpfeat.DpfeatWarning)]
+        self.assertTrue(any("δ = 0.01 is not below 1/n" in t for t in texts), texts)
+        self.assertTrue(any("not below 1/n" in t for t in est.fit_report_["warnings"]))
+        self.assertFalse(any("dpfeat-py-" in t for t in texts), texts)
+        # String options with their own types, and public features.
+        est = dpfeat.DPClassifier(method="dpls", epsilon=2, delta=1e-5, random_state=0, params={"transform": "whiten", "lambda": 1.0}).fit(X, y)
+        self.assertEqual(est.fit_report_["hyperparameters"]["transform"], "whiten")
+        est = dpfeat.DPClassifier(method="dpsgd", epsilon=2, delta=1e-5, random_state=0, params={"optimizer": "adam", "n_public": True}).fit(X, y)
+        self.assertEqual(est.fit_report_["hyperparameters"].get("optimizer"), "adam")
+        pub, _ = blobs(n=100, seed=9)
+        est = dpfeat.DPClassifier(method="dpplpublic", epsilon=2, public=pub, accountant="pure", random_state=0).fit(X, y)
+        self.assertTrue(any("public features" in p for p in est.guarantee_["public"]), est.guarantee_["public"])
+        # No temporary path in the guarantee: the class list is "of y".
+        self.assertIn("the class list, taken from the label values of y (pass --classes", " ".join(est.guarantee_["public"]))
+        self.assertNotIn("dpfeat-py-", str(est.guarantee_) + str(est.classifier_.guarantee))
+        # The command line's defaults: auto, and δ required.
+        d = dpfeat.DPClassifier()
+        self.assertEqual((d.method, d.delta), ("auto", None))
+        with self.assertRaisesRegex(dpfeat.DpfeatError, "delta is required"):
+            d.fit(X, y)
+
+    # check_estimator's checks that may not pass, with the reason (#39):
+    # none today — the accuracy checks pass at ε = 1 on their data.
+    EXPECTED_FAILURES = {}
+
+    @unittest.skipUnless(HAVE_SKLEARN, "scikit-learn is not installed")
+    def test_check_estimator(self):
+        import warnings as w
+        from unittest import SkipTest
+
+        from sklearn.utils.estimator_checks import check_estimator
+
+        failed, skipped = [], []
+        with w.catch_warnings():
+            w.simplefilter("ignore")
+            for est, check in check_estimator(dpfeat.DPClassifier(method="dpls", delta=1e-5, random_state=0), generate_only=True):
+                name = getattr(check, "func", check).__name__
+                try:
+                    check(est)
+                except SkipTest as e:
+                    skipped.append("%s (%s)" % (name, e))
+                except Exception as e:  # noqa: BLE001 - every failure is listed
+                    if name not in self.EXPECTED_FAILURES:
+                        failed.append("%s: %s" % (name, str(e)[:300]))
+        self.assertEqual(failed, [])
+        for s in skipped:  # only what this machine lacks (pandas)
+            self.assertIn("pandas", s)
 
     def _train(self, X, y):
         path = os.path.join(self.dir, "train.npz")
@@ -135,7 +193,7 @@ class EstimatorTest(unittest.TestCase):
         f = dpfeat.read_features(self._train(X, y), classes=["a, the first", "b", "c"])
         self.assertEqual(f["classes"], ["a, the first", "b", "c"])
         with self.assertRaises(ValueError):
-            dpfeat.DPClassifier(method="dpls", classes=["a\nb", "c"]).fit(X, y)
+            dpfeat.DPClassifier(method="dpls", delta=1e-5, classes=["a\nb", "c"]).fit(X, y)
 
     @unittest.skipUnless(HAVE_SKLEARN, "scikit-learn is not installed")
     def test_scikit_learn_protocols(self):
@@ -145,15 +203,21 @@ class EstimatorTest(unittest.TestCase):
         from sklearn.preprocessing import StandardScaler
 
         X, y = blobs(n=300)
-        est = dpfeat.DPClassifier(method="dpls", epsilon=2.0, random_state=0)
+        est = dpfeat.DPClassifier(method="dpls", epsilon=2.0, delta=1e-5, random_state=0)
         self.assertEqual(est.get_params()["epsilon"], 2.0)
         c = clone(est).set_params(epsilon=4.0)
         self.assertEqual(c.epsilon, 4.0)
         self.assertEqual(est.epsilon, 2.0)
-        pipe = make_pipeline(StandardScaler(), dpfeat.DPClassifier(method="dpfc", epsilon=2.0, random_state=0))
+        pipe = make_pipeline(StandardScaler(), dpfeat.DPClassifier(method="dpfc", epsilon=2.0, delta=1e-5, random_state=0))
         pipe.fit(X, y)
         self.assertGreater(pipe.score(X, y), 0.8)
-        scores = cross_val_score(est, X, y, cv=3)
+        import warnings as w
+
+        with w.catch_warnings(record=True) as caught:
+            w.simplefilter("always")
+            scores = cross_val_score(est, X, y, cv=3)
+        spent = [str(c.message) for c in caught if "overlapping rows" in str(c.message)]
+        self.assertTrue(spent and "up to ε = " in spent[-1] and "dpfeat sweep" in spent[-1], spent)
         self.assertEqual(len(scores), 3)
         self.assertGreater(scores.mean(), 0.8)
 
