@@ -11,7 +11,7 @@ export ONNXRUNTIME_LIB ?= $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 TAGS ?= $(shell ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' && ldconfig -p | grep -q 'liblapacke\.so ' && echo openblas)
 GOFLAGS_TAGS = $(if $(TAGS),-tags "$(TAGS)")
 
-.PHONY: all setup build install test python-test vet fuzz-smoke fuzz demo bench audit clean
+.PHONY: all setup build install test python-test wheel vet fuzz-smoke fuzz demo bench audit clean
 
 all: build
 
@@ -55,10 +55,21 @@ test: setup vet
 	@set -o pipefail; DPFEAT_REQUIRE_ORT=1 $(GO) test $(GOFLAGS_TAGS) -count=1 -json ./... | $(GO) run ./internal/testsum
 
 # The Python package (python/dpfeat) against the binary, with Debian's
-# python3-numpy and python3-sklearn (scripts/setup.sh installs them).
+# python3-numpy and python3-sklearn (scripts/setup.sh installs them); then
+# the wheel installed offline into a fresh virtual environment, where the
+# README's Python block runs with no PATH or environment variable.
 PYTHON ?= /usr/bin/python3
-python-test: build
-	PYTHONPATH=python DPFEAT_BIN=$(CURDIR)/bin/dpfeat $(PYTHON) -m unittest discover -s python/tests
+python-test: build wheel
+	rm -rf build/venv && $(PYTHON) -m venv --system-site-packages build/venv
+	build/venv/bin/pip install -q --no-index --disable-pip-version-check dist/dpfeat-*.whl
+	PYTHONPATH=python DPFEAT_BIN=$(CURDIR)/bin/dpfeat DPFEAT_WHEEL_PYTHON=$(CURDIR)/build/venv/bin/python $(PYTHON) -m unittest discover -s python/tests
+
+# The platform wheel: the package with a pure-Go dpfeat (no OpenBLAS to
+# carry) and the ONNX Runtime library setup fetched, offline.
+wheel: setup
+	$(GO) build -tags nobeam -o build/wheel/dpfeat .
+	rm -f dist/dpfeat-*.whl
+	$(PYTHON) scripts/wheel.py build/wheel/dpfeat $(ONNXRUNTIME_LIB) dist
 
 # Every fuzz target for a few seconds (CI); `make fuzz` fuzzes longer by hand.
 # CI counts executions rather than seconds: a duration makes Go's fuzz
@@ -95,4 +106,4 @@ bench: setup
 	$(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin build dist

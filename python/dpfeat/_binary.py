@@ -16,15 +16,19 @@ class DpfeatWarning(UserWarning):
 
 
 def binary():
-    """The dpfeat binary: $DPFEAT_BIN, dpfeat on PATH, or the repository's
-    bin/dpfeat beside this package."""
+    """The dpfeat binary: $DPFEAT_BIN, the one the wheel carries
+    (dpfeat/_bin, with the ONNX Runtime library it loads), dpfeat on PATH,
+    or the repository's bin/dpfeat beside this package."""
     env = os.environ.get("DPFEAT_BIN")
     if env:
         return os.path.abspath(env) if os.sep in env else env
+    here = os.path.dirname(os.path.abspath(__file__))
+    packaged = os.path.join(here, "_bin", "dpfeat")
+    if os.access(packaged, os.X_OK):
+        return packaged
     found = shutil.which("dpfeat")
     if found:
         return found
-    here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.join(here, "..", "..", "bin", "dpfeat")
     if os.path.exists(repo):
         return os.path.normpath(repo)

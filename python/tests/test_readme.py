@@ -39,6 +39,17 @@ class ReadmeTest(unittest.TestCase):
                 self.assertTrue(os.path.exists(os.path.join(tmp, f)), f)
             with open(os.path.join(tmp, "photos-pred.csv")) as f:
                 self.assertEqual(len(f.read().splitlines()), 5)  # header + 4 images
+            # #39: the wheel, installed offline into a fresh virtual
+            # environment (make python-test), runs the Python block with no
+            # PATH to dpfeat and no environment variable.
+            venv = os.environ.get("DPFEAT_WHEEL_PYTHON")
+            if venv:
+                code = dict((n, c) for n, _, c in blocks)["python"]
+                env = {"PATH": "/usr/bin:/bin", "HOME": tmp}
+                probe = subprocess.run([venv, "-c", "import dpfeat; print(dpfeat.binary())"], cwd=tmp, env=env, capture_output=True, text=True)
+                self.assertIn(os.sep + "_bin" + os.sep + "dpfeat", probe.stdout, probe.stderr)
+                proc = subprocess.run([venv, "-c", code], cwd=tmp, env=env, capture_output=True, text=True)
+                self.assertEqual(proc.returncode, 0, "README block python in the wheel's venv:\n%s\n%s" % (proc.stdout, proc.stderr))
 
 
 if __name__ == "__main__":
