@@ -20,11 +20,13 @@ repository's ``bin/dpfeat`` beside this package.
 from ._binary import DpfeatError, DpfeatWarning, binary, run
 from ._classifier import Classifier, load_classifier
 from ._estimator import DPClassifier
+from ._transformer import DPTransformer
 from ._files import guarantee, ledger, read_features, read_predictions
 
 __all__ = [
     "Classifier",
     "DPClassifier",
+    "DPTransformer",
     "DpfeatError",
     "DpfeatWarning",
     "binary",

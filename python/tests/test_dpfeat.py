@@ -27,6 +27,20 @@ def blobs(n=240, d=8, seed=0, names=("ant", "bee", "cow")):
     return X, np.array(names)[y]
 
 
+def write_png(path, img):
+    """A greyscale 8-bit PNG, with the standard library (PIL may be absent)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    h, w = img.shape
+    raw = b"".join(b"\x00" + img[r].tobytes() for r in range(h))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
 def cli(*args):
     return dpfeat.run(*args)
 
@@ -178,6 +192,31 @@ class EstimatorTest(unittest.TestCase):
         self.assertEqual(failed, [])
         for s in skipped:  # only what this machine lacks (pandas)
             self.assertIn("pandas", s)
+
+    @unittest.skipUnless(HAVE_SKLEARN, "scikit-learn is not installed")
+    def test_pipeline_from_image_paths(self):
+        # #39 item 4: a Pipeline from image paths to a private classifier.
+        from sklearn.pipeline import make_pipeline
+
+        rng = np.random.default_rng(4)
+        paths, labels = [], []
+        for i in range(60):
+            c = i % 2
+            img = (rng.integers(0, 40, (16, 16)) + (180 if c else 20)).astype(np.uint8)
+            p = os.path.join(self.dir, "img%02d.png" % i)
+            write_png(p, img)
+            paths.append(p)
+            labels.append(["dark", "light"][c])
+        model = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "encoders", "tiny-cnn.onnx")
+        t = dpfeat.DPTransformer(model=model)
+        F = t.fit_transform(paths[:3])
+        self.assertEqual(F.shape, (3, t.n_features_out_))
+        np.testing.assert_array_equal(t.transform(paths[2:3]), F[2:3])  # in the order given
+        pipe = make_pipeline(dpfeat.DPTransformer(model=model), dpfeat.DPClassifier(method="dpls", epsilon=4, delta=1e-5, random_state=0))
+        pipe.fit(paths, labels)
+        self.assertGreater(pipe.score(paths, labels), 0.9)
+        with self.assertRaisesRegex(ValueError, "not a file"):
+            t.transform([os.path.join(self.dir, "missing.png")])
 
     def _train(self, X, y):
         path = os.path.join(self.dir, "train.npz")
