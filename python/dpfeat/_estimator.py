@@ -85,6 +85,15 @@ def _validate(X, y=None, reset=True, est=None):
     return X, y
 
 
+def _feature_names(X):
+    """The column names of a data frame (all strings), else None."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    cols = np.asarray(list(cols), dtype=object)
+    return cols if len(cols) and all(isinstance(c, str) for c in cols) else None
+
+
 def _finite(X):
     """Refuses a non-finite feature the way dpfeat does, naming it."""
     bad = ~np.isfinite(X)
@@ -170,7 +179,8 @@ class DPClassifier(_Mixin, _Base):
 
     After ``fit``: ``classes_``, ``classifier_`` (a :class:`Classifier`),
     ``guarantee_`` (the privacy statement, a dict), ``fit_report_`` (``dpfeat
-    fit --json``) and ``n_features_in_``.
+    fit --json``), ``n_features_in_``, and ``feature_names_in_`` when ``X``
+    was a data frame with string column names.
     """
 
     def __init__(self, method="auto", epsilon=1.0, delta=None, random_state=None, classes=None, params=None, normalize=True,
@@ -191,7 +201,12 @@ class DPClassifier(_Mixin, _Base):
     def fit(self, X, y):
         if y is None:
             raise ValueError("DPClassifier requires y to be passed, but the target y is None")
+        columns = _feature_names(X)
         X, y = _validate(X, y, est=self)
+        if columns is not None:
+            self.feature_names_in_ = columns
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         if len(np.unique(y)) < 2:
             raise ValueError("y holds one class only (%r): a classifier needs at least 2" % (y[0] if len(y) else None,))
         numeric = y.dtype.kind in "iub"
@@ -241,7 +256,11 @@ class DPClassifier(_Mixin, _Base):
             self.fit_report_ = run(*args, json_output=True, names=names)
             for w in self.fit_report_.get("warnings", []):
                 # (how dpfeat read the temporary file is not the user's concern)
-                w = re.sub(r'^note: read \S+ as NumPy \.npz: features from "X", labels from "y"; ', "note: ", w)
+                m = re.match(r'^note: read \S+ as NumPy \.npz: features from "X", labels from "y"(; )?', w)
+                if m:
+                    if m.end() == len(w):
+                        continue
+                    w = "note: " + w[m.end():]
                 warnings.warn(rename(w, names), DpfeatWarning, stacklevel=2)
             self.classifier_ = load_classifier(out)
         _refit_warning(X, self.epsilon)
@@ -261,6 +280,10 @@ class DPClassifier(_Mixin, _Base):
     def _scores(self, X):
         """Class scores (rows × classes), as ``dpfeat predict`` writes them."""
         self._check()
+        columns = _feature_names(X)
+        fitted = getattr(self, "feature_names_in_", None)
+        if columns is not None and fitted is not None and list(columns) != list(fitted):
+            raise ValueError("The feature names should match those that were passed during fit: got %s, fit with %s" % (list(columns), list(fitted)))
         X, _ = _validate(X, est=self)
         if X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d features, but DPClassifier is expecting %d features as input." % (X.shape[1], self.n_features_in_))

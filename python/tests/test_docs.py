@@ -7,6 +7,7 @@ import glob
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -14,9 +15,10 @@ from fixtures import FMNIST, ROOT, fixture, shell_env
 
 
 def sh_blocks(path):
+    """The document's sh and python blocks, in order, as (language, code)."""
     with open(path) as f:
         text = f.read()
-    return re.findall(r"```sh\n(.*?)```", text, re.S)
+    return re.findall(r"```(sh|python)\n(.*?)```", text, re.S)
 
 
 class DocsTest(unittest.TestCase):
@@ -32,9 +34,10 @@ class DocsTest(unittest.TestCase):
                 continue
             with self.subTest(doc=os.path.basename(doc)), tempfile.TemporaryDirectory() as tmp:
                 fixture(tmp, features=True)
-                for code in blocks:
+                for lang, code in blocks:
                     code = "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("make "))
-                    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp, env=shell_env(tmp), capture_output=True, text=True)
+                    cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "sh" else [sys.executable, "-c", code]
+                    proc = subprocess.run(cmd, cwd=tmp, env=shell_env(tmp), capture_output=True, text=True)
                     self.assertEqual(proc.returncode, 0, "%s block:\n%s\n--- stdout\n%s\n--- stderr\n%s" % (os.path.basename(doc), code, proc.stdout[-2000:], proc.stderr[-3000:]))
                     ran += 1
         self.assertGreater(ran, 5)

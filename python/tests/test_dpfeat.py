@@ -160,6 +160,26 @@ class EstimatorTest(unittest.TestCase):
         # No temporary path in the guarantee: the class list is "of y".
         self.assertIn("the class list, taken from the label values of y (pass --classes", " ".join(est.guarantee_["public"]))
         self.assertNotIn("dpfeat-py-", str(est.guarantee_) + str(est.classifier_.guarantee))
+        # Column names of a data frame are kept and checked.
+        class Frame:
+            def __init__(self, a, cols):
+                self.a, self.columns = a, cols
+
+            def __array__(self, dtype=None):
+                return self.a if dtype is None else self.a.astype(dtype)
+
+            def __len__(self):
+                return len(self.a)
+
+            @property
+            def shape(self):
+                return self.a.shape
+
+        cols = ["f%d" % i for i in range(X.shape[1])]
+        est = dpfeat.DPClassifier(method="dpls", epsilon=2, delta=1e-5, random_state=0).fit(Frame(X, cols), y)
+        self.assertEqual(list(est.feature_names_in_), cols)
+        with self.assertRaisesRegex(ValueError, "feature names should match"):
+            est.predict(Frame(X, cols[::-1]))
         # The command line's defaults: auto, and δ required.
         d = dpfeat.DPClassifier()
         self.assertEqual((d.method, d.delta), ("auto", None))
