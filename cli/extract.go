@@ -26,7 +26,7 @@ func extractCommand() *ucli.Command {
 		UsageText: "dpfeat extract --model ENC.onnx [--manifest ENC.json | --preset NAME] --data SRC --out FEATS.arrow\n" +
 			"               [--split train|test] [--batch N] [--threads N] [--device cpu|cuda[:N]|auto] [--limit N]\n" +
 			"               [--resume] [--skip-bad] [--json]\n\n" +
-			"SRC is an image folder (root/<class>/*.png|jpg|jpeg), a Hugging Face datasets .arrow file or folder,\n" +
+			"SRC is an image folder (root/<class>/*.png|jpg|gif|bmp|tif|webp; links inside it followed), a Hugging Face datasets .arrow file or folder,\n" +
 			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
 			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
@@ -86,6 +86,57 @@ type extractReport struct {
 	// how many shard files the manifest lists.
 	Runner string `json:"runner,omitempty"`
 	Shards int    `json:"shards,omitempty"`
+	// SkippedFiles are an image folder's files that were not read, and
+	// why; EmptyClasses its classes left without images.
+	SkippedFiles []features.SkippedFile `json:"skipped_files"`
+	EmptyClasses []string               `json:"empty_classes"`
+}
+
+// folderReport is what an image folder says of the files it did not read.
+type folderReport interface {
+	SkippedFiles() []features.SkippedFile
+	EmptyClasses() []string
+}
+
+// reportFolder prints, once, the files of an image folder that are not
+// read (grouped by why, a few names each) and the classes left empty, and
+// keeps both for the JSON report.
+func reportFolder(c *ucli.Context, ds features.Dataset, rep *extractReport) {
+	rep.SkippedFiles, rep.EmptyClasses = []features.SkippedFile{}, []string{}
+	f, ok := ds.(folderReport)
+	if !ok {
+		return
+	}
+	rep.SkippedFiles, rep.EmptyClasses = f.SkippedFiles(), f.EmptyClasses()
+	if rep.SkippedFiles == nil {
+		rep.SkippedFiles = []features.SkippedFile{}
+	}
+	if rep.EmptyClasses == nil {
+		rep.EmptyClasses = []string{}
+	}
+	if n := len(rep.SkippedFiles); n > 0 {
+		var order []string
+		by := map[string][]string{}
+		for _, s := range rep.SkippedFiles {
+			if by[s.Why] == nil {
+				order = append(order, s.Why)
+			}
+			by[s.Why] = append(by[s.Why], s.Path)
+		}
+		var parts []string
+		for _, why := range order {
+			names := by[why]
+			more := ""
+			if len(names) > 5 {
+				names, more = names[:5], fmt.Sprintf(" and %d more", len(by[why])-5)
+			}
+			parts = append(parts, fmt.Sprintf("%d %s (%s%s)", len(by[why]), why, strings.Join(names, ", "), more))
+		}
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: %d files of the folder are not read: %s\n", n, strings.Join(parts, "; "))
+	}
+	if len(rep.EmptyClasses) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: class %s: no image dpfeat reads, so no examples (the class stays in the class list)\n", strings.Join(rep.EmptyClasses, ", "))
+	}
 }
 
 // extractModel reads the encoder's manifest, checks the model file against
@@ -224,6 +275,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	rep = extractReport{Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
 		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
 		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
+	reportFolder(c, ds, &rep)
 	if ro, err := runnerFrom(c); err != nil || ro != nil {
 		if err != nil {
 			return rep, err

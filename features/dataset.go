@@ -10,8 +10,13 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	_ "image/gif"  // register the GIF decoder
 	_ "image/jpeg" // register the JPEG decoder
 	_ "image/png"  // register the PNG decoder
+
+	_ "golang.org/x/image/bmp"  // register the BMP decoder
+	_ "golang.org/x/image/tiff" // register the TIFF decoder
+	_ "golang.org/x/image/webp" // register the WebP decoder
 	"io"
 	"os"
 	"path/filepath"
@@ -93,7 +98,7 @@ type DatasetOptions struct {
 //   - IDX files (*-images-idx3-ubyte[.gz], with the labels file beside it),
 //     or a folder holding train-/t10k- pairs;
 //   - CIFAR-10/100 binary batches (*.bin), or a folder of them;
-//   - an image folder root/<class>/*.{png,jpg,jpeg}.
+//   - an image folder root/<class>/*.{png,jpg,jpeg,gif,bmp,tif,tiff,webp}.
 func OpenDataset(src string, opt DatasetOptions) (Dataset, error) {
 	st, err := os.Stat(src)
 	if err != nil {
@@ -376,7 +381,7 @@ func DecodeImage(ex Example) (Pixels, error) {
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(ex.Encoded))
 	if err != nil {
-		return Pixels{}, fmt.Errorf("decode %s: not a PNG or JPEG image: %v", ex.ID, err)
+		return Pixels{}, fmt.Errorf("decode %s: not an image dpfeat reads (PNG, JPEG, GIF, BMP, TIFF, WebP): %v", ex.ID, err)
 	}
 	if err := checkImageSize(cfg.Width, cfg.Height); err != nil {
 		return Pixels{}, fmt.Errorf("decode %s: %s %v", ex.ID, format, err)

@@ -13,23 +13,68 @@ import (
 	"unicode/utf8"
 )
 
-// imageFolder reads root/<class>/*.{png,jpg,jpeg}; class names are the
-// sorted folder names (or the pinned list), images are read in sorted
-// order.
+// imageFolder reads root/<class>/<image>; class names are the sorted
+// folder names (or the pinned list), images are read in sorted order.
+// Links are followed — to a class folder or to an image — when their
+// target lies inside root; every file not read is counted with why
+// (SkippedFiles), and a class left without images is named (EmptyClasses).
 type imageFolder struct {
 	root    string
 	classes []string
 	files   []string
 	labels  []int32
 	next    int
+	skipped []SkippedFile
+	empty   []string
 }
 
-func isImageName(n string) bool {
-	switch strings.ToLower(filepath.Ext(n)) {
-	case ".png", ".jpg", ".jpeg":
-		return true
+// SkippedFile is a file of an image folder that is not read, and why.
+type SkippedFile struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// imageExts are the image formats read (Go's image packages and
+// golang.org/x/image: PNG, JPEG, GIF, BMP, TIFF, WebP).
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true, ".tif": true, ".tiff": true, ".webp": true}
+
+func isImageName(n string) bool { return imageExts[strings.ToLower(filepath.Ext(n))] }
+
+// entryKind follows a link inside root: "dir", "file", or "" with why a
+// link is not followed (broken, or leading out of the dataset).
+func entryKind(root, path string, e fs.DirEntry) (kind, why string) {
+	t := e.Type()
+	if t&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", "a broken link"
+		}
+		rroot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			rroot = root
+		}
+		if rel, err := filepath.Rel(rroot, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", "a link that leads out of the dataset (to " + target + "); copy the file in instead"
+		}
+		st, err := os.Stat(target)
+		if err != nil {
+			return "", "a broken link"
+		}
+		if st.IsDir() {
+			return "dir", ""
+		}
+		if st.Mode().IsRegular() {
+			return "file", ""
+		}
+		return "", "not a regular file"
 	}
-	return false
+	switch {
+	case t.IsDir():
+		return "dir", ""
+	case t.IsRegular():
+		return "file", ""
+	}
+	return "", "not a regular file"
 }
 
 // openImageFolder reads an image folder. Its classes are the sorted names
@@ -47,7 +92,10 @@ func openImageFolder(root string, pinned []string) (Dataset, error) {
 	d := &imageFolder{root: root}
 	var folders []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if kind, _ := entryKind(root, filepath.Join(root, e.Name()), e); kind == "dir" {
 			folders = append(folders, e.Name())
 		}
 	}
@@ -72,37 +120,69 @@ func openImageFolder(root string, pinned []string) (Dataset, error) {
 	if len(folders) == 0 {
 		// A flat folder of images: unlabeled examples (to predict, or
 		// public features for DPPL-Public).
-		for _, e := range ents {
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isImageName(e.Name()) {
-				d.files = append(d.files, filepath.Join(root, e.Name()))
-				d.labels = append(d.labels, Unlabeled)
-			}
-		}
+		d.add(root, ents, Unlabeled)
 		if len(d.files) > 0 {
 			return d, nil
 		}
 	}
 	if len(d.classes) == 0 {
-		return nil, fmt.Errorf("open dataset %s: no class folders and no images; expected %s/<class>/*.png|jpg|jpeg, a flat folder of unlabeled images, or a Hugging Face, IDX or CIFAR dataset", root, root)
+		return nil, fmt.Errorf("open dataset %s: no class folders and no images; expected %s/<class>/*.png|jpg|gif|bmp|tif|webp, a flat folder of unlabeled images, or a Hugging Face, IDX or CIFAR dataset", root, root)
 	}
 	for ci, c := range d.classes {
 		dir := filepath.Join(root, c)
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) && pinned != nil {
-			continue // a pinned class with no folder: no examples
+			d.empty = append(d.empty, c) // a pinned class with no folder: no examples
+			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("open dataset %s: %w", dir, err)
 		}
-		for _, e := range ents {
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isImageName(e.Name()) {
-				d.files = append(d.files, filepath.Join(dir, e.Name()))
-				d.labels = append(d.labels, int32(ci))
-			}
+		before := len(d.files)
+		d.add(dir, ents, int32(ci))
+		if len(d.files) == before {
+			d.empty = append(d.empty, c)
 		}
 	}
 	return d, nil
 }
+
+// add takes the images among a folder's entries, with label, and notes
+// every other file and why it is not read.
+func (d *imageFolder) add(dir string, ents []fs.DirEntry, label int32) {
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // hidden files (.DS_Store, editor state) are not data
+		}
+		path := filepath.Join(dir, e.Name())
+		rel, err := filepath.Rel(d.root, path)
+		if err != nil {
+			rel = path
+		}
+		kind, why := entryKind(d.root, path, e)
+		switch {
+		case kind == "dir":
+			if label != Unlabeled {
+				d.skipped = append(d.skipped, SkippedFile{filepath.ToSlash(rel), "a folder inside a class folder (images are read one level deep)"})
+			}
+			continue
+		case kind == "":
+		case !isImageName(e.Name()):
+			why = "not an image format dpfeat reads (png, jpg, jpeg, gif, bmp, tif, tiff, webp)"
+		default:
+			d.files = append(d.files, path)
+			d.labels = append(d.labels, label)
+			continue
+		}
+		d.skipped = append(d.skipped, SkippedFile{filepath.ToSlash(rel), why})
+	}
+}
+
+// SkippedFiles lists the files of the folder that are not read, and why.
+func (d *imageFolder) SkippedFiles() []SkippedFile { return d.skipped }
+
+// EmptyClasses names the classes whose folders hold no image dpfeat reads.
+func (d *imageFolder) EmptyClasses() []string { return d.empty }
 
 func (d *imageFolder) Classes() []string { return d.classes }
 func (d *imageFolder) Len() int64        { return int64(len(d.files)) }

@@ -36,3 +36,8 @@ printf '  non-private Newton (ε = ∞): accuracy %s\n' "$(acc "$out/newton-eval
 echo
 echo "== 4. The accountant as a calculator"
 run privacy sigma --epsilon 1 --delta 1e-5 --releases 11
+echo
+bin_path="$(cd "$(dirname "$dpfeat")" && pwd)/$(basename "$dpfeat")"
+echo "== The binary is $bin_path. To run it as plain \`dpfeat\` from anywhere:"
+echo "   make install                        # into ~/.local/bin (PREFIX=… for elsewhere), with the ONNX Runtime library it needs"
+echo "   export PATH=\"\$HOME/.local/bin:\$PATH\"   # if ~/.local/bin is not on PATH yet"
