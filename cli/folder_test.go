@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/gif"
 	"image/png"
@@ -86,5 +87,41 @@ func TestImageFoldersDropNothingSilently(t *testing.T) {
 	}
 	if !strings.Contains(errs, "3 files of the folder are not read") || !strings.Contains(errs, "WARNING: class sandal") {
 		t.Errorf("the summary does not say what was dropped: %s", errs)
+	}
+}
+
+// TestCSVWithAPandasIndex (#40 item 2): df.to_csv writes the index as an
+// unnamed first column, which was read as a feature (129 columns for 128).
+// It is dropped with a note saying which columns became features, and
+// --id-column "" takes it as the id.
+func TestCSVWithAPandasIndex(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "emb.csv")
+	var b strings.Builder
+	b.WriteString(",f0,f1,f2,label\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "%d,%g,%g,%g,%s\n", i, float64(i%3), 0.5, float64(i)/30, []string{"a", "b", "c"}[i%3])
+	}
+	os.WriteFile(csv, []byte(b.String()), 0o644)
+	code, stdout, errs := run(t, "inspect", "--json", csv)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var rep struct{ Dim int }
+	json.Unmarshal([]byte(stdout), &rep)
+	if rep.Dim != 3 {
+		t.Errorf("dimension %d, want 3 (the index is not a feature): %s %s", rep.Dim, stdout, errs)
+	}
+	out := filepath.Join(dir, "f.arrow")
+	if code, _, errs := run(t, "convert", "--in", csv, "--out", out, "--id-column", ""); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, stdout, _ := run(t, "inspect", "--json", out); code != 0 || !strings.Contains(stdout, `"has_ids": true`) {
+		t.Errorf("--id-column \"\" did not keep the index as ids: %s", stdout)
+	}
+	named := filepath.Join(dir, "named.csv")
+	os.WriteFile(named, []byte("idx,f0,label\n0,1,a\n1,2,b\n"), 0o644)
+	if code, _, errs := run(t, "convert", "--in", named, "--out", filepath.Join(dir, "g.arrow"), "--id-column", ""); code != 1 || !strings.Contains(errs, `the first column is named "idx"`) {
+		t.Errorf("--id-column \"\" on a file whose first column is named: %d %s", code, errs)
 	}
 }

@@ -17,7 +17,7 @@ func importFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "classes", Usage: "the class names, in order, as a,b,c or @FILE (one per line): for files without class names (otherwise taken from the label values and assumed public); renames a dpfeat file's classes"},
 		&ucli.StringFlag{Name: "features-column", Usage: "Parquet/Arrow: the list column holding the features; .npz: the features array (default: the one list column, else every numeric column)"},
 		&ucli.StringFlag{Name: "label-column", Usage: "the label column or .npz array (default: the first of " + strings.Join(features.DefaultLabelColumns, ", ") + "; a CSV without a header: its 0-based number)"},
-		&ucli.StringFlag{Name: "id-column", Usage: "the id column or .npz array (default: id)"},
+		&ucli.StringFlag{Name: "id-column", Usage: "the id column or .npz array (default: id); \"\" takes a CSV file's unnamed first column (the index pandas writes) as the id"},
 		&ucli.StringFlag{Name: "labels", Usage: "labels for a features-only .npy file: an .npy array or a text file with one label per line"},
 	}
 }
@@ -26,6 +26,9 @@ func importFlags() []ucli.Flag {
 func importOptions(c *ucli.Context) (features.ImportOptions, error) {
 	o := features.ImportOptions{FeaturesColumn: c.String("features-column"), LabelColumn: c.String("label-column"),
 		IDColumn: c.String("id-column"), Labels: c.String("labels")}
+	// --id-column "" is not "unset": it takes a CSV file's unnamed first
+	// column (pandas' index) as the id.
+	o.IDFromIndex = c.IsSet("id-column") && c.String("id-column") == ""
 	var err error
 	if o.Classes, err = classList(c); err != nil {
 		return o, err

@@ -38,6 +38,10 @@ type ImportOptions struct {
 	// the id is "id", and the features are the one list column, or every
 	// other numeric column, one dimension each.
 	FeaturesColumn, LabelColumn, IDColumn string
+	// IDFromIndex takes a CSV file's unnamed first column — the index
+	// pandas' df.to_csv writes — as the id (--id-column ""); without it
+	// that column is dropped, with a note, never read as a feature.
+	IDFromIndex bool
 	// Labels is a file of labels for a features-only file (.npy): an .npy
 	// array or a text file with one label per line.
 	Labels string
@@ -52,7 +56,7 @@ type ImportOptions struct {
 }
 
 func (o ImportOptions) key() string {
-	return strings.Join([]string{strings.Join(o.Classes, "\x00"), o.FeaturesColumn, o.LabelColumn, o.IDColumn, o.Labels, strings.Join(o.Expected, "\x00")}, "\x01")
+	return strings.Join([]string{strings.Join(o.Classes, "\x00"), o.FeaturesColumn, o.LabelColumn, o.IDColumn, fmt.Sprint(o.IDFromIndex), o.Labels, strings.Join(o.Expected, "\x00")}, "\x01")
 }
 
 // DefaultLabelColumns are the column names taken as the label, first
