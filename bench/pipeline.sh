@@ -115,7 +115,7 @@ fi
 {
 	echo "## Extraction pipeline per core (issue 38)"
 	echo
-	echo "\`bench/pipeline.sh\` (N = $N JPEGs of 256×256 → 224×224, batch 64; best of 3; $machine; device $DEVICE; ONNX Runtime from \`$ONNXRUNTIME_LIB\`)."
+	echo "\`bench/pipeline.sh\` (N = $N JPEGs of 256×256 → 224×224, batch 64; best of 3; $machine; device $DEVICE; ONNX Runtime \`${ONNXRUNTIME_LIB#"$PWD"/}\`)."
 	echo "The per-worker column is what one core of the pipeline does; scaling is images/s over workers × the 1-worker rate (goal ≥ 0.8)."
 	echo
 	echo "| what | workers | images/s | images/s per worker | scaling |"
