@@ -34,6 +34,21 @@ func internal(err error) error {
 // userErrorf returns a user error (exit code 1).
 func userErrorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
+func init() {
+	// A flag whose usage states its default, or says when it is required,
+	// gets no second "(default: …)" from urfave/cli: "(default 1)
+	// (default: per method …)" and "(required …) (default: 0)" read as
+	// contradictions.
+	stringify := ucli.FlagStringer
+	ucli.FlagStringer = func(f ucli.Flag) string {
+		s := stringify(f)
+		if i := strings.LastIndex(s, " (default: "); i >= 0 && (strings.Contains(s[:i], "default") || strings.Contains(s[:i], "required")) {
+			s = s[:i]
+		}
+		return s
+	}
+}
+
 // NewApp returns the dpfeat command-line application writing to the given
 // streams.
 func NewApp(stdout, stderr io.Writer) *ucli.App {

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"github.com/dpfeat/dpfeat/internal/orttest"
+	ucli "github.com/urfave/cli/v2"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +184,38 @@ func TestQuietIsQuiet(t *testing.T) {
 	code, _, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", filepath.Join(dir, "imgs"), "--out", filepath.Join(dir, "f.arrow"), "--quiet")
 	if code != 0 || errs != "" {
 		t.Errorf("extract --quiet: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestHelpTextsSayOneThing (#40 item 8): no flag shows two defaults, or a
+// default on a flag its usage says is required, and no usage text turns
+// into a flag's placeholder.
+func TestHelpTextsSayOneThing(t *testing.T) {
+	var walk func(path string, cmds []*ucli.Command)
+	walk = func(path string, cmds []*ucli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				df, ok := f.(ucli.DocGenerationFlag)
+				if !ok {
+					continue
+				}
+				usage, shown := df.GetUsage(), ucli.FlagStringer(f)
+				i := strings.Index(shown, usage)
+				if i < 0 {
+					t.Errorf("%s %s: the usage text is not shown as written (a backquoted word becomes the placeholder): %s", path, f.Names()[0], shown)
+					continue
+				}
+				if extra := shown[i+len(usage):]; strings.Contains(extra, "(default: ") && (strings.Contains(usage, "default") || strings.Contains(usage, "required")) {
+					t.Errorf("%s --%s: %s", path, f.Names()[0], shown)
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("dpfeat", NewApp(io.Discard, io.Discard).Commands)
+	for _, cmd := range []string{"sweep", "finetune"} {
+		if _, stdout, _ := run(t, cmd, "--help"); strings.Contains(stdout, "see the README") || strings.Contains(stdout, "contract (README") {
+			t.Errorf("%s --help points to the README for what docs hold", cmd)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func finetuneCommand() *ucli.Command {
 		Usage: "DP-RandP's private phases through a training graph: the head (Phase II), then all parameters (Phase III)",
 		UsageText: "dpfeat finetune --graph TRAIN.onnx --params INIT.safetensors --manifest ENC.json --data SRC --head NAME[,NAME…]\n" +
 			"                --epsilon E --delta D --out TRAINED.safetensors [--phase2-share S] [--test SRC] [--resume]\n\n" +
-			"TRAIN.onnx follows the training-graph contract (README; models/export_training_graph.py makes one):\n" +
+			"TRAIN.onnx follows the training-graph contract (docs/commands.md; models/export_training_graph.py makes one):\n" +
 			"parameters, images and labels in, per-example gradients grad.P and losses out. Phase II trains only\n" +
 			"the --head parameters with full-batch DP-SGD, Phase III all of them with Poisson-sampled DP-SGD;\n" +
 			"Phase II alone gets --phase2-share of ε (default: DP-RandP's strategy, all of a small ε), and the two\n" +

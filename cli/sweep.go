@@ -18,7 +18,7 @@ func sweepCommand() *ucli.Command {
 		Usage: "run methods × hyperparameters × ε × seeds over feature files and record every job's metrics",
 		UsageText: "dpfeat sweep --config SWEEP.yaml --out RESULTS.arrow [--jobs N] [--resume | --force] [--json]\n\n" +
 			"The configuration names datasets (train, validation file or fraction, test, optional public),\n" +
-			"methods with hyperparameter grids, epsilons, delta and seeds; see the README. One row per job goes\n" +
+			"methods with hyperparameter grids, epsilons, delta and seeds; see docs/sweep.md. One row per job goes\n" +
 			"to RESULTS.arrow (Arrow IPC); finished jobs are journaled, so an interrupted sweep continues with\n" +
 			"--resume. The summary picks each method's hyperparameters by validation accuracy, never test.\n\n" +
 			"Example:\n   dpfeat sweep --config bench/sweep.yaml --out results.arrow --jobs 2",
@@ -29,7 +29,7 @@ func sweepCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "max-jobs", Value: sweep.DefaultMaxJobs, Usage: "refuse a grid of more jobs than this (counted before any is made)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the sweep that wrote --out (jobs already done are kept)"},
 			&ucli.BoolFlag{Name: "force", Usage: "start over even if --out or its journal exists"},
-			&ucli.StringFlag{Name: "classifiers", Usage: "folder to write each job's classifier to (JOB.safetensors, named by the results' job column); with noise: seeded, `dpfeat fit --seed` and the row's noise_seed reproduce it"},
+			&ucli.StringFlag{Name: "classifiers", Usage: "folder to write each job's classifier to (JOB.safetensors, named by the results' job column); with noise: seeded, 'dpfeat fit --seed' and the row's noise_seed reproduce it"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder: jobs on a training file with a budget there are recorded, and refused past it"},
 			jsonFlag(),
 		},
