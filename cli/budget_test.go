@@ -294,13 +294,7 @@ func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
 // Gaussian release can take; a fit just above it is refused (nothing
 // charged), and a fit at it is accepted, after which nothing is left.
 func TestBudgetLeftMeansIt(t *testing.T) {
-	dir := t.TempDir()
-	train := filepath.Join(dir, "train.arrow")
-	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
-	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, train, ledgerDir := budgetedData(t, "3")
 	fit := func(name string, eps float64) (int, string) {
 		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--delta", "1e-5",
 			"--out", filepath.Join(dir, name+".safetensors"), "--ledger", ledgerDir)
@@ -311,24 +305,12 @@ func TestBudgetLeftMeansIt(t *testing.T) {
 			t.Fatal(errs)
 		}
 	}
-	left := func() float64 {
-		code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
-		var rep budgetReport
-		if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
-			t.Fatalf("show: %d %s", code, errs)
-		}
-		return float64(rep.Remaining)
-	}
+	left := func() float64 { return float64(showBudget(t, train, ledgerDir).Remaining) }
 	l := left()
 	if code, stdout, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir); code != 0 || !strings.Contains(stdout, "one more Gaussian release") {
 		t.Errorf("show does not say how left is computed: %s", stdout)
 	}
-	spent := func() float64 {
-		_, stdout, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
-		var rep budgetReport
-		json.Unmarshal([]byte(stdout), &rep)
-		return float64(rep.Spent)
-	}()
+	spent := float64(showBudget(t, train, ledgerDir).Spent)
 	if l <= 3-spent { // sub-additive: more than the subtraction
 		t.Fatalf("left ε = %v after two releases of ε = 1 of a budget of 3", l)
 	}
@@ -345,6 +327,31 @@ func TestBudgetLeftMeansIt(t *testing.T) {
 	if l2 := left(); l2 > 1e-3 {
 		t.Errorf("after a fit at what was left, left ε = %v", l2)
 	}
+}
+
+// budgetedData writes a training file with a budget of ε = eps at
+// δ = 1e-5 in a ledger folder of its own.
+func budgetedData(t *testing.T, eps string) (dir, train, ledgerDir string) {
+	t.Helper()
+	dir = t.TempDir()
+	train = filepath.Join(dir, "train.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	ledgerDir = filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", eps, "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	return dir, train, ledgerDir
+}
+
+// showBudget is budget show --json of train's ledger.
+func showBudget(t *testing.T, train, ledgerDir string) budgetReport {
+	t.Helper()
+	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	var rep budgetReport
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+		t.Fatalf("budget show: %d %s", code, errs)
+	}
+	return rep
 }
 
 // mustOnlyEntry is the one ledger file in dir.
@@ -367,13 +374,7 @@ func mustOnlyEntry(t *testing.T, dir string) string {
 // twice used to spend past the budget with exit 0 and re-tag the first,
 // in-budget release as forced. --force replaces the output only.
 func TestForceNeverOverspends(t *testing.T) {
-	dir := t.TempDir()
-	train := filepath.Join(dir, "train.arrow")
-	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
-	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, train, ledgerDir := budgetedData(t, "1")
 	out := filepath.Join(dir, "m.safetensors")
 	fit := func() (int, string) {
 		code, _, errs := run(t, "fit", "--method", "dpls", "--train", train, "--epsilon", "0.8", "--delta", "1e-5", "--out", out, "--force", "--ledger", ledgerDir)
@@ -404,13 +405,7 @@ func TestForceNeverOverspends(t *testing.T) {
 // classifier, and the ledger moved. A fit is now one entry, charged
 // before any noise as a whole: refused whole, or recorded once.
 func TestRefusedFitChargesNothing(t *testing.T) {
-	dir := t.TempDir()
-	train := filepath.Join(dir, "train.arrow")
-	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
-	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.2", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
-		t.Fatal(errs)
-	}
+	dir, train, ledgerDir := budgetedData(t, "1.2")
 	fit := func(name string, extra ...string) (int, string) {
 		code, _, errs := run(t, append([]string{"fit", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, name+".safetensors"), "--ledger", ledgerDir}, extra...)...)
 		return code, errs
@@ -418,14 +413,7 @@ func TestRefusedFitChargesNothing(t *testing.T) {
 	if code, errs := fit("first", "--method", "dpls", "--transform", "whiten"); code != 0 {
 		t.Fatal(errs)
 	}
-	releases := func() []ledger.Release {
-		code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
-		var rep budgetReport
-		if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
-			t.Fatalf("show: %d %s", code, errs)
-		}
-		return rep.Releases
-	}
+	releases := func() []ledger.Release { return showBudget(t, train, ledgerDir).Releases }
 	rel := releases()
 	if len(rel) != 1 || float64(rel[0].Guarantee.Epsilon) > 1 || !slices.ContainsFunc(rel[0].Guarantee.Mechanisms, func(m accounting.Mechanism) bool { return strings.HasPrefix(m.Name, "transform") }) {
 		t.Fatalf("a fit with a transform: %d ledger releases, %+v", len(rel), rel)

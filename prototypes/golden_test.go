@@ -66,19 +66,7 @@ func TestFitsAreBitIdentical(t *testing.T) {
 	d := blobs(240, 6, 3, 11)
 	pub := blobs(60, 6, 3, 12)
 	for _, c := range goldenCases {
-		m, err := solvers.Lookup(c.method)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(7), PrivateN: c.privateN},
-			Params: c.params, Transform: solvers.TransformSpec{Kind: c.transform}}
-		if !m.Private {
-			o.Privacy.Epsilon, o.Privacy.Noise = math.Inf(1), nil
-		}
-		if c.method == "dpplpublic" || c.method == "dpplpublick" {
-			o.Public = pub
-		}
-		res, err := solvers.Fit(context.Background(), c.method, d, o)
+		res, err := solvers.Fit(context.Background(), c.method, d, goldenOptions(t, c.method, c.privateN, c.params, c.transform, pub))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -103,6 +91,26 @@ var goldenCases = []struct {
 	{"protomean", "protomean", "", 0, nil}, {"dpplpublic", "dpplpublic", "", 0, nil}, {"dpplpublick", "dpplpublick", "", 0, map[string]float64{"k": 2}},
 	{"auto", "auto", "", 0, nil}, {"dpls+whiten", "dpls", "whiten", 0, nil}, {"dpls+n̂", "dpls", "", 0.05, nil},
 	{"dpsgd+n̂+center", "dpsgd", "center", 0.05, map[string]float64{"batch": 40, "steps": 5}}, {"dpfc+pca", "dpfc", "pca", 0, nil},
+}
+
+// goldenOptions are a golden case's fit options: ε = 1, δ = 1e-5 and
+// seeded noise for a private method, ε = ∞ for a reference, and pub as the
+// public candidates of the methods that choose from them.
+func goldenOptions(t *testing.T, method string, privateN float64, params map[string]float64, transform string, pub *solvers.Data) solvers.Options {
+	t.Helper()
+	m, err := solvers.Lookup(method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(7), PrivateN: privateN},
+		Params: params, Transform: solvers.TransformSpec{Kind: transform}}
+	if !m.Private {
+		o.Privacy.Epsilon, o.Privacy.Noise = math.Inf(1), nil
+	}
+	if method == "dpplpublic" || method == "dpplpublick" {
+		o.Public = pub
+	}
+	return o
 }
 
 // hashFit is the SHA-256 of a fit's tensors (weights, biases, prototypes,
@@ -139,14 +147,7 @@ func TestGuaranteeListsWhatWasAssumed(t *testing.T) {
 	for _, c := range goldenCases {
 		for _, publicTransform := range []bool{false, true} {
 			m, _ := solvers.Lookup(c.method)
-			o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(7), PrivateN: c.privateN},
-				Params: c.params, Transform: solvers.TransformSpec{Kind: c.transform}}
-			if !m.Private {
-				o.Privacy.Epsilon, o.Privacy.Noise = math.Inf(1), nil
-			}
-			if c.method == "dpplpublic" || c.method == "dpplpublick" {
-				o.Public = pub
-			}
+			o := goldenOptions(t, c.method, c.privateN, c.params, c.transform, pub)
 			if publicTransform {
 				if c.transform == "" || m.Pure {
 					continue
