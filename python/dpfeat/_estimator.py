@@ -104,18 +104,37 @@ def _finite(X):
         raise ValueError("row %d: feature %d is %s: dpfeat needs finite features (no NaN or inf)" % (r, c, what))
 
 
-# The rows of earlier fits in this process, by a 64-bit hash of each row,
-# with the ε each spent: a cross-validation or a grid search fits the same
-# examples again and again, and each fit spends its ε on them.
+# A sketch of the rows of earlier fits in this process, with the ε each
+# spent: a cross-validation or a grid search fits the same examples again
+# and again, and each fit spends its ε on them. A fit is kept as the 1,024
+# smallest 64-bit hashes of its rows (a bottom-k sketch): bounded memory
+# and time whatever n, and two fits that share a sizeable part of their
+# rows share some of those hashes.
 _seen_rows = []  # [(set of row hashes, epsilon)]
 _SEEN_LIMIT = 64
+_SKETCH = 1024
+_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def _row_sketch(X):
+    """The _SKETCH smallest hashes of X's rows (float32 bits times fixed
+    odd weights, summed modulo 2⁶⁴), computed in blocks of rows."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    bits = X.view(np.uint32)
+    w = np.resize(_WEIGHTS, bits.shape[1])
+    keep = np.empty(0, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for lo in range(0, len(bits), 4096):
+            h = (bits[lo:lo + 4096].astype(np.uint64) * w).sum(axis=1, dtype=np.uint64)
+            keep = np.unique(np.concatenate([keep, h]))[:_SKETCH]
+    return set(keep.tolist())
 
 
 def _refit_warning(X, epsilon):
     """Warns (a DpfeatWarning) when X shares rows with earlier fits in this
     process: their ε add up on those examples (basic composition), which
     no single fit's guarantee states."""
-    rows = {hash(r.tobytes()) for r in np.ascontiguousarray(X)}
+    rows = _row_sketch(X)
     spent = [e for seen, e in _seen_rows if not rows.isdisjoint(seen)]
     _seen_rows.append((rows, float(epsilon)))
     del _seen_rows[:-_SEEN_LIMIT]
