@@ -16,15 +16,16 @@ func exportONNXCommand() *ucli.Command {
 		Name:  "export-onnx",
 		Usage: "write a classifier as an ONNX model, alone (features in) or fused with its encoder (images in)",
 		UsageText: "dpfeat export-onnx --classifier CLF --out HEAD.onnx [--force]\n" +
-			"dpfeat export-onnx --classifier CLF --encoder ENC.onnx [--manifest ENC.json] [--input pixels|encoder] --out MODEL.onnx [--force]\n\n" +
+			"dpfeat export-onnx --classifier CLF --encoder ENC.onnx [--manifest ENC.json] [--input images|pixels|encoder] --out MODEL.onnx [--force]\n\n" +
 			"The head alone: input features [N, D] float32 (a feature file's rows); outputs scores [N, classes]\n" +
 			"float32 (dpfeat predict's scores) and class [N] int64 (the highest score). The classifier's\n" +
 			"preprocessing (normalise, pool, scale, centre, clip, learned transform) is in the graph, computed in\n" +
 			"float64 as dpfeat predict computes it (--float32 for runtimes without float64 kernels).\n" +
 			"Fused with --encoder: the encoder's graph, its output pooled as the manifest says, then the head;\n" +
-			"outputs features, scores and class. --input pixels (the default) takes pixel values 0–255 already\n" +
-			"resized and cropped to the manifest's height×width, in its layout, and applies its scale, mean and\n" +
-			"std in the graph; --input encoder keeps the encoder's own normalised input.\n" +
+			"outputs features, scores and class. --input images (the default) takes pixel values 0–255 (float32)\n" +
+			"of images of any size, in the manifest's layout and channels, and does the manifest's resize, centre\n" +
+			"crop, scale, mean and std in the graph, as dpfeat extract does; --input pixels takes pixels already\n" +
+			"resized and cropped to the manifest's height×width; --input encoder keeps the encoder's own input.\n" +
 			"Class names, the encoder's sha256, the method and the full privacy statement are in the model's\n" +
 			"metadata (keys dpfeat.*); onnxruntime.InferenceSession(path).get_modelmeta().custom_metadata_map.\n\n" +
 			"Examples:\n   dpfeat export-onnx --classifier clf.safetensors --out head.onnx\n" +
@@ -33,7 +34,7 @@ func exportONNXCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file written by dpfeat fit (required)"},
 			&ucli.StringFlag{Name: "encoder", Usage: "ONNX encoder to fuse in front of the head"},
 			&ucli.StringFlag{Name: "manifest", Usage: "the encoder's manifest (default: ENC.json beside --encoder)"},
-			&ucli.StringFlag{Name: "input", Value: "pixels", Usage: "fused model's input: pixels or encoder"},
+			&ucli.StringFlag{Name: "input", Value: string(onnxexport.TakesImages), Usage: "fused model's input: images (any size), pixels (already resized) or encoder"},
 			&ucli.BoolFlag{Name: "float32", Usage: "compute the head in float32, for runtimes without float64 kernels (default: float64, as dpfeat predict)"},
 			&ucli.StringFlag{Name: "out", Usage: "ONNX file to write (required)"},
 			&ucli.BoolFlag{Name: "force", Usage: "replace --out; fuse even if the classifier was fitted on another encoder's features"},
@@ -59,8 +60,10 @@ func exportONNXAction(c *ucli.Context) error {
 		return err
 	}
 	input := c.String("input")
-	if input != "pixels" && input != "encoder" {
-		return userErrorf("--input %q: expected pixels or encoder", input)
+	switch onnxexport.Takes(input) {
+	case onnxexport.TakesImages, onnxexport.TakesPixels, onnxexport.TakesEncoderInput:
+	default:
+		return userErrorf("--input %q: expected images, pixels or encoder", input)
 	}
 	enc := c.String("encoder")
 	if enc == "" && (c.IsSet("manifest") || c.IsSet("input")) {
@@ -88,7 +91,7 @@ func exportONNXAction(c *ucli.Context) error {
 		if rerr != nil {
 			return userErrorf("--encoder: %v", rerr)
 		}
-		b, err = onnxexport.Fused(clf, model, m, onnxexport.FuseOptions{Pixels: input == "pixels", Force: c.Bool("force"), Version: Version, Float32: c.Bool("float32")})
+		b, err = onnxexport.Fused(clf, model, m, onnxexport.FuseOptions{Input: onnxexport.Takes(input), Force: c.Bool("force"), Version: Version, Float32: c.Bool("float32")})
 		if err != nil {
 			err = fmt.Errorf("--encoder %s: %w", enc, err)
 		}

@@ -17,8 +17,10 @@ import (
 const (
 	InputFeatures = "features"
 	InputPixels   = "pixels"
-	OutputScores  = "scores"
-	OutputClass   = "class"
+	// InputImages is a fused model's input of any-sized images.
+	InputImages  = "images"
+	OutputScores = "scores"
+	OutputClass  = "class"
 	// OutputFeatures is a fused model's pooled encoder features.
 	OutputFeatures = "features"
 )
@@ -105,13 +107,27 @@ func docString(c *models.Classifier, input string) string {
 		c.Kind, c.Method, len(c.Classes), input, strings.TrimSpace(c.Guarantee.String()))
 }
 
+// Takes is what a fused model's input is.
+type Takes string
+
+const (
+	// TakesImages: "images", pixel values 0–255 as float32 of images of
+	// any size (one size per call), [N, C, H, W] or [N, H, W, C] as the
+	// manifest's layout and channels say. The manifest's resize, centre
+	// crop, scale, mean and std are in the graph. The default.
+	TakesImages Takes = "images"
+	// TakesPixels: "pixels", pixel values 0–255 as float32 already
+	// resized and cropped to the manifest's Height×Width; its scale,
+	// mean and std are in the graph.
+	TakesPixels Takes = "pixels"
+	// TakesEncoderInput: the encoder's own (normalised) input.
+	TakesEncoderInput Takes = "encoder"
+)
+
 // FuseOptions tunes Fused.
 type FuseOptions struct {
-	// Pixels makes the model's input the image's pixel values (0–255,
-	// resized and cropped to the manifest's Height×Width, in its layout,
-	// as float32) and puts the manifest's scale, mean and std in the
-	// graph; false keeps the encoder's own (normalised) input.
-	Pixels bool
+	// Input is what the model takes; empty means TakesImages.
+	Input Takes
 	// Force fuses even when the classifier was fitted on features of
 	// another encoder (its encoder.sha256 differs from the model's).
 	Force bool
@@ -208,16 +224,28 @@ func Fused(c *models.Classifier, encoder []byte, m *models.Manifest, opt FuseOpt
 	g := &builder{opset: opset, prefix: "dpfeat/", single: opt.Float32}
 	var body []byte
 	inputName := stringField(in.body, valueName)
+	takes := opt.Input
+	if takes == "" {
+		takes = TakesImages
+	}
 	var pixels string
-	if opt.Pixels {
-		// Normalisation first: its nodes precede the encoder's.
-		pixels = fresh(InputPixels)
-		g.normalize(m.Input, pixels, inputName)
+	switch takes {
+	case TakesImages, TakesPixels:
+		// Resize and normalisation first: their nodes precede the encoder's.
+		pixels = fresh(map[Takes]string{TakesImages: InputImages, TakesPixels: InputPixels}[takes])
+		x := pixels
+		if takes == TakesImages {
+			x = g.resizeLayout(m.Input, x)
+		}
+		g.normalize(m.Input, x, inputName)
 		body = append(body, g.graphBody()...)
 		g.nodes, g.inits = nil, nil
+	case TakesEncoderInput:
+	default:
+		return nil, fmt.Errorf("fused model input %q: expected %s, %s or %s", takes, TakesImages, TakesPixels, TakesEncoderInput)
 	}
 	for _, f := range gfs {
-		if f.num == graphOutput || (opt.Pixels && f.num == graphInput && stringField(f.body, valueName) == inputName) {
+		if f.num == graphOutput || (pixels != "" && f.num == graphInput && stringField(f.body, valueName) == inputName) {
 			continue
 		}
 		body = append(body, f.raw...)
@@ -232,15 +260,11 @@ func Fused(c *models.Classifier, encoder []byte, m *models.Manifest, opt FuseOpt
 	scores, class := fresh(OutputScores), fresh(OutputClass)
 	g.head(c, x, d, scores, class)
 	body = append(body, g.graphBody()...)
-	if opt.Pixels {
-		body = appendBytes(body, graphInput, pixelInput(m.Input, pixels).marshal())
+	if pixels != "" {
+		body = appendBytes(body, graphInput, pixelInput(m.Input, pixels, takes == TakesImages).marshal())
 	}
 	body = appendOutputs(body, c, featName, scores, class)
-
-	input := "the encoder's input " + inputName
-	if opt.Pixels {
-		input = fmt.Sprintf("%s: pixel values 0–255 resized to %d×%d, %s, float32", pixels, m.Input.Height, m.Input.Width, m.Input.Layout)
-	}
+	input := inputDoc(m.Input, takes, inputName, pixels)
 	var b []byte
 	for _, f := range top {
 		switch f.num {
@@ -367,11 +391,35 @@ func (g *builder) normalize(in models.Input, pixels, out string) {
 	g.opTo(out, "Div", []string{x, g.floats32("pixel_std", shape, std)})
 }
 
-// pixelInput declares the pixel input: [N, C, H, W] or [N, H, W, C].
-func pixelInput(in models.Input, name string) valueInfo {
-	dims := []int64{0, int64(in.Channels), int64(in.Height), int64(in.Width)}
-	if in.Layout == "NHWC" {
-		dims = []int64{0, int64(in.Height), int64(in.Width), int64(in.Channels)}
+// pixelInput declares the pixel input: [N, C, H, W] or [N, H, W, C],
+// with H and W symbolic ("height", "width") for images of any size.
+func pixelInput(in models.Input, name string, anySize bool) valueInfo {
+	h, w := int64(in.Height), int64(in.Width)
+	if anySize {
+		h, w = 0, 0
 	}
-	return valueInfo{name: name, elem: elemFloat, dims: dims, param: "N"}
+	dims := []int64{0, int64(in.Channels), h, w}
+	syms := []string{"N", "", "height", "width"}
+	if in.Layout == "NHWC" {
+		dims = []int64{0, h, w, int64(in.Channels)}
+		syms = []string{"N", "height", "width", ""}
+	}
+	return valueInfo{name: name, elem: elemFloat, dims: dims, symbols: syms}
+}
+
+// inputDoc says in words what a fused model takes: the doc string's and
+// the dpfeat.input metadata's text.
+func inputDoc(in models.Input, takes Takes, encoderInput, pixels string) string {
+	switch takes {
+	case TakesImages:
+		crop := fmt.Sprintf("resized to %d×%d", in.Height, in.Width)
+		if in.Crop == "center" {
+			crop = fmt.Sprintf("the shorter side resized to %d, then the central %d×%d", in.ResizeSize, in.Height, in.Width)
+		}
+		return fmt.Sprintf("%s: pixel values 0–255 of images of any size (one size per call), %s with %d channel(s), float32; in the graph: %s (%s, antialiased), then scale, mean and std",
+			pixels, in.Layout, in.Channels, crop, in.Resize)
+	case TakesPixels:
+		return fmt.Sprintf("%s: pixel values 0–255 already resized to %d×%d, %s, float32", pixels, in.Height, in.Width, in.Layout)
+	}
+	return "the encoder's input " + encoderInput
 }

@@ -87,7 +87,7 @@ func TestFusedMatchesPipeline(t *testing.T) {
 				if err := sess.Run(norm, n, feats); err != nil {
 					t.Fatal(err)
 				}
-				b, err := Fused(c, raw, man, FuseOptions{Pixels: pixels, Version: "test"})
+				b, err := Fused(c, raw, man, FuseOptions{Input: map[bool]Takes{true: TakesPixels, false: TakesEncoderInput}[pixels], Version: "test"})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -180,15 +180,20 @@ type valueInfo struct {
 	elem  int64
 	dims  []int64
 	param string // name of the symbolic (batch) dimension
+	// symbols names each symbolic dimension, when they differ; else param.
+	symbols []string
 }
 
 func (v valueInfo) marshal() []byte {
 	var shape []byte
-	for _, d := range v.dims {
+	for i, d := range v.dims {
 		var dim []byte
-		if d > 0 {
+		switch {
+		case d > 0:
 			dim = appendVarint(nil, dimValue, d)
-		} else {
+		case v.symbols != nil:
+			dim = appendString(nil, dimParam, v.symbols[i])
+		default:
 			dim = appendString(nil, dimParam, v.param)
 		}
 		shape = appendBytes(shape, shapeDim, dim)
