@@ -55,7 +55,7 @@ for part in "d --offset 1 --limit 1999" "d2 --limit 2000"; do
 	set -- $part
 	name=$1
 	shift
-	[ -f "$nb/$name.arrow" ] || bin/dpfeat extract --model models/demo/fmnist-cnn.onnx --data "$data" --split test "$@" \
+	[ -f "$nb/$name.arrow" ] || bin/dpfeat extract --encoder models/demo/fmnist-cnn.onnx --data "$data" --split test "$@" \
 		--views 2 --augment flip,crop=2 --out "$nb/$name.arrow" --quiet
 done
 j=$(bin/dpfeat audit --method dpls --epsilon 8 --delta 1e-5 --runs "$runs" --json --neighbours "$nb/d.arrow,$nb/d2.arrow" || true)

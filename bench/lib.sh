@@ -12,9 +12,9 @@ features() {
 	[ -f "$out" ] && return 0
 	[ -d "$enc" ] || { echo "bench: no $enc (the shared encoders); set ENCODERS" >&2; exit 1; }
 	case "$2" in
-		private) bin/dpfeat extract --model "$enc/$1.onnx" --data "$data" --split train --offset 30000 --limit 30000 --out "$out" --quiet ;;
-		public) bin/dpfeat extract --model "$enc/$1.onnx" --data "$data" --split train --limit 30000 --out "$out" --quiet ;;
-		test) bin/dpfeat extract --model "$enc/$1.onnx" --data "$data" --split test --out "$out" --quiet ;;
+		private) bin/dpfeat extract --encoder "$enc/$1.onnx" --data "$data" --split train --offset 30000 --limit 30000 --out "$out" --quiet ;;
+		public) bin/dpfeat extract --encoder "$enc/$1.onnx" --data "$data" --split train --limit 30000 --out "$out" --quiet ;;
+		test) bin/dpfeat extract --encoder "$enc/$1.onnx" --data "$data" --split test --out "$out" --quiet ;;
 	esac
 }
 

@@ -63,7 +63,7 @@ for dt in null null16; do
 	for k in $(seq 1 "$cores"); do
 		best=0
 		for rep in 1 2 3; do
-			bin/dpfeat extract --model "$w/$dt.onnx" --manifest "$w/$dt.json" --data "$w/imgs" --device "$DEVICE" --batch 64 --workers "$k" \
+			bin/dpfeat extract --encoder "$w/$dt.onnx" --manifest "$w/$dt.json" --data "$w/imgs" --device "$DEVICE" --encoder-batch 64 --workers "$k" \
 				--quiet --json --force --out "$w/n.arrow" >"$w/n.json" 2>/dev/null
 			r="$(rate "$w/n.json")"; best="$("$py" -c "print(max($best, $r))")"
 		done

@@ -18,7 +18,7 @@ mkdir -p "$b"
 dp="$b/dpfeat"
 cp bin/dpfeat-beam "$dp" # the Beam build (bin/dpfeat hands --runner to it)
 reps="${REPS:-3}"
-args=(--model "$enc/fmnist-resnet.onnx" --data "$data" --split train --offset 30000 --limit 30000 --batch 64 --quiet --force)
+args=(--encoder "$enc/fmnist-resnet.onnx" --data "$data" --split train --offset 30000 --limit 30000 --encoder-batch 64 --quiet --force)
 declare -A ext fitls fitmean fitpca fitfc fitsgd fitnewton
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 for r in $(seq 1 "$reps"); do

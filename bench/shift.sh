@@ -16,7 +16,7 @@ img=bench/out/shift-images
 for e in fmnist-resnet fmnist-vit; do
 	for v in invert rot90 blur edge digits; do
 		o="bench/out/shift-$v-$e"
-		x() { [ -f "$o-$1.arrow" ] || bin/dpfeat extract --model "$enc/$e.onnx" --data "$img/$v" --split "$2" "${@:3}" --out "$o-$1.arrow" --quiet; }
+		x() { [ -f "$o-$1.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split "$2" "${@:3}" --out "$o-$1.arrow" --quiet; }
 		if [ "$v" = digits ]; then
 			x private train
 			x test test

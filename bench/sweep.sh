@@ -14,7 +14,7 @@ for name in fmnist-resnet fmnist-vit; do
 	features "$name" test
 	for ir in 10 100; do
 		f="bench/out/$name-private-ir$ir.arrow"
-		[ -f "$f" ] || bin/dpfeat imbalance --in "bench/out/$name-private.arrow" --ratio "$ir" --out "$f" --seed 1 >/dev/null
+		[ -f "$f" ] || bin/dpfeat imbalance --in "bench/out/$name-private.arrow" --ratio "$ir" --out "$f" --key 1 >/dev/null
 	done
 done
 res=bench/results/sweep.arrow
@@ -37,7 +37,7 @@ bin/dpfeat report --results "$res" --out bench/results/sweep.html --force >/dev/
 	echo
 	echo "\`bench/sweep.sh\` (\`dpfeat sweep --config bench/sweep.yaml\`), $(date -u +%Y-%m-%d), $(nproc) cores, $took"
 	echo "($(bin/dpfeat version | tail -1 | sed 's/linear algebra: //')). Both encoders, the private half balanced"
-	echo "and long-tailed (\`dpfeat imbalance --ratio 10|100 --seed 1\`, Cui et al. profile), ε ∈ {0.01, 0.1, 1, 8},"
+	echo "and long-tailed (\`dpfeat imbalance --ratio 10|100 --key 1\`, Cui et al. profile), ε ∈ {0.01, 0.1, 1, 8},"
 	echo "δ = 1e-5, 5 seeded repetitions, default hyperparameters except DP-FC's learning rate (4, 8 or 16), chosen"
 	echo "by median validation accuracy on the labelled public half (public data: the choice costs no privacy)."
 	echo "Test accuracy of the chosen setting: median [min, max] over seeds. Rows: \`results/sweep.arrow\`; plots:"

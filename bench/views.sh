@@ -28,14 +28,14 @@ for set in fmnist invert; do
 	src="$data"
 	[ "$set" = invert ] && src="$img/invert"
 	t="bench/out/views-$set-test.arrow"
-	[ -f "$t" ] || bin/dpfeat extract --model "$enc/$e.onnx" --data "$src" --split test --out "$t" --quiet
+	[ -f "$t" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$src" --split test --out "$t" --quiet
 	for v in $variants; do
 		o="bench/out/views-$set-$n-$v.arrow"
 		aug=""
 		[ "$v" != plain ] && aug="--augment crop=2,flip --augment-seed 1"
 		# DP-Mix_Diff mixes with the public half of the same set (method C)
 		[[ "$v" == *d* ]] && aug="$aug --mix-with $src --mix-with-split train --mix-with-limit 30000"
-		[ -f "$o" ] || { echo "extract $o" >&2; /usr/bin/time -f "%e s" bin/dpfeat extract --model "$enc/$e.onnx" --data "$src" --split train --offset 30000 --limit "$n" ${args[$v]} $aug --out "$o" --quiet; }
+		[ -f "$o" ] || { echo "extract $o" >&2; /usr/bin/time -f "%e s" bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$src" --split train --offset 30000 --limit "$n" ${args[$v]} $aug --out "$o" --quiet; }
 	done
 done
 [ "${1:-}" = extract ] && exit 0

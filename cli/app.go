@@ -92,6 +92,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 		},
 	}
 	setUsageErrors(app.Commands, "")
+	addRenamed(app.Commands)
 	return app
 }
 

@@ -67,7 +67,7 @@ func TestMemoryLimits(t *testing.T) {
 	blobFile(t, liar, 1, 7777, []string{"a", "b"}, "s", 1)
 	raw, _ := os.ReadFile(liar)
 	os.WriteFile(liar, bytes.ReplaceAll(raw, []byte{0x61, 0x1e, 0, 0}, []byte{0x80, 0x96, 0x98, 0}), 0o644)
-	// An image folder extracted with an absurd --batch (item 8).
+	// An image folder extracted with an absurd --encoder-batch (item 8).
 	images := filepath.Join(dir, "images")
 	imageFolder(t, images, []string{"cat", "dog"}, 3)
 	for _, c := range []struct {
@@ -77,7 +77,7 @@ func TestMemoryLimits(t *testing.T) {
 		{"fit --method dpls --train " + train + " --epsilon 1 --delta 1e-5 --memory 64MiB --out " + filepath.Join(dir, "c.safetensors"), "more than the memory budget", 1},
 		{"sweep --config " + cfg + " --out " + filepath.Join(dir, "r.arrow"), "makes 1000000000 jobs", 1},
 		{"fit --method dpls --train " + liar + " --epsilon 1 --delta 1e-5 --out " + filepath.Join(dir, "l.safetensors"), "liar.arrow", 1},
-		{"extract --model ../testdata/encoders/tiny-cnn.onnx --data " + images + " --batch 10000000 --out " + filepath.Join(dir, "f.arrow"), "6 rows", 0},
+		{"extract --encoder ../testdata/encoders/tiny-cnn.onnx --data " + images + " --encoder-batch 10000000 --out " + filepath.Join(dir, "f.arrow"), "6 rows", 0},
 	} {
 		// 4 GiB of address space: enough for the runtime and ONNX Runtime,
 		// not for the work asked.
@@ -140,7 +140,7 @@ func TestBadInputCorpusUnderMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	model, _ := filepath.Abs("../testdata/encoders/tiny-cnn.onnx")
-	code, out := limited("extract --quiet --model " + model + " --data " + bomb.File + " --out bomb.arrow")
+	code, out := limited("extract --quiet --encoder " + model + " --data " + bomb.File + " --out bomb.arrow")
 	if code != 0 || strings.Contains(out, "goroutine") {
 		t.Errorf("%s: exit %d, %q", bomb.Name, code, out)
 	}
@@ -161,7 +161,7 @@ func TestSignalsStopABlockedRun(t *testing.T) {
 				t.Skip("no FIFOs here:", err)
 			}
 		}
-		cmd := exec.Command(bin, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", fifo, "--out", filepath.Join(dir, "f.arrow"))
+		cmd := exec.Command(bin, "extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", fifo, "--out", filepath.Join(dir, "f.arrow"))
 		cmd.Env = append(os.Environ(), "DPFEAT_STOP_GRACE=1h")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -206,7 +206,7 @@ func TestSlimBinaryHandsOverRunnerCommands(t *testing.T) {
 	}
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog"}, 3)
-	args := []string{"extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", filepath.Join(dir, "m.json"), "--runner", "prism", "--quiet"}
+	args := []string{"extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", filepath.Join(dir, "m.json"), "--runner", "prism", "--quiet"}
 	out, err := exec.Command(slim, args...).CombinedOutput()
 	if code := procExit(err); code != 1 || !strings.Contains(string(out), "dpfeat-beam") || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
 		t.Fatalf("--runner without dpfeat-beam: exit %d, %q", code, out)

@@ -14,8 +14,8 @@ import (
 
 func ledgerFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Usage: "the private feature file (its content hash keys the ledger)"},
-		&ucli.StringFlag{Name: "name", Usage: "key the ledger by this name instead of --data's content"},
+		&ucli.StringFlag{Name: "features", Usage: "the private feature file (its content hash keys the ledger)"},
+		&ucli.StringFlag{Name: "name", Usage: "key the ledger by this name instead of --features' content"},
 		&ucli.StringFlag{Name: "ledger", Usage: "ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger)"},
 	}
 }
@@ -28,7 +28,7 @@ func ledgerDir(c *ucli.Context) string {
 	return ledger.DefaultDir()
 }
 
-// ledgerFor finds the ledger a command names: --name, or --data's hash.
+// ledgerFor finds the ledger a command names: --name, or --features' hash.
 func ledgerFor(c *ucli.Context, data string) (*ledger.Ledger, error) {
 	dir := ledgerDir(c)
 	var key string
@@ -38,7 +38,7 @@ func ledgerFor(c *ucli.Context, data string) (*ledger.Ledger, error) {
 	} else if data != "" {
 		key, err = dataKey(data)
 	} else {
-		return nil, userErrorf("give --data FILE or --name NAME")
+		return nil, userErrorf("give --features FILE or --name NAME")
 	}
 	if err != nil {
 		return nil, userErrorf("%v", err)
@@ -54,7 +54,7 @@ func budgetCommand() *ucli.Command {
 			{
 				Name:      "init",
 				Usage:     "set the total budget (ε, δ) of a dataset",
-				UsageText: "dpfeat budget init --data FEATS.arrow --epsilon E --delta D [--name NAME] [--ledger DIR]",
+				UsageText: "dpfeat budget init --features FEATS.arrow --epsilon E --delta D [--name NAME] [--ledger DIR]",
 				Flags: append(ledgerFlags(),
 					&ucli.Float64Flag{Name: "epsilon", Usage: "total ε (required)"},
 					&ucli.Float64Flag{Name: "delta", Usage: "total δ (required; 0 only for pure-DP releases)"}),
@@ -63,14 +63,14 @@ func budgetCommand() *ucli.Command {
 			{
 				Name:      "show",
 				Usage:     "list a dataset's releases and what is left of its budget",
-				UsageText: "dpfeat budget show --data FEATS.arrow [--name NAME] [--ledger DIR] [--json]",
+				UsageText: "dpfeat budget show --features FEATS.arrow [--name NAME] [--ledger DIR] [--json]",
 				Flags:     append(ledgerFlags(), jsonFlag()),
 				Action:    budgetShow,
 			},
 			{
 				Name:  "repair",
 				Usage: "make a damaged ledger usable again, never counting less than was spent",
-				UsageText: "dpfeat budget repair --data FEATS.arrow [--name NAME] [--ledger DIR] [--spend-all]\n\n" +
+				UsageText: "dpfeat budget repair --features FEATS.arrow [--name NAME] [--ledger DIR] [--spend-all]\n\n" +
 					"Keeps the ledger as it was in LEDGER.damaged-TIME first. A last line cut short is a write that never\n" +
 					"completed (dpfeat writes a release's output only after its line is synced): it is dropped. Other damage\n" +
 					"(an edited or corrupted line) may hide a release of unknown cost: --spend-all drops those lines and\n" +
@@ -87,11 +87,11 @@ func budgetInit(c *ucli.Context) error {
 	if !c.IsSet("epsilon") || !c.IsSet("delta") {
 		return userErrorf("--epsilon and --delta are required")
 	}
-	l, err := ledgerFor(c, c.String("data"))
+	l, err := ledgerFor(c, c.String("features"))
 	if err != nil {
 		return err
 	}
-	if err := l.Init(c.Float64("epsilon"), c.Float64("delta"), c.String("data")); err != nil {
+	if err := l.Init(c.Float64("epsilon"), c.Float64("delta"), c.String("features")); err != nil {
 		return userErrorf("%v", err)
 	}
 	return printf(c.App.Writer, "budget (ε = %g, δ = %g) set for %s in %s\n", c.Float64("epsilon"), c.Float64("delta"), l.Key, l.Path)
@@ -108,7 +108,7 @@ type budgetReport struct {
 }
 
 func budgetShow(c *ucli.Context) error {
-	l, err := ledgerFor(c, c.String("data"))
+	l, err := ledgerFor(c, c.String("features"))
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func ledgerState(l *ledger.Ledger) (budgetReport, string, error) {
 }
 
 func budgetRepair(c *ucli.Context) error {
-	l, err := ledgerFor(c, c.String("data"))
+	l, err := ledgerFor(c, c.String("features"))
 	if err != nil {
 		return err
 	}

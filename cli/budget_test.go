@@ -37,10 +37,10 @@ func TestBudgetLedger(t *testing.T) {
 	train := filepath.Join(dir, "train.arrow")
 	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "1.8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatalf("init: %d %s", code, errs)
 	}
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "9", "--delta", "1e-5", "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "already set") {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "9", "--delta", "1e-5", "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "already set") {
 		t.Errorf("second init: %d %s", code, errs)
 	}
 	fit := func(i int, extra ...string) (int, string, string) {
@@ -83,7 +83,7 @@ func TestBudgetLedger(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "non-private release would spend all") {
 		t.Errorf("reference fit on budgeted data: %d %s", code, errs)
 	}
-	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	code, stdout, errs := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir, "--json")
 	if code != 0 {
 		t.Fatalf("show: %d %s", code, errs)
 	}
@@ -118,7 +118,7 @@ func TestBudgetLedger(t *testing.T) {
 	if err := synth.WriteClusters(extracted, 300, 6, meta, 0.7, 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := run(t, "budget", "init", "--data", extracted, "--epsilon", "0.5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", extracted, "--epsilon", "0.5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	for _, ext := range []string{".npz", ".parquet", ".csv"} {
@@ -141,7 +141,7 @@ func TestBudgetRepair(t *testing.T) {
 	train := filepath.Join(dir, "train.arrow")
 	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "8", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	fit := func(name string) (int, string) {
@@ -162,7 +162,7 @@ func TestBudgetRepair(t *testing.T) {
 	if code, errs := fit("c"); code != 1 || !strings.Contains(errs, "dpfeat budget repair") {
 		t.Errorf("fit on a torn ledger: %d %s", code, errs)
 	}
-	code, stdout, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir)
+	code, stdout, errs := run(t, "budget", "repair", "--features", train, "--ledger", ledgerDir)
 	if code != 0 || !strings.Contains(stdout, "never completed") || !strings.Contains(stdout, "repaired 20") {
 		t.Fatalf("repair of a torn line: %d %s %s", code, stdout, errs)
 	}
@@ -171,10 +171,10 @@ func TestBudgetRepair(t *testing.T) {
 	}
 	data, _ = os.ReadFile(files[0])
 	os.WriteFile(files[0], []byte(strings.Replace(string(data), `"output":"`, `"output":"x`, 1)), 0o644)
-	if code, _, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "--spend-all") {
+	if code, _, errs := run(t, "budget", "repair", "--features", train, "--ledger", ledgerDir); code != 1 || !strings.Contains(errs, "--spend-all") {
 		t.Errorf("repair of an edited line without --spend-all: %d %s", code, errs)
 	}
-	if code, stdout, errs := run(t, "budget", "repair", "--data", train, "--ledger", ledgerDir, "--spend-all"); code != 0 || !strings.Contains(stdout, "left: ε = 0") {
+	if code, stdout, errs := run(t, "budget", "repair", "--features", train, "--ledger", ledgerDir, "--spend-all"); code != 0 || !strings.Contains(stdout, "left: ε = 0") {
 		t.Errorf("repair --spend-all: %d %s %s", code, stdout, errs)
 	}
 	if code, errs := fit("d"); code != 1 || !strings.Contains(errs, "is spent") {
@@ -205,7 +205,7 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
 	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "1.3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "1.3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	cfg := filepath.Join(dir, "s.yaml")
@@ -220,7 +220,7 @@ func TestSweepSpendsTheBudget(t *testing.T) {
 		t.Error("a refused sweep wrote results")
 	}
 	releases := func() int {
-		code, outText, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+		code, outText, _ := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir, "--json")
 		var st struct {
 			Releases []json.RawMessage `json:"releases"`
 		}
@@ -269,7 +269,7 @@ func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
 	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
 	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	cfg := filepath.Join(dir, "s.yaml")
@@ -277,7 +277,7 @@ func TestPrivateSelectionSpendsTheBudget(t *testing.T) {
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "r.arrow"), "--ledger", ledgerDir); code != 0 {
 		t.Fatalf("sweep: %d %s", code, errs)
 	}
-	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	code, stdout, errs := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir, "--json")
 	if code != 0 {
 		t.Fatal(errs)
 	}
@@ -307,7 +307,7 @@ func TestBudgetLeftMeansIt(t *testing.T) {
 	}
 	left := func() float64 { return float64(showBudget(t, train, ledgerDir).Remaining) }
 	l := left()
-	if code, stdout, _ := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir); code != 0 || !strings.Contains(stdout, "one more Gaussian release") {
+	if code, stdout, _ := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir); code != 0 || !strings.Contains(stdout, "one more Gaussian release") {
 		t.Errorf("show does not say how left is computed: %s", stdout)
 	}
 	spent := float64(showBudget(t, train, ledgerDir).Spent)
@@ -337,7 +337,7 @@ func budgetedData(t *testing.T, eps string) (dir, train, ledgerDir string) {
 	train = filepath.Join(dir, "train.arrow")
 	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
 	ledgerDir = filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", eps, "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", eps, "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	return dir, train, ledgerDir
@@ -346,7 +346,7 @@ func budgetedData(t *testing.T, eps string) (dir, train, ledgerDir string) {
 // showBudget is budget show --json of train's ledger.
 func showBudget(t *testing.T, train, ledgerDir string) budgetReport {
 	t.Helper()
-	code, stdout, errs := run(t, "budget", "show", "--data", train, "--ledger", ledgerDir, "--json")
+	code, stdout, errs := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir, "--json")
 	var rep budgetReport
 	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
 		t.Fatalf("budget show: %d %s", code, errs)

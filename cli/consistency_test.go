@@ -28,7 +28,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 	app := NewApp(nil, nil)
 	for _, tc := range []struct{ in, want string }{
 		{"dpfeat inspect F --json", "dpfeat inspect --json F"},
-		{"dpfeat budget show --data D --json", "dpfeat budget show --data D --json"},
+		{"dpfeat budget show --features D --json", "dpfeat budget show --features D --json"},
 		{"dpfeat inspect F --classes a,b --json", "dpfeat inspect --classes a,b --json F"},
 		{"dpfeat inspect F -- --json", "dpfeat inspect F -- --json"},
 		{"dpfeat predict --features - --out -", "dpfeat predict --features - --out -"},
@@ -181,7 +181,7 @@ func TestQuietIsQuiet(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		pngFile(t, filepath.Join(dir, "imgs", []string{"a", "b"}[i%2], fmt.Sprintf("%d.png", i)), make([]byte, 28*28))
 	}
-	code, _, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", filepath.Join(dir, "imgs"), "--out", filepath.Join(dir, "f.arrow"), "--quiet")
+	code, _, errs := run(t, "extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", filepath.Join(dir, "imgs"), "--out", filepath.Join(dir, "f.arrow"), "--quiet")
 	if code != 0 || errs != "" {
 		t.Errorf("extract --quiet: exit %d, stderr %q", code, errs)
 	}

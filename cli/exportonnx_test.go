@@ -35,14 +35,14 @@ func TestExportONNXEveryMethod(t *testing.T) {
 	imageFolder(t, data, []string{"cat", "dog", "owl"}, 6)
 	model := "../models/demo/fmnist-cnn.onnx"
 	feats := filepath.Join(dir, "f.arrow")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", feats); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", feats); code != 0 {
 		t.Fatalf("extract: exit %d: %s", code, errs)
 	}
 	// Public features of other images (the training file itself is
 	// refused as public data).
 	pub := filepath.Join(dir, "pub.arrow")
 	imageFolderVariant(t, filepath.Join(dir, "public"), []string{"cat", "dog", "owl"}, 6, 1)
-	if code, _, errs := run(t, "extract", "--model", model, "--data", filepath.Join(dir, "public"), "--out", pub); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", filepath.Join(dir, "public"), "--out", pub); code != 0 {
 		t.Fatalf("extract the public images: exit %d: %s", code, errs)
 	}
 	m, err := features.ReadAll(feats, features.ReadOptions{})

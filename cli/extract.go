@@ -23,15 +23,15 @@ func extractCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "extract",
 		Usage: "run a frozen ONNX encoder over an image dataset and write a feature file",
-		UsageText: "dpfeat extract --model ENC.onnx [--manifest ENC.json | --preset NAME] --data SRC --out FEATS.arrow\n" +
-			"               [--split train|test] [--batch N] [--threads N] [--device cpu|cuda[:N]|auto] [--limit N]\n" +
+		UsageText: "dpfeat extract --encoder ENC.onnx [--manifest ENC.json | --preset NAME] --data SRC --out FEATS.arrow\n" +
+			"               [--split train|test] [--encoder-batch N] [--threads N] [--device cpu|cuda[:N]|auto] [--limit N]\n" +
 			"               [--resume] [--skip-bad] [--json]\n\n" +
 			"SRC is an image folder (root/<class>/*.png|jpg|gif|bmp|tif|webp; links inside it followed), a Hugging Face datasets .arrow file or folder,\n" +
 			"CIFAR-10/100 .bin batches or folder, or an IDX *-images-idx3-ubyte[.gz] file or folder.\n" +
 			"The manifest (ENC.json beside ENC.onnx by default) says how to preprocess images and read features.\n\n" +
-			"Example:\n   dpfeat extract --model fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
+			"Example:\n   dpfeat extract --encoder fmnist-resnet.onnx --data /usr/share/datasets/fashion-mnist --split test --out test.arrow",
 		Flags: append(append(append(encoderFlags(true), viewFlags("one row each, all naming the image (a multi-view file)")...), runnerFlags("extract shards of the source in parallel")...),
-			&ucli.Int64Flag{Name: "shard-rows", Usage: "with --runner: images per shard (rounded up to whole --batch; default: four shards per worker slot)"},
+			&ucli.Int64Flag{Name: "shard-rows", Usage: "with --runner: images per shard (rounded up to whole --encoder-batch; default: four shards per worker slot)"},
 			&ucli.StringFlag{Name: "classes", Usage: "the class list, as a,b,c or @FILE (one per line): for an image folder exactly these classes in this order (a class without images is still a class; a folder not listed is an error); for other formats new names for its classes, in order"},
 			&ucli.StringFlag{Name: "out", Usage: "the feature file to write (required)"},
 			&ucli.Int64Flag{Name: "offset", Usage: "skip the first N images of the dataset"},
@@ -47,19 +47,19 @@ func extractCommand() *ucli.Command {
 
 // encoderFlags are the flags that run an encoder over images: extract's,
 // and predict's when it predicts from images (required says whether
-// --model and --data are).
+// --encoder and --data are).
 func encoderFlags(required bool) []ucli.Flag {
 	req := ""
 	if required {
 		req = " (required)"
 	}
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "model", Usage: "the encoder, exported to ONNX" + req},
+		&ucli.StringFlag{Name: "encoder", Usage: "the encoder, exported to ONNX" + req},
 		&ucli.StringFlag{Name: "manifest", Usage: "the encoder's manifest (default: the .json beside the model)"},
 		&ucli.StringFlag{Name: "preset", Usage: "use a built-in manifest: " + strings.Join(models.PresetNames(), ", ")},
 		&ucli.StringFlag{Name: "data", Usage: "the image dataset" + req},
 		&ucli.StringFlag{Name: "split", Usage: "which split of a dataset with several (train, test, …)"},
-		&ucli.IntFlag{Name: "batch", Value: 64, Usage: "images per encoder call"},
+		&ucli.IntFlag{Name: "encoder-batch", Value: 64, Usage: "images per encoder call"},
 		&ucli.IntFlag{Name: "threads", Value: runtime.NumCPU(), Usage: "ONNX Runtime intra-op threads"},
 		&ucli.IntFlag{Name: "workers", Value: max(1, runtime.NumCPU()/4), Usage: "goroutines decoding and preprocessing images beside inference"},
 		&ucli.StringFlag{Name: "device", Value: "cpu", Usage: "cpu, cuda, cuda:N, or auto (CUDA if available, else CPU)"},
@@ -156,7 +156,7 @@ func extractModel(c *ucli.Context, modelPath string) (m *models.Manifest, sum, n
 }
 
 func extractAction(c *ucli.Context) error {
-	modelPath, err := requiredString(c, "model")
+	modelPath, err := requiredString(c, "encoder")
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func extractAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "model", "manifest", "data")); err != nil {
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "encoder", "manifest", "data")); err != nil {
 		return err
 	}
 	ro, err := runnerFrom(c)
@@ -219,7 +219,7 @@ func extractAction(c *ucli.Context) error {
 // finished.
 func guardShards(c *ucli.Context, out string) error {
 	for _, dir := range []string{spec.ShardDir(out), spec.WorkDir(out)} {
-		for _, in := range flagPaths(c, "model", "manifest", "data", "mix-with") {
+		for _, in := range flagPaths(c, "encoder", "manifest", "data", "mix-with") {
 			if in[1] == "" {
 				continue
 			}
@@ -231,7 +231,7 @@ func guardShards(c *ucli.Context, out string) error {
 	return nil
 }
 
-// extractTo runs the encoder --model over the dataset data into the
+// extractTo runs the encoder --encoder over the dataset data into the
 // feature file out, with the encoder flags (encoderFlags) and, where the
 // command has them, extract's own; identity says whether to hash the
 // source examples (the data's identity, for budget ledgers).
@@ -259,8 +259,8 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		return rep, err
 	}
 	defer sess.Close()
-	if fb := sess.FixedBatch(); fb > 0 && fb != c.Int("batch") {
-		return rep, userErrorf("--model %s takes batches of exactly %d images (its input's first axis is fixed): pass --batch %d, or export it with a dynamic batch axis", modelPath, fb, fb)
+	if fb := sess.FixedBatch(); fb > 0 && fb != c.Int("encoder-batch") {
+		return rep, userErrorf("--encoder %s takes batches of exactly %d images (its input's first axis is fixed): pass --encoder-batch %d, or export it with a dynamic batch axis", modelPath, fb, fb)
 	}
 	if sess.Note() != "" {
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+sess.Note())
@@ -273,7 +273,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		opt.Progress = c.App.ErrWriter
 	}
 	rep = extractReport{Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
-		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("batch"),
+		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("encoder-batch"),
 		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
 	reportFolder(c, ds, &rep)
 	if ro, err := runnerFrom(c); err != nil || ro != nil {
@@ -319,7 +319,7 @@ func extractFlags(c *ucli.Context, out string) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return userErrorf("--out %s is a directory; expected a file name", out)
 	}
-	for _, n := range []string{"batch", "threads", "workers"} {
+	for _, n := range []string{"encoder-batch", "threads", "workers"} {
 		if c.Int(n) < 1 {
 			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
 		}
@@ -423,13 +423,13 @@ func extractOptions(c *ucli.Context, m *models.Manifest, sum, name string, ds fe
 	manifestJSON, _ := json.Marshal(m)
 	absData, _ := filepath.Abs(data)
 	opt = encode.ExtractOptions{
-		Batch: c.Int("batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
+		Batch: c.Int("encoder-batch"), Workers: c.Int("workers"), Limit: c.Int64("limit"), Offset: c.Int64("offset"),
 		SkipBad: c.Bool("skip-bad"), Resume: c.Bool("resume"), Restart: c.Bool("restart"),
 		Meta:    features.Metadata{Version: Version, EncoderSHA256: sum, EncoderName: name, Classes: ds.Classes(), Source: source, DataID: dataID, Views: views, IDs: features.IDsOfExamples},
 		Augment: aug, Public: public, PublicLabels: publicLabels,
 		Identity: map[string]string{
 			"model sha256": sum, "manifest": string(manifestJSON), "data": absData, "split": c.String("split"),
-			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("batch")),
+			"limit": strconv.FormatInt(c.Int64("limit"), 10), "offset": strconv.FormatInt(c.Int64("offset"), 10), "batch": strconv.Itoa(c.Int("encoder-batch")),
 			"skip-bad": strconv.FormatBool(c.Bool("skip-bad")), "dpfeat version": Version, "views": string(viewsJSON),
 			features.IdentityData: dataID,
 		},

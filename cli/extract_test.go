@@ -55,7 +55,7 @@ func TestExtractCommand(t *testing.T) {
 	imageFolder(t, data, []string{"cat", "dog"}, 5)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	out := filepath.Join(dir, "f.arrow")
-	code, stdout, errs := run(t, "extract", "--model", model, "--data", data, "--out", out, "--batch", "3", "--json")
+	code, stdout, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", out, "--encoder-batch", "3", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -94,14 +94,14 @@ func TestExtractCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"extract", "--model", filepath.Join(dir, "none.onnx"), "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "none.json"},
-		{[]string{"extract", "--model", model, "--manifest", bad, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, `unknown key "sclae"`},
-		{[]string{"extract", "--model", model, "--manifest", wrong, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "height 16, but the manifest says input.height 24"},
-		{[]string{"extract", "--model", notOnnx, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "not a readable ONNX model"},
-		{[]string{"extract", "--model", model, "--data", empty, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "no class folders"},
-		{[]string{"extract", "--model", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--device", "gpu"}, `--device "gpu"`},
-		{[]string{"extract", "--model", model, "--data", data}, "--out is required"},
-		{[]string{"extract", "--model", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--batch", "0"}, "--batch must be at least 1"},
+		{[]string{"extract", "--encoder", filepath.Join(dir, "none.onnx"), "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "none.json"},
+		{[]string{"extract", "--encoder", model, "--manifest", bad, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, `unknown key "sclae"`},
+		{[]string{"extract", "--encoder", model, "--manifest", wrong, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "height 16, but the manifest says input.height 24"},
+		{[]string{"extract", "--encoder", notOnnx, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "not a readable ONNX model"},
+		{[]string{"extract", "--encoder", model, "--data", empty, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow"}, "no class folders"},
+		{[]string{"extract", "--encoder", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--device", "gpu"}, `--device "gpu"`},
+		{[]string{"extract", "--encoder", model, "--data", data}, "--out is required"},
+		{[]string{"extract", "--encoder", model, "--data", data, "--out", strings.TrimSuffix(out, ".arrow") + "2.arrow", "--encoder-batch", "0"}, "--encoder-batch must be at least 1"},
 	}
 	for _, c := range cases {
 		code, _, errs := run(t, c.args...)
@@ -127,7 +127,7 @@ func TestBudgetFollowsTheData(t *testing.T) {
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
 	for _, c := range []struct{ out, model string }{{a, model}, {b, "../testdata/encoders/tiny-vit.onnx"}} {
-		if code, _, errs := run(t, "extract", "--model", c.model, "--data", data, "--out", c.out, "--batch", "5"); code != 0 {
+		if code, _, errs := run(t, "extract", "--encoder", c.model, "--data", data, "--out", c.out, "--encoder-batch", "5"); code != 0 {
 			t.Fatalf("extract: %s", errs)
 		}
 	}
@@ -149,7 +149,7 @@ func TestBudgetFollowsTheData(t *testing.T) {
 		}
 	}
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", b, "--epsilon", "1.2", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", b, "--epsilon", "1.2", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	fit := func(train string) (int, string) {
@@ -168,7 +168,7 @@ func TestBudgetFollowsTheData(t *testing.T) {
 	// Its shard manifest is the same data (#36 item 5): keyed by its
 	// shards' identity, it finds the ledger too (it was fitted unrecorded).
 	manifest := filepath.Join(dir, "m.json")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", manifest, "--batch", "5", "--runner", "prism", "--quiet"); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", manifest, "--encoder-batch", "5", "--runner", "prism", "--quiet"); code != 0 {
 		t.Fatalf("extract --runner: %s", errs)
 	}
 	if code, errs := fit(manifest); code != 1 || !strings.Contains(errs, "exceed the privacy budget") {
@@ -208,7 +208,7 @@ func TestExtractNeverReplacesInputs(t *testing.T) {
 	man, _ := os.ReadFile("../testdata/encoders/tiny-cnn.json")
 	os.WriteFile(filepath.Join(dir, "m.json"), man, 0o644)
 	for _, out := range []string{model, filepath.Join(data, "cat", "f.arrow")} {
-		code, _, errs := run(t, "extract", "--model", model, "--manifest", filepath.Join(dir, "m.json"), "--data", data, "--out", out)
+		code, _, errs := run(t, "extract", "--encoder", model, "--manifest", filepath.Join(dir, "m.json"), "--data", data, "--out", out)
 		if code != 1 || !(strings.Contains(errs, "same file") || strings.Contains(errs, "lies inside")) {
 			t.Errorf("--out %s: exit %d, %q", out, code, errs)
 		}
@@ -231,7 +231,7 @@ func TestExtractMixDiff(t *testing.T) {
 	imageFolder(t, other, []string{"cat", "zebra"}, 2)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	out := filepath.Join(dir, "mix.arrow")
-	args := []string{"extract", "--model", model, "--data", data, "--views", "2", "--mix-with", public, "--mix-diff", "3", "--augment-seed", "5"}
+	args := []string{"extract", "--encoder", model, "--data", data, "--views", "2", "--mix-with", public, "--mix-diff", "3", "--augment-seed", "5"}
 	if code, _, errs := run(t, append(args, "--out", out)...); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -285,10 +285,10 @@ func TestRunnerPrism(t *testing.T) {
 	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	single, sharded := filepath.Join(dir, "single.arrow"), filepath.Join(dir, "sharded.json")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", single, "--batch", "2", "--quiet"); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
-	code, stdout, errs := run(t, "extract", "--model", model, "--data", data, "--out", sharded, "--batch", "2", "--runner", "prism",
+	code, stdout, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", sharded, "--encoder-batch", "2", "--runner", "prism",
 		"--runner-workers", "2", "--shard-rows", "5", "--json")
 	if code != 0 {
 		t.Fatalf("extract --runner: exit %d: %s", code, errs)
@@ -342,7 +342,7 @@ func TestRunnerPrism(t *testing.T) {
 	// views in one shard: fit --runner groups them there and gives the
 	// single-machine fit of the same manifest.
 	views := filepath.Join(dir, "views.json")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", views, "--batch", "2", "--views", "2", "--augment", "flip",
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", views, "--encoder-batch", "2", "--views", "2", "--augment", "flip",
 		"--runner", "prism", "--shard-rows", "4", "--quiet"); code != 0 {
 		t.Fatalf("extract --views --runner: exit %d: %s", code, errs)
 	}
@@ -374,7 +374,7 @@ func TestRunnerPrism(t *testing.T) {
 	// naming the image; the manifest is not written.
 	os.WriteFile(filepath.Join(data, "dog", "zz-broken.png"), []byte("not a png"), 0o644)
 	broken := filepath.Join(dir, "broken.json")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", broken, "--batch", "2", "--runner", "prism", "--quiet"); code != 1 || !strings.Contains(errs, "zz-broken.png") {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", broken, "--encoder-batch", "2", "--runner", "prism", "--quiet"); code != 1 || !strings.Contains(errs, "zz-broken.png") {
 		t.Errorf("a worker's error: exit %d, %q", code, errs)
 	}
 	if _, err := os.Stat(broken); err == nil {

@@ -113,7 +113,7 @@ func TestSplitAndImbalance(t *testing.T) {
 	in := filepath.Join(dir, "in.arrow")
 	featureFile(t, in, 300, 3, []string{"a", "b", "c"})
 	tr, va := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "va.arrow")
-	code, _, errs := run(t, "split", "--in", in, "--val-fraction", "0.2", "--train", tr, "--val", va, "--seed", "3")
+	code, _, errs := run(t, "split", "--in", in, "--val-fraction", "0.2", "--train", tr, "--val", va, "--key", "3")
 	if code != 0 {
 		t.Fatalf("split: exit %d: %s", code, errs)
 	}

@@ -646,7 +646,7 @@ func TestPublicDataIsNotThePrivateData(t *testing.T) {
 		data := p("images")
 		imageFolder(t, data, []string{"cat", "dog"}, 4)
 		for _, out := range []string{"x1.arrow", "x2.arrow"} {
-			if code, _, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p(out), "--quiet"); code != 0 {
+			if code, _, errs := run(t, "extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p(out), "--quiet"); code != 0 {
 				t.Fatal(errs)
 			}
 		}
@@ -656,7 +656,7 @@ func TestPublicDataIsNotThePrivateData(t *testing.T) {
 		}
 		// DP-Mix_Diff's public partners: not the private images.
 		for _, with := range []string{data, filepath.Join(data, "cat")} {
-			code, _, errs = run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("mix.arrow"),
+			code, _, errs = run(t, "extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("mix.arrow"),
 				"--views", "2", "--augment", "flip", "--mix-with", with, "--mix-diff", "1", "--quiet")
 			if code != 1 || !strings.Contains(errs, "never private ones") {
 				t.Errorf("--mix-with %s: exit %d, %q", with, code, errs)

@@ -57,7 +57,7 @@ func TestImageFoldersDropNothingSilently(t *testing.T) {
 	os.Symlink(filepath.Join(root, "store"), filepath.Join(root, "sneaker"))
 	os.MkdirAll(filepath.Join(root, "sandal"), 0o755)
 	os.WriteFile(filepath.Join(root, "sandal", "readme.md"), []byte("x"), 0o644)
-	code, stdout, errs := run(t, "extract", "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", root, "--out", filepath.Join(dir, "f.arrow"), "--quiet", "--json")
+	code, stdout, errs := run(t, "extract", "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", root, "--out", filepath.Join(dir, "f.arrow"), "--quiet", "--json")
 	if code != 0 {
 		t.Fatal(errs)
 	}

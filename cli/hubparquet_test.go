@@ -84,17 +84,17 @@ func TestExtractReadsHubParquet(t *testing.T) {
 	hubParquet(t, folder, classes, filepath.Join(repo, "data", "test-00000-of-00001.parquet"))
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	want := filepath.Join(dir, "folder.arrow")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", folder, "--out", want, "--quiet"); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", folder, "--out", want, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
-	code, _, errs := run(t, "extract", "--model", model, "--data", repo, "--out", filepath.Join(dir, "x.arrow"), "--quiet")
+	code, _, errs := run(t, "extract", "--encoder", model, "--data", repo, "--out", filepath.Join(dir, "x.arrow"), "--quiet")
 	if code != 1 || !strings.Contains(errs, "shards of splits test, train; pass --split") {
 		t.Fatalf("no --split: exit %d, %q", code, errs)
 	}
 	for _, src := range []string{repo, filepath.Join(repo, "data", "train-00000-of-00001.parquet")} {
 		got := filepath.Join(dir, "hub.arrow")
 		os.Remove(got)
-		if code, _, errs := run(t, "extract", "--model", model, "--data", src, "--split", "train", "--out", got, "--quiet"); code != 0 {
+		if code, _, errs := run(t, "extract", "--encoder", model, "--data", src, "--split", "train", "--out", got, "--quiet"); code != 0 {
 			t.Fatal(errs)
 		}
 		a, _ := features.ReadAll(want, features.ReadOptions{})

@@ -99,7 +99,7 @@ func TestExampleIDsBelongToTheExample(t *testing.T) {
 		views := [2]map[string][]float32{}
 		for k, src := range pair {
 			base := filepath.Join(dir, fmt.Sprintf("%s-%d", name, k))
-			if code, _, errs := run(t, "extract", "--model", model, "--data", src, "--out", base+".arrow", "--quiet"); code != 0 {
+			if code, _, errs := run(t, "extract", "--encoder", model, "--data", src, "--out", base+".arrow", "--quiet"); code != 0 {
 				t.Fatalf("%s: extract: %s", name, errs)
 			}
 			plain, err := features.ReadAll(base+".arrow", features.ReadOptions{})
@@ -128,7 +128,7 @@ func TestExampleIDsBelongToTheExample(t *testing.T) {
 					sides[k][image[id]] = c
 				}
 			}
-			if code, _, errs := run(t, "extract", "--model", model, "--data", src, "--out", base+"-views.arrow", "--views", "2", "--augment", "flip,crop=3", "--quiet"); code != 0 {
+			if code, _, errs := run(t, "extract", "--encoder", model, "--data", src, "--out", base+"-views.arrow", "--views", "2", "--augment", "flip,crop=3", "--quiet"); code != 0 {
 				t.Fatalf("%s: extract --views: %s", name, errs)
 			}
 			m, err := features.ReadAll(base+"-views.arrow", features.ReadOptions{})
@@ -205,7 +205,7 @@ func TestAuditOfNeighbouringSources(t *testing.T) {
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	files := []string{filepath.Join(dir, "d.arrow"), filepath.Join(dir, "d2.arrow"), filepath.Join(dir, "broken.arrow")}
 	for i, c := range []struct{ src, seed string }{{pair[1], "1"}, {pair[0], "1"}, {pair[0], "2"}} {
-		if code, _, errs := run(t, "extract", "--model", model, "--data", c.src, "--out", files[i], "--views", "2", "--augment", "flip,crop=3",
+		if code, _, errs := run(t, "extract", "--encoder", model, "--data", c.src, "--out", files[i], "--views", "2", "--augment", "flip,crop=3",
 			"--augment-seed", c.seed, "--quiet"); code != 0 {
 			t.Fatalf("extract: %s", errs)
 		}

@@ -107,7 +107,7 @@ func TestNoRunRemovesWhatItDidNotCreate(t *testing.T) {
 	if encode.InitRuntime("") == nil {
 		data := p("images")
 		imageFolder(t, data, classes, 2)
-		if code, _, errs := run(t, "predict", "--classifier", p("ok.safetensors"), "--model", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("pred.csv")); code != 1 && code != 0 {
+		if code, _, errs := run(t, "predict", "--classifier", p("ok.safetensors"), "--encoder", "../testdata/encoders/tiny-cnn.onnx", "--data", data, "--out", p("pred.csv")); code != 1 && code != 0 {
 			t.Errorf("predict from images: exit %d, %q", code, errs)
 		}
 		check("predict from images")
@@ -127,7 +127,7 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	imageFolder(t, data, []string{"cat", "dog"}, 6)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	extract := func(out string, extra ...string) (int, string) {
-		args := append([]string{"extract", "--model", model, "--data", data, "--out", out, "--batch", "2", "--runner", "prism", "--shard-rows", "4", "--quiet"}, extra...)
+		args := append([]string{"extract", "--encoder", model, "--data", data, "--out", out, "--encoder-batch", "2", "--runner", "prism", "--shard-rows", "4", "--quiet"}, extra...)
 		code, _, errs := run(t, args...)
 		return code, errs
 	}
@@ -150,8 +150,8 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 		step string
 		args []string
 	}{
-		{"--batch -1", []string{"--batch", "-1"}},
-		{"a model that does not exist", []string{"--model", p("none.onnx")}},
+		{"--encoder-batch -1", []string{"--encoder-batch", "-1"}},
+		{"a model that does not exist", []string{"--encoder", p("none.onnx")}},
 		{"a missing --data", []string{"--data", p("nowhere")}},
 		{"--shard-rows -5", []string{"--shard-rows", "-5"}},
 	} {
@@ -164,7 +164,7 @@ func TestDistributedExtractionNeverDestroys(t *testing.T) {
 	photos := p("photos.shards")
 	imageFolder(t, photos, []string{"cat", "dog"}, 2)
 	for _, force := range []string{"--force", "--resume"} {
-		code, _, errs := run(t, "extract", "--model", model, "--data", photos, "--out", p("photos.json"), "--runner", "prism", force)
+		code, _, errs := run(t, "extract", "--encoder", model, "--data", photos, "--out", p("photos.json"), "--runner", "prism", force)
 		if code != 1 || !strings.Contains(errs, "puts its shards") {
 			t.Errorf("--data inside the shard folder (%s): exit %d, %q", force, code, errs)
 		}
@@ -279,7 +279,7 @@ func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 	data := idxFile(t, filepath.Join(dir, "idx"), 1500)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	out := filepath.Join(dir, "m.json")
-	args := []string{"extract", "--model", model, "--data", data, "--out", out, "--batch", "1", "--runner", "prism", "--runner-workers", "2", "--shard-rows", "10", "--quiet"}
+	args := []string{"extract", "--encoder", model, "--data", data, "--out", out, "--encoder-batch", "1", "--runner", "prism", "--runner-workers", "2", "--shard-rows", "10", "--quiet"}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "DPFEAT_STOP_GRACE=20s")
 	stderr, _ := cmd.StderrPipe()
@@ -323,8 +323,8 @@ func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "../testdata/encoders/tiny-fp16.onnx"}, "model sha256 (changed)"},
-		{[]string{"--batch", "2"}, `batch ("1" then, "2" now)`},
+		{[]string{"--encoder", "../testdata/encoders/tiny-fp16.onnx"}, "model sha256 (changed)"},
+		{[]string{"--encoder-batch", "2"}, `batch ("1" then, "2" now)`},
 		{[]string{"--shard-rows", "20"}, "--shard-rows"},
 	} {
 		code, msg := resume(c.args...)
@@ -349,7 +349,7 @@ func TestInterruptedDistributedExtractionResumes(t *testing.T) {
 		t.Fatalf("--resume: %v\n%s", err, res)
 	}
 	single := filepath.Join(dir, "single.arrow")
-	if res, err := exec.Command(bin, "extract", "--model", model, "--data", data, "--out", single, "--batch", "1", "--quiet").CombinedOutput(); err != nil {
+	if res, err := exec.Command(bin, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "1", "--quiet").CombinedOutput(); err != nil {
 		t.Fatalf("single machine: %v\n%s", err, res)
 	}
 	a, _ := features.ReadAll(single, features.ReadOptions{})
@@ -406,7 +406,7 @@ func fixBatch(t *testing.T, model []byte, batch int64) []byte {
 
 // TestFixedBatchModelIsNamed (#35 item 15): a model exported with a fixed
 // batch of 1 is refused before extracting, naming the model and the
-// --batch it needs; with it, the extraction runs.
+// --encoder-batch it needs; with it, the extraction runs.
 func TestFixedBatchModelIsNamed(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
@@ -425,12 +425,12 @@ func TestFixedBatchModelIsNamed(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "fixed.json"), man, 0o644)
 	data := filepath.Join(dir, "images")
 	imageFolder(t, data, []string{"cat", "dog"}, 3)
-	code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--quiet")
-	if code != 1 || !strings.Contains(errs, "fixed.onnx takes batches of exactly 1") || !strings.Contains(errs, "--batch 1") {
+	code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--quiet")
+	if code != 1 || !strings.Contains(errs, "fixed.onnx takes batches of exactly 1") || !strings.Contains(errs, "--encoder-batch 1") {
 		t.Fatalf("a fixed-batch model: exit %d, %q", code, errs)
 	}
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--batch", "1", "--quiet"); code != 0 {
-		t.Fatalf("--batch 1: exit %d, %q", code, errs)
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", filepath.Join(dir, "f.arrow"), "--encoder-batch", "1", "--quiet"); code != 0 {
+		t.Fatalf("--encoder-batch 1: exit %d, %q", code, errs)
 	}
 }
 

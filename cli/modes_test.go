@@ -34,7 +34,7 @@ func TestOutputModesFollowTheUmask(t *testing.T) {
 		{[]string{"imbalance", "--in", p("train.arrow"), "--out", p("lt.arrow"), "--ratio", "10"}, []string{"lt.arrow"}},
 		{[]string{"sweep", "--config", p("sweep.yaml"), "--out", p("results.arrow"), "--classifiers", p("clfs")}, []string{"results.arrow"}},
 		{[]string{"export", "--results", p("results.arrow"), "--format", "csv", "--out", p("results.csv")}, []string{"results.csv"}},
-		{[]string{"budget", "init", "--data", p("train.arrow"), "--ledger", p("ledger"), "--epsilon", "4", "--delta", "1e-5"}, nil},
+		{[]string{"budget", "init", "--features", p("train.arrow"), "--ledger", p("ledger"), "--epsilon", "4", "--delta", "1e-5"}, nil},
 	}
 	for _, s := range steps {
 		if code, _, errs := run(t, s.args...); code != 0 {

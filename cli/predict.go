@@ -17,20 +17,20 @@ func predictCommand() *ucli.Command {
 		Name:  "predict",
 		Usage: "write a classifier's predictions and per-class scores for a feature file, or for images through an encoder",
 		UsageText: "dpfeat predict --classifier CLF --features FEATS --out PRED [--force]\n" +
-			"dpfeat predict --classifier CLF --model ENC.onnx --data IMAGES --out PRED [--save-features FEATS.arrow]\n\n" +
-			"FEATS is any feature file fit reads (see dpfeat convert). With --model and --data, the images are\n" +
+			"dpfeat predict --classifier CLF --encoder ENC.onnx --data IMAGES --out PRED [--save-features FEATS.arrow]\n\n" +
+			"FEATS is any feature file fit reads (see dpfeat convert). With --encoder and --data, the images are\n" +
 			"encoded in this run and nothing is kept unless --save-features names a file; an image folder may be\n" +
 			"flat (unlabeled) or hold the classifier's class folders.\n" +
 			"PRED's extension picks the format: .arrow (columns id if known, label (true label or null), predicted,\n" +
 			"predicted_class, scores: fixed_size_list<float32>[classes]), .parquet (the same), .csv/.tsv, .npy\n" +
 			"(the scores) or .npz.\n\n" +
 			"Examples:\n   dpfeat predict --classifier clf.safetensors --features test.arrow --out pred.arrow\n" +
-			"   dpfeat predict --classifier clf.safetensors --model enc.onnx --data photos/ --out pred.csv",
+			"   dpfeat predict --classifier clf.safetensors --encoder enc.onnx --data photos/ --out pred.csv",
 		Flags: append(append([]ucli.Flag{
 			&ucli.StringFlag{Name: "classifier", Usage: "classifier file (required)"},
-			&ucli.StringFlag{Name: "features", Usage: "feature file (required unless --model and --data)"},
+			&ucli.StringFlag{Name: "features", Usage: "feature file (required unless --encoder and --data)"},
 			&ucli.StringFlag{Name: "out", Usage: "predictions file to write; its extension picks the format (required)"},
-			&ucli.StringFlag{Name: "save-features", Usage: "with --model: also keep the images' features in this feature file"},
+			&ucli.StringFlag{Name: "save-features", Usage: "with --encoder: also keep the images' features in this feature file"},
 			&ucli.BoolFlag{Name: "force", Usage: "replace outputs that exist; predict even if the features come from another encoder"},
 			jsonFlag(),
 		}, encoderFlags(false)...), importFlags()...),
@@ -44,22 +44,22 @@ func predictAction(c *ucli.Context) error {
 		return err
 	}
 	featPath := c.String("features")
-	fromImages := c.IsSet("model") || c.IsSet("data")
+	fromImages := c.IsSet("encoder") || c.IsSet("data")
 	switch {
 	case fromImages && featPath != "":
-		return userErrorf("give --features, or --model and --data, not both")
-	case fromImages && (c.String("model") == "" || c.String("data") == ""):
-		return userErrorf("--model and --data go together: the encoder and the images to predict")
+		return userErrorf("give --features, or --encoder and --data, not both")
+	case fromImages && (c.String("encoder") == "" || c.String("data") == ""):
+		return userErrorf("--encoder and --data go together: the encoder and the images to predict")
 	case !fromImages && featPath == "":
-		return userErrorf("--features is required (or --model and --data to predict from images)")
+		return userErrorf("--features is required (or --encoder and --data to predict from images)")
 	case !fromImages && c.IsSet("save-features"):
-		return userErrorf("--save-features keeps the features of --model run over --data")
+		return userErrorf("--save-features keeps the features of --encoder run over --data")
 	}
 	in := featPath
 	if fromImages {
 		in = c.String("data")
 	}
-	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "model", "data")); err != nil {
+	if err := guardOutputs(flagPaths(c, "out", "save-features"), flagPaths(c, "classifier", "features", "encoder", "data")); err != nil {
 		return err
 	}
 	if err := checkExtension("out", c.String("out"), append([]string{"-"}, features.TableExtensions...)...); err != nil {
@@ -115,7 +115,7 @@ func predictAction(c *ucli.Context) error {
 	return printf(c.App.Writer, "%s: %d predictions over %d classes\n", outs[0], m.Rows, len(clf.Classes))
 }
 
-// predictFeatures runs --model over --data for predict: into
+// predictFeatures runs --encoder over --data for predict: into
 // --save-features, or a temporary file that cleanup removes. An image
 // folder is read with the classifier's classes.
 func predictFeatures(c *ucli.Context, clfPath string) (string, func(), error) {
@@ -136,7 +136,7 @@ func predictFeatures(c *ucli.Context, clfPath string) (string, func(), error) {
 		return "", nil, err
 	}
 	dopt := features.DatasetOptions{Split: c.String("split"), Expected: clf.Classes}
-	if _, err := extractTo(c, c.String("model"), c.String("data"), out, dopt, false); err != nil {
+	if _, err := extractTo(c, c.String("encoder"), c.String("data"), out, dopt, false); err != nil {
 		cleanup()
 		return "", nil, err
 	}

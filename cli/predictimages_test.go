@@ -12,7 +12,7 @@ import (
 	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
-// predict --model --data gives what extract then predict give, keeps
+// predict --encoder --data gives what extract then predict give, keeps
 // nothing unless asked, and reads a flat folder of unlabeled images (#20).
 func TestPredictFromImages(t *testing.T) {
 	orttest.Need(t)
@@ -21,7 +21,7 @@ func TestPredictFromImages(t *testing.T) {
 	imageFolder(t, data, []string{"cat", "dog"}, 6)
 	model := "../testdata/encoders/tiny-cnn.onnx"
 	feats, clf := filepath.Join(dir, "f.arrow"), filepath.Join(dir, "c.safetensors")
-	if code, _, errs := run(t, "extract", "--model", model, "--data", data, "--out", feats, "--quiet"); code != 0 {
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", feats, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
 	if code, _, errs := run(t, "fit", "--method", "dpls", "--train", feats, "--epsilon", "1", "--delta", "1e-5", "--out", clf); code != 0 {
@@ -33,7 +33,7 @@ func TestPredictFromImages(t *testing.T) {
 	}
 	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "dpfeat-predict-*"))
 	got := filepath.Join(dir, "got.csv")
-	if code, _, errs := run(t, "predict", "--classifier", clf, "--model", model, "--data", data, "--out", got, "--quiet"); code != 0 {
+	if code, _, errs := run(t, "predict", "--classifier", clf, "--encoder", model, "--data", data, "--out", got, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
 	a, _ := os.ReadFile(want)
@@ -46,7 +46,7 @@ func TestPredictFromImages(t *testing.T) {
 	}
 	// --save-features keeps them, equal to extract's.
 	saved := filepath.Join(dir, "saved.arrow")
-	if code, _, errs := run(t, "predict", "--classifier", clf, "--model", model, "--data", data, "--out", filepath.Join(dir, "p2.arrow"), "--save-features", saved, "--quiet"); code != 0 {
+	if code, _, errs := run(t, "predict", "--classifier", clf, "--encoder", model, "--data", data, "--out", filepath.Join(dir, "p2.arrow"), "--save-features", saved, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
 	x, _ := features.ReadAll(feats, features.ReadOptions{})
@@ -66,7 +66,7 @@ func TestPredictFromImages(t *testing.T) {
 		src, _ := os.ReadFile(filepath.Join(data, "dog", f))
 		os.WriteFile(filepath.Join(flat, f), src, 0o644)
 	}
-	code, out, errs := run(t, "predict", "--classifier", clf, "--model", model, "--data", flat, "--out", filepath.Join(dir, "flat.csv"), "--quiet")
+	code, out, errs := run(t, "predict", "--classifier", clf, "--encoder", model, "--data", flat, "--out", filepath.Join(dir, "flat.csv"), "--quiet")
 	if code != 0 || !strings.Contains(out, "2 predictions over 2 classes") {
 		t.Fatalf("flat folder: exit %d, %s %s", code, out, errs)
 	}
@@ -75,10 +75,10 @@ func TestPredictFromImages(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"predict", "--classifier", clf, "--model", model, "--out", filepath.Join(dir, "x.csv")}, "--model and --data go together"},
-		{[]string{"predict", "--classifier", clf, "--model", model, "--data", data, "--features", feats, "--out", filepath.Join(dir, "x.csv")}, "not both"},
+		{[]string{"predict", "--classifier", clf, "--encoder", model, "--out", filepath.Join(dir, "x.csv")}, "--encoder and --data go together"},
+		{[]string{"predict", "--classifier", clf, "--encoder", model, "--data", data, "--features", feats, "--out", filepath.Join(dir, "x.csv")}, "not both"},
 		{[]string{"predict", "--classifier", clf, "--features", feats, "--save-features", saved, "--out", filepath.Join(dir, "x.csv")}, "--save-features keeps"},
-		{[]string{"predict", "--classifier", clf, "--model", model, "--data", data, "--save-features", saved, "--out", filepath.Join(dir, "x.csv")}, "exists"},
+		{[]string{"predict", "--classifier", clf, "--encoder", model, "--data", data, "--save-features", saved, "--out", filepath.Join(dir, "x.csv")}, "exists"},
 	} {
 		if code, _, errs := run(t, tc.args...); code != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, %q; want %q", tc.args[3:], code, errs, tc.want)

@@ -14,11 +14,11 @@ func reportCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "report",
 		Usage: "one self-contained HTML page of sweep results: plots, the summary, every guarantee, the budget",
-		UsageText: "dpfeat report --results RESULTS.arrow --out report.html [--data FEATS | --name N] [--ledger DIR] [--share-y] [--force]\n\n" +
+		UsageText: "dpfeat report --results RESULTS.arrow --out report.html [--features FEATS | --name N] [--ledger DIR] [--share-y] [--force]\n\n" +
 			"The page needs nothing beside it (plots are inline SVG): a plot per dataset, the summary table with\n" +
-			"each selected setting's guarantee, every job with its guarantee, and, with --data or --name,\n" +
+			"each selected setting's guarantee, every job with its guarantee, and, with --features or --name,\n" +
 			"the state of the data's privacy-budget ledger.\n\n" +
-			"Example:\n   dpfeat report --results results.arrow --data train.arrow --out report.html",
+			"Example:\n   dpfeat report --results results.arrow --features train.arrow --out report.html",
 		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "results", Usage: "results file written by dpfeat sweep (required)"},
 			&ucli.StringFlag{Name: "out", Usage: "the HTML file to write (required)"},
@@ -46,8 +46,8 @@ func reportAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	o := sweep.ReportOptions{Results: results, Version: Version, Plot: sweep.PlotOptions{ShareY: c.Bool("share-y")}}
-	if c.String("data") != "" || c.String("name") != "" {
-		l, err := ledgerFor(c, c.String("data"))
+	if c.String("features") != "" || c.String("name") != "" {
+		l, err := ledgerFor(c, c.String("features"))
 		if err != nil {
 			return err
 		}

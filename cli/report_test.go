@@ -31,11 +31,11 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(errs)
 	}
 	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--data", train, "--epsilon", "5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "5", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	page := filepath.Join(dir, "report.html")
-	if code, _, errs := run(t, "report", "--results", results, "--out", page, "--data", train, "--ledger", ledgerDir); code != 0 {
+	if code, _, errs := run(t, "report", "--results", results, "--out", page, "--features", train, "--ledger", ledgerDir); code != 0 {
 		t.Fatal(errs)
 	}
 	b, _ := os.ReadFile(page)

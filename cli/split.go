@@ -12,15 +12,15 @@ func splitCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "split",
 		Usage: "split a feature file into training and validation files by a per-row rule (a keyed hash of each row's id or content)",
-		UsageText: "dpfeat split --in FEATS.arrow --val-fraction F --train TRAIN.arrow --val VAL.arrow [--seed S] [--json]\n\n" +
-			"Example:\n   dpfeat split --in train.arrow --val-fraction 0.1 --train tr.arrow --val va.arrow --seed 1",
+		UsageText: "dpfeat split --in FEATS.arrow --val-fraction F --train TRAIN.arrow --val VAL.arrow [--key K] [--json]\n\n" +
+			"Example:\n   dpfeat split --in train.arrow --val-fraction 0.1 --train tr.arrow --val va.arrow --key 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file to split (required)"},
 			forceFlag(),
 			&ucli.Float64Flag{Name: "val-fraction", Value: 0.1, Usage: "expected share of the rows that go to validation, in (0, 1); each row's side depends on that row alone"},
 			&ucli.StringFlag{Name: "train", Usage: "output: training rows (required)"},
 			&ucli.StringFlag{Name: "val", Usage: "output: validation rows (required)"},
-			&ucli.Uint64Flag{Name: "seed", Usage: "key of the split's hash; the same seed gives the same split"},
+			&ucli.Uint64Flag{Name: "key", Usage: "key of the split's hash; the same key gives the same split"},
 			jsonFlag(),
 		},
 		Action: func(c *ucli.Context) error {
@@ -43,7 +43,7 @@ func splitCommand() *ucli.Command {
 				return err
 			}
 			defer f.Close()
-			rule, err := features.NewRowSplit(frac, c.Uint64("seed"))
+			rule, err := features.NewRowSplit(frac, c.Uint64("key"))
 			if err != nil {
 				return userErrorf("--val-fraction: %v", err)
 			}
@@ -51,13 +51,13 @@ func splitCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			res := map[string]any{"in": in, "seed": c.Uint64("seed"), "val_fraction": frac}
+			res := map[string]any{"in": in, "key": c.Uint64("key"), "val_fraction": frac}
 			for i, part := range []struct {
 				name string
 				rows []int
 			}{{"train", train}, {"validation", val}} {
 				meta := f.Metadata()
-				meta.Subset = &features.Derivation{Kind: "validation-split", From: describeFrom(f), Seed: c.Uint64("seed"), Part: part.name, Fraction: frac, Counts: countRows(labels, part.rows, len(f.Classes()))}
+				meta.Subset = &features.Derivation{Kind: "validation-split", From: describeFrom(f), Seed: c.Uint64("key"), Part: part.name, Fraction: frac, Counts: countRows(labels, part.rows, len(f.Classes()))}
 				if err := features.CopyRows(f, part.rows, outs[i], meta); err != nil {
 					return err
 				}
@@ -66,8 +66,8 @@ func splitCommand() *ucli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, res)
 			}
-			return printf(c.App.Writer, "%s: %d rows → %s (train, %d rows) and %s (validation, %d rows), seed %d; exact counts, as private as the data\n",
-				in, len(labels), outs[0], len(train), outs[1], len(val), c.Uint64("seed"))
+			return printf(c.App.Writer, "%s: %d rows → %s (train, %d rows) and %s (validation, %d rows), key %d; exact counts, as private as the data\n",
+				in, len(labels), outs[0], len(train), outs[1], len(val), c.Uint64("key"))
 		},
 	}
 }
@@ -76,11 +76,11 @@ func imbalanceCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "imbalance",
 		Usage: "write a class-imbalanced subset of a feature file (Cui et al. 2019 / DPPL profiles) by a per-row rule",
-		UsageText: "dpfeat imbalance --in FEATS.arrow --ratio IR --out OUT.arrow [--profile cui|dppl] [--rate R] [--seed S] [--json]\n\n" +
+		UsageText: "dpfeat imbalance --in FEATS.arrow --ratio IR --out OUT.arrow [--profile cui|dppl] [--rate R] [--key K] [--json]\n\n" +
 			"A row of class c is kept with probability R·IR^(−c/(C−1)) (cui) or R·exp(−c·ln(IR)/C) (dppl, the DPPL\n" +
 			"code's variant), decided by a keyed hash of that row alone, so that one example never changes which\n" +
 			"others are kept; on balanced data the class sizes follow the profile (binomially).\n\n" +
-			"Example:\n   dpfeat imbalance --in train.arrow --ratio 100 --out train-lt.arrow --seed 1",
+			"Example:\n   dpfeat imbalance --in train.arrow --ratio 100 --out train-lt.arrow --key 1",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "in", Usage: "feature file (required)"},
 			forceFlag(),
@@ -88,7 +88,7 @@ func imbalanceCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "profile", Value: string(features.ProfileCui), Usage: "cui or dppl"},
 			&ucli.Float64Flag{Name: "rate", Value: 1, Usage: "class 0's keep probability R, in (0, 1]"},
 			&ucli.StringFlag{Name: "out", Usage: "output feature file (required)"},
-			&ucli.Uint64Flag{Name: "seed", Usage: "seed of the row choice"},
+			&ucli.Uint64Flag{Name: "key", Usage: "key of the rows' hash; the same key keeps the same rows"},
 			jsonFlag(),
 		},
 		Action: func(c *ucli.Context) error {
@@ -119,7 +119,7 @@ func imbalanceCommand() *ucli.Command {
 				return err
 			}
 			defer f.Close()
-			rule, err := features.NewImbalance(len(f.Classes()), ir, profile, c.Float64("rate"), c.Uint64("seed"))
+			rule, err := features.NewImbalance(len(f.Classes()), ir, profile, c.Float64("rate"), c.Uint64("key"))
 			if err != nil {
 				return userErrorf("--rate: %v", err)
 			}
@@ -129,15 +129,15 @@ func imbalanceCommand() *ucli.Command {
 			}
 			counts := countRows(labels, rows, len(f.Classes()))
 			meta := f.Metadata()
-			meta.Subset = &features.Derivation{Kind: "imbalanced", From: describeFrom(f), Seed: c.Uint64("seed"), ImbalanceRatio: ir, Profile: string(profile), Counts: counts}
+			meta.Subset = &features.Derivation{Kind: "imbalanced", From: describeFrom(f), Seed: c.Uint64("key"), ImbalanceRatio: ir, Profile: string(profile), Counts: counts}
 			if err := features.CopyRows(f, rows, outs[0], meta); err != nil {
 				return err
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"in": in, "out": outs[0], "rows": len(rows), "class_counts": counts, "imbalance_ratio": ir, "profile": profile, "seed": c.Uint64("seed")})
+				return writeJSON(c.App.Writer, map[string]any{"in": in, "out": outs[0], "rows": len(rows), "class_counts": counts, "imbalance_ratio": ir, "profile": profile, "key": c.Uint64("key")})
 			}
-			return printf(c.App.Writer, "%s: %d of %d rows → %s (IR %g, %s profile, seed %d); class counts %v (exact, as private as the data)\n",
-				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("seed"), counts)
+			return printf(c.App.Writer, "%s: %d of %d rows → %s (IR %g, %s profile, key %d); class counts %v (exact, as private as the data)\n",
+				in, len(rows), len(labels), outs[0], ir, profile, c.Uint64("key"), counts)
 		},
 	}
 }

@@ -363,7 +363,7 @@ func (s *Session) Dim() int { return s.dim }
 
 // FixedBatch is the batch size the model's input fixes (its first axis),
 // or 0 when the axis is dynamic: a model exported with batch 1 takes
-// exactly one image per call, which --batch must say.
+// exactly one image per call, which --encoder-batch must say.
 func (s *Session) FixedBatch() int {
 	if d := s.in.Dimensions; len(d) > 0 && d[0] > 0 {
 		return int(d[0])

@@ -162,7 +162,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if opt.HoldEvery == 0 {
 		opt.HoldEvery = 5 * time.Second
 	}
-	// A batch never exceeds the data (--batch 10000000 once preallocated
+	// A batch never exceeds the data (--encoder-batch 10000000 once preallocated
 	// 123 GB for a small dataset).
 	if n := ds.Len(); n > 0 {
 		left := max(1, n-opt.Offset)
@@ -174,7 +174,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 	if opt.MaxInflight <= 0 {
 		opt.MaxInflight = 512 << 20
 	}
-	// Rows per example: one, or its views and self-mixups; --batch counts
+	// Rows per example: one, or its views and self-mixups; --encoder-batch counts
 	// rows per encoder call, so a job takes fewer examples.
 	perExample := 1
 	if v := opt.Meta.Views; v != nil {
@@ -414,7 +414,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 						err = enc.Run(q.tensor, rows, q.features)
 					}
 					if err != nil {
-						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --batch with it, e.g. --batch 1): %w", rows, q.first, err)
+						errc <- fmt.Errorf("the encoder failed on a batch of %d images starting at example %d (if the model takes a fixed batch size, pass --encoder-batch with it, e.g. --encoder-batch 1): %w", rows, q.first, err)
 						return
 					}
 				}

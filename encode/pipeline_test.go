@@ -308,7 +308,7 @@ func (d *bigDataset) Next() (features.Example, error) {
 	return ex, err
 }
 
-// TestExtractMemoryIsBounded (#16 item 8): an absurd --batch is clamped to
+// TestExtractMemoryIsBounded (#16 item 8): an absurd --encoder-batch is clamped to
 // the data, and images waiting to be preprocessed are bounded by
 // MaxInflight whatever the batch: with room for three 1 MB images and a
 // batch of 64, batches are cut short and every row comes out right.
@@ -317,7 +317,7 @@ func TestExtractMemoryIsBounded(t *testing.T) {
 	opt := extractOpts()
 	opt.Batch = 10_000_000
 	if _, err := Extract(context.Background(), &memDataset{n: 37}, &sumEncoder{}, testPrep(t), filepath.Join(dir, "a.arrow"), opt); err != nil {
-		t.Fatalf("--batch 10000000 on 37 images: %v", err)
+		t.Fatalf("--encoder-batch 10000000 on 37 images: %v", err)
 	}
 	want := filepath.Join(dir, "want.arrow")
 	opt = extractOpts()

@@ -19,8 +19,8 @@ run() {
 }
 
 echo "== 1. Features of the private half and of the test set (frozen encoder, ONNX Runtime)"
-run extract --model "$model" --data "$data" --split train --offset 30000 --limit 30000 --out "$out/private.arrow" --force
-run extract --model "$model" --data "$data" --split test --out "$out/test.arrow" --force
+run extract --encoder "$model" --data "$data" --split train --offset 30000 --limit 30000 --out "$out/private.arrow" --force
+run extract --encoder "$model" --data "$data" --split test --out "$out/test.arrow" --force
 run inspect "$out/private.arrow"
 
 echo "== 2. A classifier with (1, 1e-5)-differential privacy (auto: the method and feature transform for this n and ε), and the non-private reference"

@@ -74,7 +74,7 @@ def guarantee(classifier_path):
 def ledger(data, ledger_dir=None, name=None):
     """The budget ledger of a dataset (``dpfeat budget show --json``) as a
     dict: the budget, every release and their composition."""
-    args = ["budget", "show", "--data", data]
+    args = ["budget", "show", "--features", data]
     if ledger_dir is not None:
         args += ["--ledger", ledger_dir]
     if name is not None:

@@ -35,7 +35,7 @@ class DPTransformer(_TMixin, _Base):
     device : str
         ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (``--device``).
     batch : int
-        Images per encoder call (``--batch``).
+        Images per encoder call (``--encoder-batch``).
 
     Extraction releases nothing: the features are as private as the
     images, and only the classifier fit on them (``DPClassifier``) is a
@@ -83,8 +83,8 @@ class DPTransformer(_TMixin, _Base):
                 except OSError:
                     shutil.copyfile(p, dst)
             out = os.path.join(tmp, "features.arrow")
-            args = ["extract", "--model", str(self.model), "--data", folder, "--out", out, "--quiet", "--device", str(self.device),
-                    "--batch", str(int(self.batch))]
+            args = ["extract", "--encoder", str(self.model), "--data", folder, "--out", out, "--quiet", "--device", str(self.device),
+                    "--encoder-batch", str(int(self.batch))]
             if self.manifest is not None:
                 args += ["--manifest", str(self.manifest)]
             run(*args, names={folder + os.sep: "", folder: "the images", out: "the features"})

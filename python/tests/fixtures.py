@@ -65,5 +65,5 @@ def fixture(folder, features=False):
         for name, args in (("private", ["--split", "train", "--offset", "30000", "--limit", "2000"]),
                            ("public", ["--split", "train", "--limit", "1000"]),
                            ("test", ["--split", "test", "--limit", "1000"])):
-            dpfeat.run("extract", "--model", enc, "--data", FMNIST, "--out", os.path.join(folder, name + ".arrow"), "--quiet", *args)
+            dpfeat.run("extract", "--encoder", enc, "--data", FMNIST, "--out", os.path.join(folder, name + ".arrow"), "--quiet", *args)
         shutil.copy(os.path.join(folder, "private.arrow"), os.path.join(folder, "train.arrow"))

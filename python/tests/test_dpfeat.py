@@ -329,7 +329,7 @@ class FilesTest(unittest.TestCase):
             self.assertEqual(f["ids"][:2], ["r0", "r1"])
             self.assertEqual(f["metadata"]["dpfeat.classes_from"], "label values")
             ledger_dir = os.path.join(tmp, "ledger")
-            cli("budget", "init", "--data", feats, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledger_dir)
+            cli("budget", "init", "--features", feats, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledger_dir)
             clf = os.path.join(tmp, "c.safetensors")
             cli("fit", "--method", "dpls", "--train", feats, "--epsilon", "1", "--delta", "1e-6", "--out", clf, "--ledger", ledger_dir)
             led = dpfeat.ledger(feats, ledger_dir=ledger_dir)
