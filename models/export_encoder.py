@@ -132,7 +132,11 @@ def load_checkpoint(model, path):
     if not isinstance(sd, dict):
         fail(f"--checkpoint {path}: expected a state_dict (a dict of tensors), found {type(sd).__name__}")
     sd = {k.removeprefix("module."): v for k, v in sd.items()}
-    res = model.load_state_dict(sd, strict=False)
+    try:
+        res = model.load_state_dict(sd, strict=False)
+    except RuntimeError as err:  # shapes that differ
+        detail = " ".join(l.strip() for l in str(err).splitlines()[1:3])
+        fail(f"--checkpoint {path} does not fit the model: {detail}")
     extra = [k for k in res.unexpected_keys if not k.startswith(CLASSIFIER_KEYS)]
     if res.missing_keys or extra:
         fail(f"--checkpoint {path} does not fit the model: missing {res.missing_keys[:3]}, unexpected {extra[:3]}")

@@ -92,6 +92,7 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 		return nil, err
 	}
 	o.released("covariance", 0, o.Symmetric("covariance", cov, D, z*cg*cg, cg*cg), cov)
+	noteCentring(o, fcCentring(cov, D, n, cg, z*cg*cg))
 	for i := range cov {
 		cov[i] /= n
 	}
@@ -142,4 +143,18 @@ func fitFC(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	publicN(o, res, int(total))
 	p.Finish(res)
 	return res, nil
+}
+
+// fcCentring reads Centring from DP-FC's released Σuuᵀ, each entry's
+// noise std covStd: u = [clip(x), C_G]/√2, so Σx_j = (2/C_G)·Σu_j u_D
+// (the last column) and Σ‖x‖² = 2·Σ_{j<D} Σu_j².
+func fcCentring(cov []float64, D int, n, cg, covStd float64) Centring {
+	sum := make([]float64, D-1)
+	var sq float64
+	for j := range sum {
+		sum[j] = cov[j*D+D-1] * 2 / cg
+		sq += 2 * cov[j*D+j]
+	}
+	s := 2 * covStd / cg
+	return centring(sum, s*s, sq, n)
 }

@@ -145,6 +145,9 @@ func fitLS(ctx context.Context, rows Rows, M int, o *Options, private bool) (*Re
 					return nil, err
 				}
 			}
+			if private {
+				noteCentring(o, lsCentring(G, b, D, M, nf, z*math.Sqrt(k)*C))
+			}
 			floor := 1e-4 * (nf/float64(M) + alpha*nf) / float64(D)
 			edge := 2 * math.Sqrt(float64(D)) * z * C * C * (math.Sqrt(k) + alpha)
 			if _, set := o.Params["lambda"]; private && !set && !always {
@@ -273,4 +276,20 @@ func lambdaScale(D, M int, z, n float64) (factor, rho float64) {
 		return 2, rho
 	}
 	return 1, rho
+}
+
+// lsCentring reads Centring from DP-LS's released G and class sums b
+// (each coordinate's noise std bStd): Σx = Σ_j b_j, Σ‖x‖² = tr G.
+func lsCentring(G, b []float64, D, M int, n, bStd float64) Centring {
+	sum := make([]float64, D)
+	for j := 0; j < M; j++ {
+		for i, v := range b[j*D : (j+1)*D] {
+			sum[i] += v
+		}
+	}
+	var tr float64
+	for i := 0; i < D; i++ {
+		tr += G[i*D+i]
+	}
+	return centring(sum, float64(M)*bStd*bStd, tr, n)
 }

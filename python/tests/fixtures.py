@@ -47,8 +47,6 @@ def fixture(folder, features=False):
     y = rng.integers(0, 3, 300)
     X = (rng.normal(size=(3, 16))[y] * 2 + rng.normal(size=(300, 16))).astype(np.float32)
     np.savez(os.path.join(folder, "embeddings.npz"), X=X[:240], y=names[y[:240]])
-    np.savez(os.path.join(folder, "new.npz"), X=X[240:])
-    dpfeat.run("convert", "--in", os.path.join(folder, "new.npz"), "--out", os.path.join(folder, "new.parquet"))
     os.symlink(os.path.join(ROOT, "models"), os.path.join(folder, "models"))
     for ext in (".onnx", ".json"):
         shutil.copy(os.path.join(ROOT, "models", "demo", "fmnist-cnn" + ext), os.path.join(folder, "enc" + ext))
