@@ -134,8 +134,8 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}()
 	app := NewApp(stdout, stderr)
 	app.Reader = stdin
-	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && app.Command(args[1]) == nil {
-		fmt.Fprintf(stderr, "dpfeat: unknown command %q%s (dpfeat --help lists them)\n", args[1], didYouMean(args[1], app.VisibleCommands()))
+	if msg := unknownCommand(app, args); msg != "" {
+		fmt.Fprintf(stderr, "dpfeat: %s\n", msg)
 		return 1
 	}
 	err := app.RunContext(ctx, interspersed(app, args))
@@ -147,6 +147,29 @@ func RunIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "dpfeat: internal error: %v\n", err)
 	}
 	return code
+}
+
+// unknownCommand says which command or subcommand in args is not one
+// (`dpfeat fti`, `dpfeat budget shw`), with the nearest name; "" if none.
+func unknownCommand(app *ucli.App, args []string) string {
+	cmds, path := app.VisibleCommands(), "dpfeat"
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") || a == "help" || len(cmds) == 0 {
+			return ""
+		}
+		var found *ucli.Command
+		for _, c := range cmds {
+			if c.HasName(a) {
+				found = c
+			}
+		}
+		if found == nil {
+			return fmt.Sprintf("unknown command %q%s (%s --help lists them)", strings.TrimPrefix(path+" "+a, "dpfeat "), didYouMean(a, cmds), path)
+		}
+		path += " " + found.Name
+		cmds = found.VisibleCommands()
+	}
+	return ""
 }
 
 // didYouMean names the command nearest to name by edit distance, when it

@@ -161,8 +161,10 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		{"extrct", "did you mean extract?"},
 		{"budgte", "did you mean budget?"},
 		{"zzzzzz", `unknown command "zzzzzz" (dpfeat --help lists them)`},
+		{"budget shw", `unknown command "budget shw"; did you mean show? (dpfeat budget --help lists them)`},
+		{"privacy epsilno --sigma 1", "did you mean epsilon?"},
 	} {
-		code, _, errs := run(t, c.arg)
+		code, _, errs := run(t, strings.Fields(c.arg)...)
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%s: exit %d, %q", c.arg, code, errs)
 		}
