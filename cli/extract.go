@@ -135,7 +135,11 @@ func reportFolder(c *ucli.Context, ds features.Dataset, rep *extractReport) {
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: %d files of the folder are not read: %s\n", n, strings.Join(parts, "; "))
 	}
 	if len(rep.EmptyClasses) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: class %s: no image dpfeat reads, so no examples (the class stays in the class list)\n", strings.Join(rep.EmptyClasses, ", "))
+		what := "class " + rep.EmptyClasses[0] + ": no image"
+		if len(rep.EmptyClasses) > 1 {
+			what = "classes " + strings.Join(rep.EmptyClasses, ", ") + ": no image in any"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: WARNING: %s dpfeat reads, so no examples (a class without examples stays in the class list)\n", what)
 	}
 }
 

@@ -53,6 +53,14 @@ func entryKind(root, path string, e fs.DirEntry) (kind, why string) {
 		if err != nil {
 			rroot = root
 		}
+		// Both absolute: a relative root ("photos") and a link to an
+		// absolute path inside it have no relative path between them.
+		if a, err := filepath.Abs(rroot); err == nil {
+			rroot = a
+		}
+		if a, err := filepath.Abs(target); err == nil {
+			target = a
+		}
 		if rel, err := filepath.Rel(rroot, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return "", "a link that leads out of the dataset (to " + target + "); copy the file in instead"
 		}
