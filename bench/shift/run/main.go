@@ -3,9 +3,9 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[+TRANSFORM[:DIMS][~SHARE]][@public]: the
-// method with defaults, a feature transform learned privately or from the
-// variant's public file. It prints Markdown tables.
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE]][@public]:
+// the method with defaults (or the given hyperparameters), a feature
+// transform learned privately or from the variant's public file. It prints Markdown tables.
 package main
 
 import (
@@ -62,6 +62,7 @@ func paths(set string) (tr, te, pub string) {
 
 type config struct {
 	name, method string
+	params       map[string]float64
 	spec         solvers.TransformSpec
 	public       bool
 }
@@ -92,6 +93,19 @@ func parseConfig(s string) (config, error) {
 			}
 			c.spec.Kind, c.spec.Dims = s[:j], d
 		}
+	}
+	parts := strings.Split(c.method, "/")
+	c.method = parts[0]
+	for _, kv := range parts[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return c, fmt.Errorf("config %q: %q, expected PARAM=NUMBER", c.name, kv)
+		}
+		if c.params == nil {
+			c.params = map[string]float64{}
+		}
+		c.params[k] = f
 	}
 	return c, nil
 }
@@ -178,7 +192,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 					eps, _ := strconv.ParseFloat(es, 64)
 					var accs []float64
 					for s := 0; s < seeds; s++ {
-						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}, Transform: c.spec}
+						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}, Transform: c.spec, Params: c.params}
 						r, err := fit(c.method, c.public, o)
 						if err != nil {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
