@@ -72,7 +72,7 @@ func renameFlags(c *ucli.Command, rs []renamed) {
 				return userErrorf("--%s: %v", r.old, err)
 			}
 			if !ctx.Bool("quiet") {
-				fmt.Fprintf(ctx.App.ErrWriter, "note: --%s is now --%s; the old name works for one more release\n", r.old, r.now)
+				fmt.Fprintf(ctx.App.ErrWriter, "dpfeat: note: --%s is now --%s; the old name works for one more release\n", r.old, r.now)
 			}
 		}
 		return action(ctx)

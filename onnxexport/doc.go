@@ -24,11 +24,15 @@
 // Fused keeps the encoder's ModelProto as it is — its graph, opset,
 // IR version and metadata are copied field by field at the protobuf wire
 // level, not re-encoded — and appends the manifest's pooling (cls, mean,
-// mean_patch, gap), the head and, with FuseOptions.Pixels, the manifest's
-// pixel normalisation ((v·scale − mean)/std per channel, cast to float16
-// for a float16 encoder) ahead of the encoder's nodes, so the model takes
-// pixel values. The classifier's encoder hash is checked against the
-// encoder's bytes.
+// mean_patch, gap) and the head. In front of the encoder's nodes it puts,
+// by FuseOptions.Input: for TakesImages (the default) the manifest's
+// resize and centre crop of images of any size (resize.go: a resampling
+// matrix per axis computed in the graph with encode's formulas, in
+// opset-13 operators, since an antialiased Resize needs opset 18 and the
+// encoder's opset is kept) and its pixel normalisation; for TakesPixels
+// the normalisation alone ((v·scale − mean)/std per channel, cast to
+// float16 for a float16 encoder); for TakesEncoderInput nothing. The
+// classifier's encoder hash is checked against the encoder's bytes.
 //
 // Both models carry the classifier file's metadata under dpfeat.* keys in
 // metadata_props: class names, encoder sha256 and name, method,
