@@ -27,6 +27,7 @@ func RuntimeVersion() string { return "" }
 func OpenSession(string, *models.Manifest, SessionOptions) (*Session, error) { return nil, errNoCgo }
 
 func (s *Session) Dim() int                            { return 0 }
+func (s *Session) FixedBatch() int                     { return 0 }
 func (s *Session) Provider() string                    { return "" }
 func (s *Session) Note() string                        { return "" }
 func (s *Session) Run([]float32, int, []float32) error { return errNoCgo }
