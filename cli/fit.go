@@ -86,6 +86,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "public", Usage: "public unlabeled features of the same kind: dpplpublic(k) choose prototypes from them, and a --transform is learned from them at no privacy cost (labels not needed)"},
 		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
+		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training examples n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},
@@ -189,7 +190,7 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	defer cleanup()
-	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Options: o,
+	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Basis: c.String("transform-basis"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note,
 		TrainName: c.String("train-name"), PublicName: c.String("public-name")})
 	if cerr := reportCharge(c, train, charger); cerr != nil {
@@ -228,7 +229,7 @@ func fitArgs(c *ucli.Context) (m solvers.Method, train, out string, err error) {
 	if out, err = requiredString(c, "out"); err != nil {
 		return m, "", "", err
 	}
-	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public")); err != nil {
+	if err := guardOutputs(flagPaths(c, "out"), flagPaths(c, "train", "public", "transform-basis")); err != nil {
 		return m, "", "", err
 	}
 	if err := checkMethodFlags(c, m); err != nil {
@@ -283,6 +284,14 @@ func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, er
 	check := spec
 	if c.String("public") != "" {
 		check.Public = &solvers.Data{} // checked for its presence only
+	}
+	if c.IsSet("transform-basis") {
+		if c.String("public") != "" {
+			return spec, userErrorf("--transform-basis and --public: with --public the whole transform comes from the public features; give one")
+		}
+		if k := spec.Kind; k != "" && k != solvers.TransformPCA && k != solvers.TransformWhiten && m.Name != solvers.Auto {
+			return spec, userErrorf("--transform-basis gives directions: it goes with --transform pca or whiten (or --method auto), not %q", k)
+		}
 	}
 	if err := solvers.CheckTransform(m, check); err != nil {
 		return spec, userErrorf("--transform: %v", err)

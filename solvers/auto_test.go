@@ -21,13 +21,41 @@ func TestChooseAuto(t *testing.T) {
 		{30000, 243.8, false, "dpsgd"},    // ε = 0.01: n·μ = 123
 		{AutoThreshold, 1, false, "dpfc"}, // the threshold itself
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public)
+		got := ChooseAuto(c.n, c.zStar, c.public, 0)
 		transform := TransformWhiten
 		if c.method == "dpplmean" {
 			transform = TransformNone
 		}
 		if got.Method != c.method || got.Transform != transform || got.Public != c.public || !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("n = %v, z* = %v: %+v, want %s", c.n, c.zStar, got, c.method)
+		}
+	}
+}
+
+// TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
+// their top directions below n·μ = AutoBasisThreshold (D/8 of them, at
+// most 16 below AutoFloor); above it, or with public features, the basis
+// is not used.
+func TestChooseAutoWithABasis(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar float64
+		public   bool
+		d        int
+		method   string
+		dims     int
+		basis    bool
+	}{
+		{600, 3.73, false, 256, "dpplmean", 32, true}, // ε = 1: n·μ = 161
+		{600, 3.73, false, 128, "dpplmean", 16, true},
+		{600, 12, false, 256, "dpplmean", 16, true}, // n·μ = 50
+		{600, 12, false, 40, "dpplmean", 8, true},
+		{600, 2.1, false, 256, "dpsgd", 0, false},  // ε = 2: n·μ = 286
+		{6000, 3.73, false, 256, "dpsgd", 0, false}, // n·μ = 1608
+		{600, 3.73, true, 256, "dpsgd", 0, false},   // public features: the transform is theirs
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, c.d)
+		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
+			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
 	}
 }

@@ -88,6 +88,23 @@ type TransformSpec struct {
 	// names them in the guarantee.
 	Public     PublicSource
 	PublicName string
+	// Basis, when set and Public is not, gives pca and whiten their
+	// principal directions: those of these public rows (centred on their
+	// own mean), such as the encoder's own training data, public by
+	// construction. The mean is still the private rows' (one Gaussian
+	// release, the transform's share, by default centring's), since a
+	// shift of the data moves it; only the mean costs privacy. Measured
+	// (#41, bench/results/shift-small.md): at n ≈ 600 the top
+	// directions of a private second-moment matrix are mostly noise,
+	// while those of the encoder's public features keep the classes of
+	// shifted images apart. BasisName names them in the guarantee.
+	Basis     PublicSource
+	BasisName string
+}
+
+// basis reports whether the spec takes its directions from Basis.
+func (s TransformSpec) basis() bool {
+	return s.Basis != nil && s.Public == nil && (s.Kind == TransformPCA || s.Kind == TransformWhiten)
 }
 
 // Enabled reports whether a transform is asked for.
@@ -95,10 +112,13 @@ func (s TransformSpec) Enabled() bool { return s.Kind != "" && s.Kind != Transfo
 
 // share is the budget share the spec's private releases take.
 func (s TransformSpec) share() float64 {
-	if s.Share == 0 {
-		return DefaultTransformShare(s.Kind)
+	switch {
+	case s.Share != 0:
+		return s.Share
+	case s.basis():
+		return DefaultTransformShare(TransformCenter) // the mean alone is private
 	}
-	return s.Share
+	return DefaultTransformShare(s.Kind)
 }
 
 // DefaultTransformShare is the share of the budget a private transform of
@@ -256,6 +276,20 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if stds, mechs, err = transformReleases(o, spec, matrix); err != nil {
 			return nil, err
 		}
+		if spec.basis() {
+			// The mean alone is released, from the whole share; the
+			// second stage keeps the noise level a private matrix of the
+			// kind's default share would have, for ν.
+			mean, mm, err := transformReleases(o, TransformSpec{Kind: TransformCenter, Share: spec.share()}, false)
+			if err != nil {
+				return nil, err
+			}
+			would, _, err := transformReleases(o, TransformSpec{Kind: spec.Kind}, true)
+			if err != nil {
+				return nil, err
+			}
+			stds, mechs = []float64{mean[0], would[1]}, mm
+		}
 		if private {
 			if err := chargeTransform(o, mechs); err != nil {
 				return nil, err
@@ -306,6 +340,30 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	std := 0.0 // the second release's noise std (a public transform: what it would be)
 	if stds != nil {
 		std = stds[1]
+	}
+	if spec.basis() {
+		// The directions of the public basis rows, centred on their own
+		// mean: no release.
+		basis := visitPublic(spec.Basis)
+		bsum, bn, err := transformMean(ctx, basis, D)
+		if err != nil {
+			return nil, err
+		}
+		if bn < 2 {
+			return nil, fmt.Errorf("the basis features have %d rows; a transform needs at least 2", bn)
+		}
+		for j := range bsum {
+			bsum[j] /= float64(bn)
+		}
+		// whiten damps the directions below the private noise level ν
+		// the method faces (std relative to the private n, as the basis
+		// holds bn rows); pca keeps exactly Dims public directions (or
+		// every one above ν without Dims).
+		bstd := std * float64(bn) / n
+		if spec.Kind == TransformPCA && spec.Dims > 0 {
+			bstd = 0
+		}
+		return t, secondStageFrom(ctx, rows, basis, bsum, t, spec, float64(bn), bstd, false, o)
 	}
 	if err := secondStage(ctx, rows, public, t, spec, n, std, private, o); err != nil {
 		return nil, err
@@ -371,6 +429,12 @@ func transformSecond(ctx context.Context, visit visitRows, mean []float64, matri
 // std when private, and sets t's scale or projection from it, rounded to
 // float32 as a classifier file stores them.
 func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
+	return secondStageFrom(ctx, rows, public, t.Mean, t, spec, n, std, private, o)
+}
+
+// secondStageFrom is secondStage with public rows centred on center
+// (their own mean, for a Basis); it checks t.
+func secondStageFrom(ctx context.Context, rows Rows, public visitRows, center []float64, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
 	D := t.In
 	matrix := spec.Kind != TransformStandardize
 	var stat []float64
@@ -382,7 +446,7 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocess
 		}
 		stat, err = o.pass(ctx, rows, p, size)
 	} else {
-		stat, err = transformSecond(ctx, public, t.Mean, matrix)
+		stat, err = transformSecond(ctx, public, center, matrix)
 	}
 	if err != nil {
 		return err
@@ -407,7 +471,10 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocess
 			s[i] = float64(float32(v))
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return t.Check(D)
 }
 
 // transformReleases returns the private releases — the mean's, and the
@@ -606,5 +673,13 @@ func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec
 		}
 	} else if private {
 		res.Hyperparameters["transform_share"] = spec.share()
+		if spec.basis() {
+			name := spec.BasisName
+			if name == "" {
+				name = "the basis rows"
+			}
+			res.Hyperparameters["transform_basis"] = name
+			res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumeTransform, Subject: t.Kind + " directions", Detail: name})
+		}
 	}
 }

@@ -27,6 +27,11 @@ type Request struct {
 	// features (the prototype methods choose from them; a transform,
 	// Options.Transform, is learned from them instead of privately).
 	Train, Public string
+	// Basis, optional, is public features whose principal directions a
+	// pca or whiten transform takes (solvers.TransformSpec.Basis), such
+	// as the encoder's own training data; the transform's mean stays
+	// private.
+	Basis string
 	// Options are the privacy target, noise, hyperparameters and hooks
 	// (Privacy.Charger: where a budget ledger records the release).
 	Options solvers.Options
@@ -147,7 +152,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 	}
 	if req.Public != "" {
-		pf, err := openPublic(req, tf)
+		pf, err := openPublic(req, tf, req.Public, "--public")
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +161,15 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		// A transform (asked for, or auto's) comes from the public rows,
 		// free.
 		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.publicName()+" ("+PublicCheck+")"
+	}
+	if req.Basis != "" {
+		bf, err := openPublic(req, tf, req.Basis, "--transform-basis")
+		if err != nil {
+			return nil, err
+		}
+		defer bf.Close()
+		o.Transform.Basis = fileSource{f: bf, normalize: !req.NoNormalize}
+		o.Transform.BasisName = "the public features " + req.Basis + " (" + PublicCheck + ")"
 	}
 	var res *solvers.Result
 	if data == nil {
@@ -270,15 +284,15 @@ const PublicCheck = "checked not to be the training data: not the same file, not
 // so paths are not compared). dpplpublic would otherwise publish training
 // rows verbatim as prototypes, and a transform learn from them "at no
 // privacy cost".
-func notPrivate(public string, pf *features.File, train string, tf *features.File) error {
+func notPrivate(flag, public string, pf *features.File, train string, tf *features.File) error {
 	pm, tm := pf.Metadata(), tf.Metadata()
 	if ps, err := os.Stat(public); err == nil {
 		if ts, err := os.Stat(train); err == nil && os.SameFile(ps, ts) {
-			return fmt.Errorf("--public %s is the training file %s: public data must not be the private data", public, train)
+			return fmt.Errorf("%s %s is the training file %s: public data must not be the private data", flag, public, train)
 		}
 	}
 	if pm.DataID != "" && pm.DataID == tm.DataID {
-		return fmt.Errorf("--public %s comes from the same source data as %s (one data identity): public data must not be the private data", public, train)
+		return fmt.Errorf("%s %s comes from the same source data as %s (one data identity): public data must not be the private data", flag, public, train)
 	}
 	// Rows: a training row's features, bit for bit (a copy, a split or a
 	// subset of the training file, whatever its ids), or its content id.
@@ -305,7 +319,7 @@ func notPrivate(public string, pf *features.File, train string, tf *features.Fil
 				same = same || private[maphash.String(seed, b.IDs[i])]
 			}
 			if same {
-				return fmt.Errorf("--public %s: row %d is an example of the training data %s (the same features or content id): public data must not hold private examples", public, b.Offset+int64(i), train)
+				return fmt.Errorf("%s %s: row %d is an example of the training data %s (the same features or content id): public data must not hold private examples", flag, public, b.Offset+int64(i), train)
 			}
 		}
 		return nil
@@ -314,23 +328,23 @@ func notPrivate(public string, pf *features.File, train string, tf *features.Fil
 
 // openPublic opens the public features, streamed from the memory map
 // (public sets can be large), checked against the training file.
-func openPublic(req Request, tf *features.File) (*features.File, error) {
-	pf, err := features.Open(req.Public, features.ReadOptions{Import: features.ImportOptions{
+func openPublic(req Request, tf *features.File, path, flag string) (*features.File, error) {
+	pf, err := features.Open(path, features.ReadOptions{Import: features.ImportOptions{
 		FeaturesColumn: req.Import.FeaturesColumn, IDColumn: req.Import.IDColumn}})
 	if err != nil {
 		return nil, err
 	}
 	pm, meta := pf.Metadata(), tf.Metadata()
-	if err := notPrivate(req.Public, pf, req.Train, tf); err != nil {
+	if err := notPrivate(flag, path, pf, req.Train, tf); err != nil {
 		pf.Close()
 		return nil, err
 	}
 	switch {
 	case pf.Dim() != tf.Dim():
-		err = fmt.Errorf("--public %s has %d features per row; %s has %d", req.Public, pf.Dim(), req.Train, tf.Dim())
+		err = fmt.Errorf("%s %s has %d features per row; %s has %d", flag, path, pf.Dim(), req.Train, tf.Dim())
 	case pm.EncoderSHA256 != meta.EncoderSHA256 && !req.AnyEncoder:
-		err = fmt.Errorf("--public %s comes from encoder %s (%.12s…), %s from %s (%.12s…); pass --force to use it anyway",
-			req.Public, pm.EncoderName, pm.EncoderSHA256, req.Train, meta.EncoderName, meta.EncoderSHA256)
+		err = fmt.Errorf("%s %s comes from encoder %s (%.12s…), %s from %s (%.12s…); pass --force to use it anyway",
+			flag, path, pm.EncoderName, pm.EncoderSHA256, req.Train, meta.EncoderName, meta.EncoderSHA256)
 	}
 	if err != nil {
 		pf.Close()

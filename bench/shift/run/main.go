@@ -33,6 +33,7 @@ func main() {
 	seeds := flag.Int("seeds", 3, "seeds per cell")
 	refs := flag.String("refs", "ls,logreg", "non-private references")
 	rule := flag.Bool("rule", false, "print auto's rule table (the configurations' accuracy by n·μ) instead of the auto summary")
+	flag.StringVar(&basisPattern, "basis", "bench/out/fmnist-%s-public.arrow", "a configuration's @basis file, %s the encoder (the set name's last part): public features whose directions its transform takes")
 	flag.Parse()
 	if err := run(split(*sets), split(*ns), split(*epss), split(*configs), split(*refs), *seeds, *rule); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/shift/run:", err)
@@ -60,7 +61,16 @@ func paths(set string) (tr, te, pub string) {
 	return p + "-private.arrow", p + "-test.arrow", pub
 }
 
+// basisPattern is where a set's @basis features are (-basis).
+var basisPattern string
+
+// basisFor is the basis file of a set: its encoder's public features.
+func basisFor(set string) string {
+	return fmt.Sprintf(basisPattern, set[strings.LastIndex(set, "-")+1:])
+}
+
 type config struct {
+	basis        bool
 	name, method string
 	params       map[string]float64
 	spec         solvers.TransformSpec
@@ -70,10 +80,15 @@ type config struct {
 func parseConfig(s string) (config, error) {
 	c := config{name: s}
 	if i := strings.Index(s, "@"); i >= 0 {
-		if s[i+1:] != "public" {
-			return c, fmt.Errorf("config %q: @%s (expected @public)", s, s[i+1:])
+		switch s[i+1:] {
+		case "public":
+			c.public = true
+		case "basis":
+			c.basis = true
+		default:
+			return c, fmt.Errorf("config %q: @%s (expected @public or @basis)", s, s[i+1:])
 		}
-		c.public, s = true, s[:i]
+		s = s[:i]
 	}
 	c.method = s
 	if i := strings.Index(s, "+"); i >= 0 {
@@ -163,15 +178,18 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				}
 				cl.n = int64(len(kept))
 			}
-			fit := func(method string, pub bool, o solvers.Options) (*train.Outcome, error) {
+			fit := func(method string, pub, basis bool, o solvers.Options) (*train.Outcome, error) {
 				req := train.Request{Method: method, Train: trPath, Options: o, Cache: cache, Exclude: rule}
 				if pub {
 					req.Public = pubPath
 				}
+				if basis {
+					req.Basis = basisFor(set)
+				}
 				return train.Fit(ctx, req)
 			}
 			for _, m := range refs {
-				r, err := fit(m, false, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}})
+				r, err := fit(m, false, false, solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}})
 				if err != nil {
 					return err
 				}
@@ -193,7 +211,7 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 					var accs []float64
 					for s := 0; s < seeds; s++ {
 						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}, Transform: c.spec, Params: c.params}
-						r, err := fit(c.method, c.public, o)
+						r, err := fit(c.method, c.public, c.basis, o)
 						if err != nil {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
 						}

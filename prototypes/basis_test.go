@@ -1,0 +1,94 @@
+package prototypes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/solvers"
+)
+
+// shifted is blobs with a large common offset (features far from
+// centred, as images unlike the encoder's give).
+func shifted(n, d, m int, seed uint64) *solvers.Data {
+	x := blobs(n, d, m, seed)
+	for i := 0; i < x.N; i++ {
+		row := x.Row(i)
+		row[d-1] += 3
+		solvers.Preprocessing{Normalize: true}.Apply(row)
+	}
+	return x
+}
+
+// TestBasisTransformReleasesOnlyTheMean (#41): a pca transform whose
+// directions come from public basis rows releases the private mean and
+// nothing else, from its share (centring's by default), keeps exactly
+// Dims directions, and the guarantee lists the basis as public.
+func TestBasisTransformReleasesOnlyTheMean(t *testing.T) {
+	d := shifted(500, 12, 3, 1)
+	basis := shifted(300, 12, 3, 2)
+	res, err := solvers.Fit(context.Background(), "dpplmean", d, solvers.Options{
+		Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)},
+		Transform: solvers.TransformSpec{Kind: solvers.TransformPCA, Dims: 4, Basis: basis, BasisName: "the basis rows B"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range res.Guarantee.Mechanisms {
+		names = append(names, m.Name)
+	}
+	all := strings.Join(names, "; ")
+	if !strings.Contains(all, "transform: noisy feature sum") || strings.Contains(all, "second-moment") {
+		t.Errorf("releases %q: want the mean's and no matrix", all)
+	}
+	if tr := res.Prep.Transform; tr == nil || tr.Dims != 4 || tr.Kind != solvers.TransformPCA {
+		t.Fatalf("transform %+v, want pca with 4 directions", tr)
+	}
+	if res.Hyperparameters["transform_share"] != solvers.DefaultTransformShare(solvers.TransformCenter) || res.Hyperparameters["transform_basis"] != "the basis rows B" {
+		t.Errorf("hyperparameters %v", res.Hyperparameters)
+	}
+	var assumed []string
+	for _, a := range res.Guarantee.Assumptions() {
+		assumed = append(assumed, a.Text())
+	}
+	if !strings.Contains(strings.Join(assumed, "\n"), "pca directions), learned from the basis rows B") {
+		t.Errorf("the guarantee does not list the basis: %q", assumed)
+	}
+	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
+		t.Errorf("ε = %v, want the target 1", eps)
+	}
+}
+
+// TestAutoChoosesFromPublicQuantitiesOnly (#41 acceptance): auto's
+// choice — method, transform, its directions, the basis or not, and the
+// words saying why — is the same for two datasets of the same n, D and
+// classes whose rows differ, at every ε and with or without a basis.
+func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
+	a, b := shifted(600, 16, 4, 1), shifted(600, 16, 4, 99)
+	basis := shifted(200, 16, 4, 7)
+	for _, eps := range []float64{0.1, 0.3, 1, 8, 64} {
+		for _, withBasis := range []bool{false, true} {
+			choice := func(d *solvers.Data) string {
+				o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(3)}}
+				if withBasis {
+					o.Transform.Basis = basis
+				}
+				res, err := solvers.Fit(context.Background(), solvers.Auto, d, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dims := 0
+				if res.Prep.Transform != nil {
+					dims = res.Prep.Transform.Dims
+				}
+				return fmt.Sprintf("%s %v dims=%d basis=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"])
+			}
+			if x, y := choice(a), choice(b); x != y {
+				t.Errorf("ε = %g, basis %v: %q and %q", eps, withBasis, x, y)
+			}
+		}
+	}
+}
