@@ -49,7 +49,7 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 3.73, false, 128, "dpplmean", 16, true},
 		{600, 12, false, 256, "dpplmean", 16, true}, // n·μ = 50
 		{600, 12, false, 40, "dpplmean", 8, true},
-		{600, 2.1, false, 256, "dpsgd", 0, false},  // ε = 2: n·μ = 286
+		{600, 2.1, false, 256, "dpsgd", 0, false},   // ε = 2: n·μ = 286
 		{6000, 3.73, false, 256, "dpsgd", 0, false}, // n·μ = 1608
 		{600, 3.73, true, 256, "dpsgd", 0, false},   // public features: the transform is theirs
 	} {
