@@ -32,6 +32,7 @@ func shiftedBy(n, d, m int, seed uint64, scale float64) *Data {
 }
 
 // TestTransformNoiseHasTheCalibratedScale fixes the noise multiplier z
+// (with a basis, too: the mean alone is released, from the whole share)
 // and checks each transform release: its std is z*/√(share·w/Σw) (z* = z
 // with a fixed multiplier), the noise added has that spread (χ² at
 // false-alarm rate 1e-6), and μ² composes with the method's exactly.
@@ -43,11 +44,14 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 		share float64
 		std   map[string]float64
 		mu    float64 // dpls: three releases at z, plus the transform's share
+		basis bool    // directions from public basis rows: the mean alone is released
 	}{
-		{TransformCenter, 0.05, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z},
-		{TransformStandardize, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform squares": z / math.Sqrt(0.05)}, math.Sqrt(3+0.1) / z},
-		{TransformWhiten, 0.2, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z},
-		{TransformPCA, 0.4, map[string]float64{"transform mean": z / math.Sqrt(0.1), "transform matrix": z / math.Sqrt(0.3)}, math.Sqrt(3+0.4) / z},
+		{TransformCenter, 0.05, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, false},
+		{TransformStandardize, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform squares": z / math.Sqrt(0.05)}, math.Sqrt(3+0.1) / z, false},
+		{TransformWhiten, 0.2, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z, false},
+		{TransformPCA, 0.4, map[string]float64{"transform mean": z / math.Sqrt(0.1), "transform matrix": z / math.Sqrt(0.3)}, math.Sqrt(3+0.4) / z, false},
+		{TransformPCA, 0, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, true},
+		{TransformWhiten, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.1)}, math.Sqrt(3+0.1) / z, true},
 	}
 	for _, c := range cases {
 		seen := map[string][]float64{}
@@ -68,6 +72,9 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 				seen[release] = append(seen[release], unitNoise(noise, std, release == "transform matrix")...)
 			}},
 			Transform: TransformSpec{Kind: c.kind, Share: c.share},
+		}
+		if c.basis {
+			o.Transform.Basis = blobs(200, 12, 3, 9)
 		}
 		res, err := Fit(context.Background(), "dpls", d, o)
 		if err != nil {
