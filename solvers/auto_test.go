@@ -33,9 +33,9 @@ func TestChooseAuto(t *testing.T) {
 }
 
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
-// their top directions below n·μ = AutoBasisThreshold (D/8 of them, at
-// most 16 below AutoFloor); above it, or with public features, the basis
-// is not used.
+// their top directions below n·μ = AutoBasisThreshold (32 of them, 16
+// below AutoFloor, at most D/4, at least 8); above it, or with public
+// features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -46,12 +46,15 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		basis    bool
 	}{
 		{600, 3.73, false, 256, "dpplmean", 32, true}, // ε = 1: n·μ = 161
-		{600, 3.73, false, 128, "dpplmean", 16, true},
-		{600, 12, false, 256, "dpplmean", 16, true}, // n·μ = 50
-		{600, 12, false, 40, "dpplmean", 8, true},
-		{600, 2.1, false, 256, "dpsgd", 0, false},   // ε = 2: n·μ = 286
-		{6000, 3.73, false, 256, "dpsgd", 0, false}, // n·μ = 1608
-		{600, 3.73, true, 256, "dpsgd", 0, false},   // public features: the transform is theirs
+		{600, 3.73, false, 128, "dpplmean", 32, true},
+		{600, 3.73, false, 64, "dpplmean", 16, true}, // D/4
+		{600, 12, false, 256, "dpplmean", 16, true},  // n·μ = 50
+		{600, 12, false, 40, "dpplmean", 10, true},
+		{600, 12, false, 20, "dpplmean", 8, true},
+		{6000, 31, false, 128, "dpplmean", 32, true}, // ε = 0.1: n·μ = 194
+		{600, 2.1, false, 256, "dpsgd", 0, false},    // ε = 2: n·μ = 286
+		{6000, 3.73, false, 256, "dpsgd", 0, false},  // n·μ = 1608
+		{600, 3.73, true, 256, "dpsgd", 0, false},    // public features: the transform is theirs
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, c.d)
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
