@@ -90,10 +90,11 @@ type AutoChoice struct {
 // seeds), mean accuracy over the 10 feature sets against auto without a
 // basis: n·μ ≈ 50 (ε = 0.3) 0.513 against 0.366, n·μ ≈ 155 (ε = 1) 0.641
 // against 0.591, better in all 20 cells; at n ≈ 6,000, ε = 0.05 and 0.1
-// (n·μ ≈ 104 and 195, 2 seeds) never more than 0.1 points below; with 2 seeds, DPPL-Mean on the
-// basis was 1.4 points worse at n·μ ≈ 290 (ε = 2), so the threshold lies
-// between, and 4–6 points worse at n·μ ≈ 540 and 1000, where auto keeps
-// its rule. The choice reads the basis's dimension, not its rows' values.
+// (n·μ ≈ 104 and 195, 2 seeds) never more than 0.1 points below. With 2
+// seeds, DPPL-Mean on the basis was 1.4 points worse at n·μ ≈ 290
+// (ε = 2), so the threshold lies between, and 4–6 points worse at
+// n·μ ≈ 540 and 1000, where auto keeps its rule. The choice reads the
+// basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar

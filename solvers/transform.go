@@ -279,16 +279,12 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if spec.basis() {
 			// The mean alone is released, from the whole share; the
 			// second stage keeps the noise level a private matrix of the
-			// kind's default share would have, for ν.
+			// kind's default share would have (stds[1]), for ν.
 			mean, mm, err := transformReleases(o, TransformSpec{Kind: TransformCenter, Share: spec.share()}, false)
 			if err != nil {
 				return nil, err
 			}
-			would, _, err := transformReleases(o, TransformSpec{Kind: spec.Kind}, true)
-			if err != nil {
-				return nil, err
-			}
-			stds, mechs = []float64{mean[0], would[1]}, mm
+			stds[0], mechs = mean[0], mm
 		}
 		if private {
 			if err := chargeTransform(o, mechs); err != nil {
