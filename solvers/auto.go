@@ -27,7 +27,7 @@ const (
 // AutoBasisThreshold is the n·μ below which auto, given basis features
 // (TransformSpec.Basis), fits DPPL-Mean on the basis's top principal
 // directions (basisDims).
-const AutoBasisThreshold = 200
+const AutoBasisThreshold = 180
 
 // basisDims is how many of the basis's directions auto keeps: 32 (16
 // below n·μ = AutoFloor), at most D/4, at least 8 (or D). Measured with
@@ -84,17 +84,17 @@ type AutoChoice struct {
 // public rows such as the encoder's own training data) and no public
 // features, below n·μ = AutoBasisThreshold it fits DPPL-Mean on the
 // basis's top basisDims principal directions, centred on the private
-// mean (5% of the budget). Measured (#41, bench/results/shift-small.md:
-// the four shifts and in-distribution Fashion-MNIST through both
-// encoders, n ≈ 600, the basis 7,000 public train rows; medians of 5
-// seeds), mean accuracy over the 10 feature sets against auto without a
-// basis: n·μ ≈ 50 (ε = 0.3) 0.513 against 0.366, n·μ ≈ 155 (ε = 1) 0.641
-// against 0.591, better in all 20 cells; at n ≈ 6,000, ε = 0.05 and 0.1
-// (n·μ ≈ 104 and 195, 2 seeds) never more than 0.1 points below. With 2
-// seeds, DPPL-Mean on the basis was 1.4 points worse at n·μ ≈ 290
-// (ε = 2), so the threshold lies between, and 4–6 points worse at
-// n·μ ≈ 540 and 1000, where auto keeps its rule. The choice reads the
-// basis's dimension, not its rows' values.
+// mean (5% of the budget). Measured (#41) with bench/shift.sh basis
+// (bench/results/shift-basis.md: five shifts and in-distribution
+// Fashion-MNIST through both encoders, the basis the encoder's 30,000
+// public training rows, medians of 5 seeds): at n ≈ 600, ε = 1
+// (n·μ 155–169) better than auto without a basis in all 12 cells, and
+// at ε = 0.3 (n·μ ≈ 53) in all 12, by up to 27 points; at n ≈ 6,000,
+// ε = 0.1 (n·μ ≈ 195) up to 4.8 points better in 7 cells but 0.5–1.0
+// worse in 3, so the threshold sits between 169 and 195. Above it auto
+// keeps its rule (DPPL-Mean on the basis was 4–6 points worse at
+// n·μ ≈ 540 and 1000 in bench/results/shift-small.md). The choice reads
+// the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar

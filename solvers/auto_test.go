@@ -51,10 +51,11 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 12, false, 256, "dpplmean", 16, true},  // n·μ = 50
 		{600, 12, false, 40, "dpplmean", 10, true},
 		{600, 12, false, 20, "dpplmean", 8, true},
-		{6000, 31, false, 128, "dpplmean", 32, true}, // ε = 0.1: n·μ = 194
-		{600, 2.1, false, 256, "dpsgd", 0, false},    // ε = 2: n·μ = 286
-		{6000, 3.73, false, 256, "dpsgd", 0, false},  // n·μ = 1608
-		{600, 3.73, true, 256, "dpsgd", 0, false},    // public features: the transform is theirs
+		{6000, 34.5, false, 128, "dpplmean", 32, true}, // n·μ = 174
+		{6000, 31, false, 128, "dpsgd", 0, false},      // ε = 0.1: n·μ = 194
+		{600, 2.1, false, 256, "dpsgd", 0, false},      // ε = 2: n·μ = 286
+		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
+		{600, 3.73, true, 256, "dpsgd", 0, false},      // public features: the transform is theirs
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, c.d)
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
