@@ -97,6 +97,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder (default $DPFEAT_LEDGER, else ~/.local/share/dpfeat/ledger): a fit on data with a budget there is recorded, and refused past it"},
 		&ucli.StringFlag{Name: "ledger-name", Usage: "the ledger's name, when it was set with dpfeat budget init --name"},
 		&ucli.StringFlag{Name: "public-name", Hidden: true, Usage: "--train-name for the public features"},
+		&ucli.StringFlag{Name: "transform-basis-name", Hidden: true, Usage: "--train-name for the basis features"},
 		&ucli.StringFlag{Name: "train-name", Hidden: true, Usage: "how the guarantee and notes name the training data instead of its path (the Python package passes y)"},
 		otherDataFlag(),
 		&ucli.StringFlag{Name: "memory", Value: "4GiB", Usage: "dpls, dpfc, dpsgd, dpnewton: memory for the D×D statistics and, in what is left, cached features (bytes, or with KiB/MiB/GiB); more class matrices than fit are done in several passes over the file"},
@@ -192,7 +193,7 @@ func fitAction(c *ucli.Context) error {
 	defer cleanup()
 	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Basis: c.String("transform-basis"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note,
-		TrainName: c.String("train-name"), PublicName: c.String("public-name")})
+		TrainName: c.String("train-name"), PublicName: c.String("public-name"), BasisName: c.String("transform-basis-name")})
 	if cerr := reportCharge(c, train, charger); cerr != nil {
 		return cerr // refused by the budget ledger: no noise was drawn
 	}

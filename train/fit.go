@@ -61,8 +61,9 @@ type Request struct {
 	// training data instead of its path (the Python package's temporary
 	// file is "y" to its user).
 	TrainName string
-	// PublicName is TrainName for the public features.
-	PublicName string
+	// PublicName is TrainName for the public features; BasisName for
+	// the basis features.
+	PublicName, BasisName string
 }
 
 // Outcome is a fitted classifier and what went into it.
@@ -169,7 +170,11 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		defer bf.Close()
 		o.Transform.Basis = fileSource{f: bf, normalize: !req.NoNormalize}
-		o.Transform.BasisName = "the public features " + req.Basis + " (" + PublicCheck + ")"
+		name := req.Basis
+		if req.BasisName != "" {
+			name = req.BasisName
+		}
+		o.Transform.BasisName = "the public features " + name + " (" + PublicCheck + ")"
 	}
 	var res *solvers.Result
 	if data == nil {

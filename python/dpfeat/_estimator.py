@@ -184,6 +184,11 @@ class DPClassifier(_Mixin, _Base):
         learned from them for free (``--public``).
     accountant : str or None
         ``--accountant`` (auto, gdp, rdp, zcdp, pure).
+    basis : array-like or str or None
+        Public features whose principal directions a ``pca`` or ``whiten``
+        transform takes, for free (``--transform-basis``): best, the
+        encoder's own training data. The transform's mean stays private.
+        ``method="auto"`` uses them when the data are few (n·μ below 180).
 
     Every other option of ``dpfeat fit`` goes in ``params`` with its own
     type: numbers are hyperparameters (``{"lambda": 1.0}``), strings,
@@ -203,8 +208,9 @@ class DPClassifier(_Mixin, _Base):
     """
 
     def __init__(self, method="auto", epsilon=1.0, delta=None, random_state=None, classes=None, params=None, normalize=True,
-                 ledger=None, ledger_name=None, other_data=False, public=None, accountant=None):
+                 ledger=None, ledger_name=None, other_data=False, public=None, accountant=None, basis=None):
         self.public = public
+        self.basis = basis
         self.accountant = accountant
         self.ledger = ledger
         self.ledger_name = ledger_name
@@ -249,17 +255,20 @@ class DPClassifier(_Mixin, _Base):
                 args += ["--seed", str(int(self.random_state))]
             if self.classes is not None:
                 args += classes_args(self.classes, tmp)
-            if self.public is not None:
-                public = self.public
-                if not isinstance(public, (str, os.PathLike)):
-                    public = os.path.join(tmp, "public.npz")
-                    P, _ = _validate(self.public)
+            for attr, flag in (("public", "--public"), ("basis", "--transform-basis")):
+                value = getattr(self, attr)
+                if value is None:
+                    continue
+                if not isinstance(value, (str, os.PathLike)):
+                    path = os.path.join(tmp, attr + ".npz")
+                    P, _ = _validate(value)
                     if P.shape[1] != X.shape[1]:
-                        raise ValueError("public has %d features per row, X has %d" % (P.shape[1], X.shape[1]))
-                    np.savez(public, X=P)
-                    names[public] = "public"
-                    args += ["--public-name", "public"]
-                args += ["--public", str(public)]
+                        raise ValueError("%s has %d features per row, X has %d" % (attr, P.shape[1], X.shape[1]))
+                    np.savez(path, X=P)
+                    names[path] = attr
+                    args += [flag + "-name" if attr == "basis" else "--public-name", attr]
+                    value = path
+                args += [flag, str(value)]
             if self.accountant is not None:
                 args += _flag_args("accountant", self.accountant)
             for k, v in (self.params or {}).items():

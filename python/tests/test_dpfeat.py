@@ -157,6 +157,13 @@ class EstimatorTest(unittest.TestCase):
         pub, _ = blobs(n=100, seed=9)
         est = dpfeat.DPClassifier(method="dpplpublic", epsilon=2, public=pub, accountant="pure", random_state=0).fit(X, y)
         self.assertTrue(any("public features" in p for p in est.guarantee_["public"]), est.guarantee_["public"])
+        # A basis (#41): auto at small n·μ takes its directions, the
+        # guarantee names it "basis", never a temporary path.
+        basis, _ = blobs(n=200, seed=11)
+        est = dpfeat.DPClassifier(epsilon=0.5, delta=1e-5, basis=basis, random_state=0).fit(X, y)
+        self.assertEqual(est.fit_report_["method"], "dpplmean")
+        self.assertTrue(est.fit_report_["hyperparameters"]["transform_basis"].startswith("the public features basis ("), est.fit_report_["hyperparameters"])
+        self.assertNotIn("dpfeat-py-", str(est.guarantee_))
         # No temporary path in the guarantee: the class list is "of y".
         self.assertIn("the class list, taken from the label values of y (pass --classes", " ".join(est.guarantee_["public"]))
         self.assertNotIn("dpfeat-py-", str(est.guarantee_) + str(est.classifier_.guarantee))
