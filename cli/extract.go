@@ -235,7 +235,7 @@ func guardShards(c *ucli.Context, out string) error {
 	return nil
 }
 
-// extractTo runs the encoder --encoder over the dataset data into the
+// extractTo runs the encoder (--encoder) over the dataset data into the
 // feature file out, with the encoder flags (encoderFlags) and, where the
 // command has them, extract's own; identity says whether to hash the
 // source examples (the data's identity, for budget ledgers).
