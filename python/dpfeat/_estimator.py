@@ -1,5 +1,6 @@
 """A scikit-learn estimator over ``dpfeat fit``."""
 
+import inspect
 import numbers
 import os
 import re
@@ -17,13 +18,19 @@ try:  # scikit-learn is optional: with it, the estimator is one of its own.
     from sklearn.exceptions import NotFittedError as _NotFitted
 except ImportError:  # pragma: no cover - exercised where sklearn is missing
     class _Base:
+        """scikit-learn's parameter protocol where it is missing: the
+        parameters are __init__'s (as BaseEstimator reads them), so a new
+        argument is never left out of get_params."""
+
         def get_params(self, deep=True):
-            return {k: getattr(self, k) for k in _PARAMS}
+            names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+            return {k: getattr(self, k) for k in names}
 
         def set_params(self, **params):
+            valid = self.get_params()
             for k, v in params.items():
-                if k not in _PARAMS:
-                    raise ValueError("invalid parameter %r for DPClassifier" % k)
+                if k not in valid:
+                    raise ValueError("invalid parameter %r for %s" % (k, type(self).__name__))
                 setattr(self, k, v)
             return self
 
@@ -38,8 +45,6 @@ except ImportError:  # pragma: no cover - exercised where sklearn is missing
     class _NotFitted(ValueError, AttributeError):
         pass
 
-_PARAMS = ("method", "epsilon", "delta", "random_state", "classes", "params", "normalize", "ledger", "ledger_name", "other_data",
-           "public", "accountant")
 
 
 def _flag_args(name, value):

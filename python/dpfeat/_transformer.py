@@ -43,23 +43,11 @@ class DPTransformer(_TMixin, _Base):
     ``n_features_out_``.
     """
 
-    _PARAMS = ("model", "manifest", "device", "batch")
-
     def __init__(self, model, manifest=None, device="cpu", batch=64):
         self.model = model
         self.manifest = manifest
         self.device = device
         self.batch = batch
-
-    def get_params(self, deep=True):
-        return {k: getattr(self, k) for k in self._PARAMS}
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            if k not in self._PARAMS:
-                raise ValueError("invalid parameter %r for DPTransformer" % k)
-            setattr(self, k, v)
-        return self
 
     def fit(self, X=None, y=None):
         if not os.path.exists(str(self.model)):
