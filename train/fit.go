@@ -170,11 +170,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		defer bf.Close()
 		o.Transform.Basis = fileSource{f: bf, normalize: !req.NoNormalize}
-		name := req.Basis
-		if req.BasisName != "" {
-			name = req.BasisName
-		}
-		o.Transform.BasisName = "the public features " + name + " (" + PublicCheck + ")"
+		o.Transform.BasisName = "the public features " + named(req.Basis, req.BasisName) + " (" + PublicCheck + ")"
 	}
 	var res *solvers.Result
 	if data == nil {
@@ -213,19 +209,19 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 }
 
 // trainName is how messages and the guarantee name the training data.
-func (req Request) trainName() string {
-	if req.TrainName != "" {
-		return req.TrainName
-	}
-	return req.Train
-}
+func (req Request) trainName() string { return named(req.Train, req.TrainName) }
 
 // publicName is how messages and the guarantee name the public features.
-func (req Request) publicName() string {
-	if req.PublicName != "" {
-		return req.PublicName
+func (req Request) publicName() string { return named(req.Public, req.PublicName) }
+
+// named is how messages and the guarantee name a file: name when given
+// (the Python package's temporary files are "y", "public", "basis" to
+// its user), else its path.
+func named(path, name string) string {
+	if name != "" {
+		return name
 	}
-	return req.Public
+	return path
 }
 
 // CheckClasses is the one rule for a training file's class list: a
