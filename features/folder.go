@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,10 @@ import (
 // target lies inside root; every file not read is counted with why
 // (SkippedFiles), and a class left without images is named (EmptyClasses).
 type imageFolder struct {
-	root    string
+	root string
+	// real is root with its links resolved, absolute: what a link's
+	// target must lie inside.
+	real    string
 	classes []string
 	files   []string
 	labels  []int32
@@ -34,34 +38,38 @@ type SkippedFile struct {
 	Why  string `json:"why"`
 }
 
-// imageExts are the image formats read (Go's image packages and
-// golang.org/x/image: PNG, JPEG, GIF, BMP, TIFF, WebP).
-var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true, ".tif": true, ".tiff": true, ".webp": true}
+// imageExts are the extensions of the image formats read (Go's image
+// packages and golang.org/x/image: PNG, JPEG, GIF, BMP, TIFF, WebP).
+var imageExts = []string{"png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "webp"}
 
-func isImageName(n string) bool { return imageExts[strings.ToLower(filepath.Ext(n))] }
+func isImageName(n string) bool {
+	return slices.Contains(imageExts, strings.TrimPrefix(strings.ToLower(filepath.Ext(n)), "."))
+}
 
-// entryKind follows a link inside root: "dir", "file", or "" with why a
-// link is not followed (broken, or leading out of the dataset).
-func entryKind(root, path string, e fs.DirEntry) (kind, why string) {
+// realPath is p with its links resolved, absolute (p as given where it
+// cannot be resolved): a relative root ("photos") and a link to an
+// absolute path inside it have no relative path between them otherwise.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		p = a
+	}
+	return p
+}
+
+// entryKind follows a link inside the folder: "dir", "file", or "" with
+// why a link is not followed (broken, or leading out of the dataset).
+func (d *imageFolder) entryKind(path string, e fs.DirEntry) (kind, why string) {
 	t := e.Type()
 	if t&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return "", "a broken link"
 		}
-		rroot, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			rroot = root
-		}
-		// Both absolute: a relative root ("photos") and a link to an
-		// absolute path inside it have no relative path between them.
-		if a, err := filepath.Abs(rroot); err == nil {
-			rroot = a
-		}
-		if a, err := filepath.Abs(target); err == nil {
-			target = a
-		}
-		if rel, err := filepath.Rel(rroot, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		target = realPath(target)
+		if rel, err := filepath.Rel(d.real, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return "", "a link that leads out of the dataset (to " + target + "); copy the file in instead"
 		}
 		st, err := os.Stat(target)
@@ -97,13 +105,13 @@ func openImageFolder(root string, pinned []string) (Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %s: %w", root, err)
 	}
-	d := &imageFolder{root: root}
+	d := &imageFolder{root: root, real: realPath(root)}
 	var folders []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if kind, _ := entryKind(root, filepath.Join(root, e.Name()), e); kind == "dir" {
+		if kind, _ := d.entryKind(filepath.Join(root, e.Name()), e); kind == "dir" {
 			folders = append(folders, e.Name())
 		}
 	}
@@ -167,7 +175,7 @@ func (d *imageFolder) add(dir string, ents []fs.DirEntry, label int32) {
 		if err != nil {
 			rel = path
 		}
-		kind, why := entryKind(d.root, path, e)
+		kind, why := d.entryKind(path, e)
 		switch {
 		case kind == "dir":
 			if label != Unlabeled {
@@ -176,7 +184,7 @@ func (d *imageFolder) add(dir string, ents []fs.DirEntry, label int32) {
 			continue
 		case kind == "":
 		case !isImageName(e.Name()):
-			why = "not an image format dpfeat reads (png, jpg, jpeg, gif, bmp, tif, tiff, webp)"
+			why = "not an image format dpfeat reads (" + strings.Join(imageExts, ", ") + ")"
 		default:
 			d.files = append(d.files, path)
 			d.labels = append(d.labels, label)
