@@ -102,18 +102,14 @@ type folderReport interface {
 // read (grouped by why, a few names each) and the classes left empty, and
 // keeps both for the JSON report.
 func reportFolder(c *ucli.Context, ds features.Dataset, rep *extractReport) {
+	// Empty, not null, in the JSON of any source.
 	rep.SkippedFiles, rep.EmptyClasses = []features.SkippedFile{}, []string{}
 	f, ok := ds.(folderReport)
 	if !ok {
 		return
 	}
-	rep.SkippedFiles, rep.EmptyClasses = f.SkippedFiles(), f.EmptyClasses()
-	if rep.SkippedFiles == nil {
-		rep.SkippedFiles = []features.SkippedFile{}
-	}
-	if rep.EmptyClasses == nil {
-		rep.EmptyClasses = []string{}
-	}
+	rep.SkippedFiles = append(rep.SkippedFiles, f.SkippedFiles()...)
+	rep.EmptyClasses = append(rep.EmptyClasses, f.EmptyClasses()...)
 	if n := len(rep.SkippedFiles); n > 0 {
 		var order []string
 		by := map[string][]string{}
