@@ -55,7 +55,7 @@ func (g *builder) resize(in models.Input, x string) string {
 	if in.RoundAfterResize {
 		// encode: math.Round(min(max(v, 0), 255)), halves away from zero;
 		// floor(v + ½) in float64 is the same for v ≥ 0.
-		x = g.op("Clip", []string{x, g.float32("zero", 0), g.float32("max_pixel", 255)})
+		x = g.op("Clip", []string{x, g.floats32("zero", nil, []float32{0}), g.floats32("max_pixel", nil, []float32{255})})
 		x = g.op("Cast", []string{x}, intAttr("to", elemDouble))
 		x = g.op("Floor", []string{g.op("Add", []string{x, g.double("half", 0.5)})})
 		x = g.op("Cast", []string{x}, intAttr("to", elemFloat))
@@ -107,9 +107,4 @@ func (g *builder) double(hint string, v float64) string {
 	t := tensor{name: g.name(hint), f64: []float64{v}}
 	g.inits = append(g.inits, t)
 	return t.name
-}
-
-// float32 is a float32 scalar constant.
-func (g *builder) float32(hint string, v float32) string {
-	return g.floats32(hint, nil, []float32{v})
 }
