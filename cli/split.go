@@ -51,22 +51,20 @@ func splitCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			parts := []struct {
+				flag, name string
+				rows       []int
+			}{{"train", "train", train}, {"val", "validation", val}}
 			// Both parts or neither: a split that leaves one empty writes
 			// nothing (the other file alone would be half a result).
-			for _, part := range []struct {
-				flag string
-				rows []int
-			}{{"train", train}, {"val", val}} {
+			for _, part := range parts {
 				if len(part.rows) == 0 {
 					return userErrorf("%s: no row of its %d goes to --%s at --val-fraction %g with --key %d; nothing written: take another --key or --val-fraction (each row's side is a hash of that row alone, so small files can leave a part empty)",
 						in, len(labels), part.flag, frac, c.Uint64("key"))
 				}
 			}
 			res := map[string]any{"in": in, "key": c.Uint64("key"), "val_fraction": frac}
-			for i, part := range []struct {
-				name string
-				rows []int
-			}{{"train", train}, {"validation", val}} {
+			for i, part := range parts {
 				meta := f.Metadata()
 				meta.Subset = &features.Derivation{Kind: "validation-split", From: describeFrom(f), Seed: c.Uint64("key"), Part: part.name, Fraction: frac, Counts: countRows(labels, part.rows, len(f.Classes()))}
 				if err := features.CopyRows(f, part.rows, outs[i], meta); err != nil {
