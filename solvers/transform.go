@@ -359,12 +359,9 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if spec.Kind == TransformPCA && spec.Dims > 0 {
 			bstd = 0
 		}
-		return t, secondStageFrom(ctx, rows, basis, bsum, t, spec, float64(bn), bstd, false, o)
+		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), bstd, false, o)
 	}
-	if err := secondStage(ctx, rows, public, t, spec, n, std, private, o); err != nil {
-		return nil, err
-	}
-	return t, t.Check(D)
+	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, std, private, o)
 }
 
 // transformMean sums the rows' unit x̂ (D values each, weighted by its share of its
@@ -419,18 +416,13 @@ func transformSecond(ctx context.Context, visit visitRows, mean []float64, matri
 	return sq, nil
 }
 
-// secondStage makes the second statistic over the rows centred on t.Mean
-// and renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten), over the
-// public rows or (public nil) the training rows — releases it with noise
-// std when private, and sets t's scale or projection from it, rounded to
-// float32 as a classifier file stores them.
-func secondStage(ctx context.Context, rows Rows, public visitRows, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
-	return secondStageFrom(ctx, rows, public, t.Mean, t, spec, n, std, private, o)
-}
-
-// secondStageFrom is secondStage with public rows centred on center
-// (their own mean, for a Basis); it checks t.
-func secondStageFrom(ctx context.Context, rows Rows, public visitRows, center []float64, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
+// secondStage makes the second statistic over the rows centred and
+// renormalised — Σy∘y (standardize) or Σyyᵀ (pca, whiten), over the
+// public rows centred on center (t.Mean, or a Basis's own mean) or
+// (public nil) the training rows centred on t.Mean — releases it with
+// noise std when private, sets t's scale or projection from it, rounded
+// to float32 as a classifier file stores them, and checks t.
+func secondStage(ctx context.Context, rows Rows, public visitRows, center []float64, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
 	D := t.In
 	matrix := spec.Kind != TransformStandardize
 	var stat []float64
