@@ -11,6 +11,6 @@ func beamMain(args []string) bool {
 	if !runner.IsWorker(args[1:]) {
 		return false
 	}
-	runner.Worker()
+	runner.Worker(args[1:])
 	return true
 }

@@ -40,8 +40,11 @@ func beamMain(args []string) bool {
 }
 
 // usesRunner reports whether a command line asks for a runner (--runner
-// NAME or --runner=NAME, before a "--").
+// NAME or --runner=NAME, before a "--") or is the job server.
 func usesRunner(args []string) bool {
+	if len(args) > 0 && args[0] == "job-server" {
+		return true
+	}
 	for _, a := range args {
 		if a == "--" {
 			return false

@@ -81,6 +81,7 @@ func NewApp(stdout, stderr io.Writer) *ucli.App {
 			finetuneCommand(),
 			budgetCommand(),
 			auditCommand(),
+			jobServerCommand(),
 			privacyCommand(),
 			versionCommand(),
 		},

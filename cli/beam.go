@@ -4,6 +4,10 @@ package cli
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"os"
+	"time"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/runner"
@@ -26,4 +30,21 @@ func remoteFit(path string, imp features.ImportOptions, tmp string, o spec.Optio
 // extractOnRunner runs a distributed extraction.
 func extractOnRunner(ctx context.Context, job spec.ExtractJob, o spec.Options) (*spec.ExtractResult, error) {
 	return runner.Extract(ctx, job, o)
+}
+
+// serveJobs runs a standalone job server (runner.JobServer) until ctx
+// ends; Prism's log goes to logTo at DPFEAT_BEAM_LOG's level (warnings
+// and errors by default).
+func serveJobs(ctx context.Context, port int, idle time.Duration, logTo io.Writer, ready func(string)) error {
+	level := slog.LevelWarn
+	if s := os.Getenv("DPFEAT_BEAM_LOG"); s != "" {
+		if err := level.UnmarshalText([]byte(s)); err != nil {
+			return userErrorf("DPFEAT_BEAM_LOG=%s: expected debug, info, warn or error", s)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
+	if err := (runner.JobServer{Port: port, Idle: idle, Log: log}).Serve(ctx, ready); err != nil {
+		return userErrorf("job-server: %v", err)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
+	"time"
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/runner/spec"
@@ -25,3 +27,5 @@ func remoteFit(string, features.ImportOptions, string, spec.Options) (solvers.Re
 func extractOnRunner(context.Context, spec.ExtractJob, spec.Options) (*spec.ExtractResult, error) {
 	return nil, errNoBeam
 }
+
+func serveJobs(context.Context, int, time.Duration, io.Writer, func(string)) error { return errNoBeam }

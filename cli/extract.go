@@ -83,9 +83,11 @@ type extractReport struct {
 	Threads        int    `json:"threads"`
 	DeviceFallback string `json:"device_note,omitempty"`
 	// Runner and Shards, with --runner, say what ran the extraction and
-	// how many shard files the manifest lists.
-	Runner string `json:"runner,omitempty"`
-	Shards int    `json:"shards,omitempty"`
+	// how many shard files the manifest lists; ShardsMade how many of them
+	// this run extracted (the others were an interrupted run's, --resume).
+	Runner     string `json:"runner,omitempty"`
+	Shards     int    `json:"shards,omitempty"`
+	ShardsMade int    `json:"shards_made,omitempty"`
 	// SkippedFiles are an image folder's files that were not read, and
 	// why; EmptyClasses its classes left without images.
 	SkippedFiles []features.SkippedFile `json:"skipped_files"`
@@ -393,7 +395,7 @@ func extractRemote(c *ucli.Context, ro spec.Options, job spec.ExtractJob, rep *e
 		fmt.Fprintln(c.App.ErrWriter, "dpfeat: "+res.Note)
 	}
 	rep.ExtractResult = encode.ExtractResult{Out: job.Out, Rows: res.Rows, Dim: res.Dim, Seconds: time.Since(t0).Seconds()}
-	rep.Runner, rep.Shards = res.Runner, res.Shards
+	rep.Runner, rep.Shards, rep.ShardsMade = res.Runner, res.Shards, res.Made
 	return nil
 }
 

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -394,6 +397,9 @@ func (f *extractShardFn) ProcessElement(ctx context.Context, elem string, emit f
 	defer ds.Close()
 	opt := f.job.Extract
 	opt.Offset, opt.Limit, opt.Progress = sp.Offset, sp.Limit, nil
+	if w := fault(sp.Path); w != nil {
+		opt.Progress = w
+	}
 	opt.Identity = map[string]string{}
 	for k, v := range f.job.Extract.Identity {
 		opt.Identity[k] = v
@@ -409,6 +415,45 @@ func (f *extractShardFn) ProcessElement(ctx context.Context, elem string, emit f
 	emit(sp.Path)
 	return nil
 }
+
+// faultEnv injects a test's failure where a shard's first encoder batch
+// reports progress (mid-shard, with rows encoded and none published):
+//
+//   - kill-once:PATH — the first worker to create PATH kills itself
+//     (SIGKILL), as a cluster loses a machine; the file keeps the retry
+//     and every other worker from doing the same;
+//   - stall-after:N — once N shards are finished in the run's folder,
+//     every shard still at work stops there until the process is killed:
+//     a job still busy when its job server goes away.
+const faultEnv = "DPFEAT_FAULT"
+
+// fault is faultEnv's progress writer for the shard at path (nil: no
+// fault).
+func fault(path string) io.Writer {
+	mode, arg, _ := strings.Cut(os.Getenv(faultEnv), ":")
+	switch mode {
+	case "kill-once":
+		return faultWriter(func() {
+			if f, err := os.OpenFile(arg, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		})
+	case "stall-after":
+		if n, err := strconv.Atoi(arg); err == nil {
+			return faultWriter(func() {
+				if done, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "[0-9][0-9][0-9][0-9][0-9].arrow")); len(done) >= n {
+					select {}
+				}
+			})
+		}
+	}
+	return nil
+}
+
+type faultWriter func()
+
+func (f faultWriter) Write(p []byte) (int, error) { f(); return len(p), nil }
 
 // sessionPool keeps a worker process's ONNX Runtime sessions, one per
 // shard in progress, reused by later shards and bundles.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +51,11 @@ func Check(o Options) error {
 func IsWorker(args []string) bool { return spec.IsWorker(args) }
 
 // Worker runs this binary as a Beam worker harness (its flags are the boot
-// code's) and exits.
-func Worker() {
+// code's), or as a PROCESS environment's boot loader (Boot), and exits.
+func Worker(args []string) {
+	if spec.IsBoot(args) {
+		os.Exit(Boot(args))
+	}
 	flag.Parse()
 	beam.Init()
 	// beam.Init returns only when the harness did not start (no --worker).
@@ -122,10 +126,24 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 	}
 	return tmpdir.Contain("dpfeat-beam-", func() error {
 		if _, err := beam.Run(ctx, o.Name(), p); err != nil {
-			return fmt.Errorf("%s: %w", o.Name(), err)
+			return fmt.Errorf("%s: %s%w", o.Name(), cause(err, o.Flags["endpoint"]), err)
 		}
 		return nil
 	})
+}
+
+// cause names, ahead of Beam's own chain of messages, the two failures a
+// cluster has that one process does not: the job server gone, and a
+// worker process lost mid-bundle ("" for any other error).
+func cause(err error, endpoint string) string {
+	s := err.Error()
+	switch {
+	case endpoint != "" && strings.Contains(s, "code = Unavailable"):
+		return "the job server at " + endpoint + " went away or stopped answering; "
+	case strings.Contains(s, "SDK worker disconnected"):
+		return "a worker process stopped mid-bundle (killed, crashed or out of memory; Prism fails the job rather than retry the bundle); "
+	}
+	return ""
 }
 
 var runMu sync.Mutex

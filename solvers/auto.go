@@ -3,10 +3,11 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 func init() {
-	Register(Method{Name: Auto, Reads: []string{OptOptimizer, OptPublic, OptDistance, OptMemory, OptNPublic}, Private: true,
+	Register(Method{Name: Auto, Reads: []string{OptOptimizer, OptPublic, OptDistance, OptMemory, OptNPublic, OptRunner}, Private: true,
 		Summary: "chooses the method, feature transform and budget split from n, ε, δ and whether public features are given (the recommended first method)",
 		Run: func(context.Context, *Data, *Options) (*Result, error) {
 			panic("solvers: auto is resolved by Fit before it runs")
@@ -160,6 +161,9 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 	chosen, err := Lookup(c.Method)
 	if err != nil {
 		return m, err
+	}
+	if o.Remote != nil && !slices.Contains(chosen.Reads, OptRunner) {
+		panic("solvers: auto chose " + chosen.Name + ", which does not run on a runner") // every choice does
 	}
 	o.method = chosen.Name
 	return chosen, CheckParams(chosen.Name, o.Params)

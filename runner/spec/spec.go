@@ -55,11 +55,55 @@ func (o Options) Name() string {
 	return o.Runner
 }
 
-// IsWorker reports whether the process was started as a Beam worker (the
-// container boot's --worker flag): main then runs the worker instead of
-// the command line.
+// IsWorker reports whether the process was started as a Beam worker —
+// by a container boot (its --worker flag) or by a runner's PROCESS
+// environment (IsBoot) — and main runs the worker instead of a command.
 func IsWorker(args []string) bool {
-	return slices.ContainsFunc(args, func(a string) bool { return a == "--worker" || a == "--worker=true" || a == "-worker=true" })
+	return IsBoot(args) || slices.ContainsFunc(args, func(a string) bool { return a == "--worker" || a == "--worker=true" || a == "-worker=true" })
+}
+
+// IsBoot reports whether a runner's PROCESS environment started the
+// process as its boot loader: with --provision_endpoint and without
+// --worker (runner.Boot).
+func IsBoot(args []string) bool {
+	return ParseBoot(args).Provision != "" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "worker") })
+}
+
+// BootArgs are the flags a runner starts a PROCESS environment's command
+// with.
+type BootArgs struct {
+	ID, Provision, SemiPersist string
+}
+
+// ParseBoot reads the boot flags (--name=value or --name value): the
+// id without the single quotes Prism wraps it in.
+func ParseBoot(args []string) BootArgs {
+	var b BootArgs
+	for i := 0; i < len(args); i++ {
+		name, val, ok := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !ok && i+1 < len(args) {
+			val = args[i+1]
+		}
+		var dst *string
+		switch name {
+		case "id":
+			dst = &b.ID
+		case "provision_endpoint":
+			dst = &b.Provision
+		case "semi_persist_dir":
+			dst = &b.SemiPersist
+		default:
+			continue
+		}
+		if !ok {
+			i++
+		}
+		if len(val) >= 2 && val[0] == '\'' && val[len(val)-1] == '\'' {
+			val = val[1 : len(val)-1]
+		}
+		*dst = val
+	}
+	return b
 }
 
 // ExtractJob is a distributed extraction: everything a worker needs to

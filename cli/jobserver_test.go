@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/orttest"
+	"github.com/dpfeat/dpfeat/models"
+)
+
+// startJobServer starts `dpfeat job-server --port 0` as a process of its
+// own (env added to this one's), waits for the endpoint it prints and
+// returns it with the process; the test's cleanup kills it.
+func startJobServer(t *testing.T, bin string, env ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(bin, "job-server", "--port", "0")
+	cmd.Env = append(os.Environ(), env...)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("job server's log:\n%s", logs.String())
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		s.Scan()
+		line <- s.Text()
+		for s.Scan() {
+		}
+	}()
+	select {
+	case l := <-line:
+		ep, _, ok := strings.Cut(strings.TrimPrefix(l, "job server at "), " ")
+		if !ok || !strings.HasPrefix(ep, "localhost:") {
+			t.Fatalf("job server printed %q", l)
+		}
+		return ep, cmd
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job server printed no endpoint in 30 s")
+	}
+	return "", nil
+}
+
+// TestStandaloneJobServer (#42 items 1 and 4): a Prism job server in a
+// process of its own, as a cluster's is, and workers that are processes
+// it starts (environment PROCESS, dpfeat-beam its own boot loader,
+// retrieving the staged binary as a cluster's workers do) or the
+// submitting process (LOOPBACK). Extraction through it equals the
+// single-machine file bit for bit, and fits equal the single-machine
+// classifier (--seed, weights within 1e-6). A worker killed mid-shard
+// fails the job with its cause named and nothing at the final name, and
+// --resume finishes it; so does a job server that goes away, after which
+// --resume on another server redoes only the unfinished shards.
+func TestStandaloneJobServer(t *testing.T) {
+	orttest.Need(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	single := filepath.Join(dir, "single.arrow")
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	want, err := features.ReadAll(single, features.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(dir, "killed")
+	ep, _ := startJobServer(t, bin, "DPFEAT_FAULT=kill-once:"+killed)
+	universal := func(ep, env string) []string {
+		o := []string{"--runner", "universal", "--runner-option", "endpoint=" + ep, "--runner-option", "environment_type=" + env}
+		if env == "PROCESS" {
+			o = append(o, "--runner-option", fmt.Sprintf(`environment_config={"command": %q}`, bin))
+		}
+		return o
+	}
+	dpfeat := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if err != nil {
+			code = -1
+			if e, ok := err.(*exec.ExitError); ok {
+				code = e.ExitCode()
+			}
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	extract := func(out string, extra ...string) (int, string, string) {
+		t.Helper()
+		return dpfeat(append([]string{"extract", "--encoder", model, "--data", data, "--out", out, "--encoder-batch", "2", "--shard-rows", "4", "--json"}, extra...)...)
+	}
+	same := func(what, path string) {
+		t.Helper()
+		got, err := features.ReadAll(path, features.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !slices.Equal(got.Data, want.Data) || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.Labels, want.Labels) {
+			t.Fatalf("%s: the features differ from the single-machine file", what)
+		}
+	}
+
+	// A worker process killed mid-shard: the job fails and says so.
+	proc := filepath.Join(dir, "process.json")
+	code, _, errs := extract(proc, universal(ep, "PROCESS")...)
+	if _, err := os.Stat(killed); err != nil {
+		t.Fatalf("no worker process ran the extraction (exit %d: %s)", code, errs)
+	}
+	if code != 1 || !strings.Contains(errs, "a worker process stopped mid-bundle") || strings.Count(strings.TrimSpace(errs), "\n") > 2 {
+		t.Fatalf("a worker killed mid-shard: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(proc); !os.IsNotExist(err) {
+		t.Fatalf("a failed extraction left %s", proc)
+	}
+	// --resume runs it again on worker processes: the single-machine file.
+	if code, stdout, errs := extract(proc, append(universal(ep, "PROCESS"), "--resume")...); code != 0 || !strings.Contains(stdout, `"runner": "universal"`) {
+		t.Fatalf("--resume after a lost worker: exit %d: %s %s", code, stdout, errs)
+	}
+	same("PROCESS workers", proc)
+	loop := filepath.Join(dir, "loopback.json")
+	if code, _, errs := extract(loop, universal(ep, "LOOPBACK")...); code != 0 {
+		t.Fatalf("LOOPBACK: exit %d: %s", code, errs)
+	}
+	same("LOOPBACK workers", loop)
+
+	// Fits on worker processes equal the single-machine ones.
+	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--steps", "3"}, {"auto"}} {
+		private := []string{"--epsilon", "2", "--delta", "1e-3"}
+		w, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), private, append([]string{"--seed", "4"}, c[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%v on one machine: %s", c, errs)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("%d-process.safetensors", k))
+		args := append(append([]string{"fit", "--method", c[0], "--train", proc, "--out", out, "--seed", "4"}, private...), c[1:]...)
+		if code, _, errs := dpfeat(append(args, universal(ep, "PROCESS")...)...); code != 0 {
+			t.Fatalf("%v on PROCESS workers: exit %d: %s", c, code, errs)
+		}
+		g, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Weight) != len(w.Weight) {
+			t.Fatalf("%v: %d weights, one machine %d", c, len(g.Weight), len(w.Weight))
+		}
+		for i := range w.Weight {
+			if math.Abs(float64(g.Weight[i]-w.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(w.Weight[i]))) {
+				t.Fatalf("%v: weight %d = %v on PROCESS workers, %v on one machine", c, i, g.Weight[i], w.Weight[i])
+			}
+		}
+	}
+
+	// A job server that goes away mid-job, two shards or more finished.
+	ep2, server := startJobServer(t, bin, "DPFEAT_FAULT=stall-after:2")
+	lost := filepath.Join(dir, "lost.json")
+	finished := filepath.Join(dir, "lost.shards.partial", "[0-9][0-9][0-9][0-9][0-9].arrow")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if n, _ := filepath.Glob(finished); len(n) >= 2 {
+				server.Process.Signal(syscall.SIGKILL)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	code, _, errs = extract(lost, universal(ep2, "PROCESS")...)
+	if code != 1 || !strings.Contains(errs, "the job server at "+ep2+" went away") || !strings.Contains(errs, "--resume") {
+		t.Fatalf("a job server lost mid-job: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(lost); !os.IsNotExist(err) {
+		t.Fatalf("a failed extraction left %s", lost)
+	}
+	done, _ := filepath.Glob(finished)
+	code, stdout, errs := extract(lost, append(universal(ep, "PROCESS"), "--resume")...)
+	if code != 0 || !strings.Contains(stdout, `"shards": 6`) || !strings.Contains(stdout, fmt.Sprintf(`"shards_made": %d`, 6-len(done))) {
+		t.Fatalf("--resume after a lost job server: exit %d: %s %s", code, stdout, errs)
+	}
+	same("resumed after a lost job server", lost)
+}
