@@ -13,6 +13,7 @@ import (
 	"github.com/dpfeat/dpfeat/runner"
 	"github.com/dpfeat/dpfeat/runner/spec"
 	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/sweep"
 )
 
 // The --runner commands' backend: Apache Beam (package runner), linked
@@ -30,6 +31,11 @@ func remoteFit(path string, imp features.ImportOptions, tmp string, o spec.Optio
 // extractOnRunner runs a distributed extraction.
 func extractOnRunner(ctx context.Context, job spec.ExtractJob, o spec.Options) (*spec.ExtractResult, error) {
 	return runner.Extract(ctx, job, o)
+}
+
+// sweepOnRunner runs a sweep's jobs on the runner (runner.Sweep).
+func sweepOnRunner(ctx context.Context, job spec.SweepJob, refs []sweep.JobRef, o spec.Options, record func(sweep.Row) error) error {
+	return runner.Sweep(ctx, job, refs, o, record)
 }
 
 // serveJobs runs a standalone job server (runner.JobServer) until ctx

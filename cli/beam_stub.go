@@ -11,6 +11,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/runner/spec"
 	"github.com/dpfeat/dpfeat/solvers"
+	"github.com/dpfeat/dpfeat/sweep"
 )
 
 // errNoBeam is what the nobeam build says of --runner: main hands such
@@ -29,3 +30,7 @@ func extractOnRunner(context.Context, spec.ExtractJob, spec.Options) (*spec.Extr
 }
 
 func serveJobs(context.Context, int, time.Duration, io.Writer, func(string)) error { return errNoBeam }
+
+func sweepOnRunner(context.Context, spec.SweepJob, []sweep.JobRef, spec.Options, func(sweep.Row) error) error {
+	return errNoBeam
+}

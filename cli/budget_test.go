@@ -16,7 +16,7 @@ import (
 )
 
 // TestMain keeps every test's budget ledgers in a temporary folder, never
-// the user's.
+// the user's, and removes the binary the process tests built.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dpfeat-ledger-test")
 	if err != nil {
@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("DPFEAT_LEDGER", dir)
 	code := m.Run()
 	os.RemoveAll(dir) // made by MkdirTemp above
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath)) // buildBinary's folder (135 MB a run, once left behind)
+	}
 	os.Exit(code)
 }
 

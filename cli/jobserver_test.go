@@ -18,6 +18,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/sweep"
 )
 
 // startJobServer starts `dpfeat job-server --port 0` as a process of its
@@ -26,7 +27,8 @@ import (
 func startJobServer(t *testing.T, bin string, env ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(bin, "job-server", "--port", "0")
-	cmd.Env = append(os.Environ(), env...)
+	// The workers' binary cache (os.UserCacheDir) goes to the test's folder.
+	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()), env...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	out, err := cmd.StdoutPipe()
@@ -177,6 +179,34 @@ func TestStandaloneJobServer(t *testing.T) {
 		}
 	}
 
+	// A sweep's jobs on PROCESS workers, the methods a fit cannot run
+	// there among them, the configuration named by a relative path (the
+	// workers' folder is the job server's): the rows of one machine.
+	os.WriteFile(filepath.Join(dir, "sweep.yaml"), []byte("datasets: [{train: single.arrow, validation: 0.3, test: single.arrow}]\n"+
+		"methods: {dpls: {}, dplp: {}, logreg: {}}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	sweepOn := func(out string, extra ...string) []sweep.Row {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"sweep", "--config", "sweep.yaml", "--out", out}, extra...)...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("sweep %v: %v\n%s", extra, err, b)
+		}
+		rows, err := sweep.ReadResults(filepath.Join(dir, out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	local, remote := sweepOn("local.arrow"), sweepOn("remote.arrow", universal(ep, "PROCESS")...)
+	if len(local) != 3 || len(remote) != 3 {
+		t.Fatalf("%d rows on one machine, %d on PROCESS workers", len(local), len(remote))
+	}
+	for i, r := range local {
+		if g := remote[i]; g.Job != r.Job || g.Error != "" || !sameValue(g.TestAccuracy, r.TestAccuracy) || !sameValue(g.ValAccuracy, r.ValAccuracy) {
+			t.Errorf("%s on PROCESS workers: %+v; one machine %+v", r.Method, g, r)
+		}
+	}
+
 	// A job server that goes away mid-job, two shards or more finished.
 	ep2, server := startJobServer(t, bin, "DPFEAT_FAULT=stall-after:2")
 	lost := filepath.Join(dir, "lost.json")
@@ -205,4 +235,65 @@ func TestStandaloneJobServer(t *testing.T) {
 		t.Fatalf("--resume after a lost job server: exit %d: %s %s", code, stdout, errs)
 	}
 	same("resumed after a lost job server", lost)
+}
+
+// TestDistributedWalkthrough (#42): docs/distributed.md's standalone job
+// server walkthrough runs as written — bash, dpfeat and dpfeat-beam on
+// the PATH, an encoder enc.onnx and an image folder photos — and makes
+// what it says.
+func TestDistributedWalkthrough(t *testing.T) {
+	orttest.Need(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := buildBinary(t)
+	doc, err := os.ReadFile("../docs/distributed.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "<!-- walkthrough:")
+	if ok {
+		_, block, ok = strings.Cut(block, "```sh\n")
+	}
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("docs/distributed.md has no walkthrough block")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bin")
+	os.Mkdir(path, 0o755)
+	for _, name := range []string{"dpfeat", "dpfeat-beam"} {
+		if err := os.Symlink(bin, filepath.Join(path, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for src, dst := range map[string]string{"tiny-cnn.onnx": "enc.onnx", "tiny-cnn.json": "enc.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "encoders", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, dst), b, 0o644)
+	}
+	imageFolder(t, filepath.Join(dir, "photos"), []string{"cat", "dog"}, 9)
+	script := filepath.Join(dir, "walkthrough.sh")
+	os.WriteFile(script, []byte("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n"+block), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
+	}
+	for _, f := range []string{"train.json", "auto.safetensors", "dpls.safetensors"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the walkthrough made no %s", f)
+		}
+	}
+	if m, err := features.ReadAll(filepath.Join(dir, "train.json"), features.ReadOptions{}); err != nil || m.Rows != 18 {
+		t.Errorf("train.json: %v", err)
+	}
 }

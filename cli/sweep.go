@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/ledger"
+	"github.com/dpfeat/dpfeat/runner/spec"
 	"github.com/dpfeat/dpfeat/sweep"
 )
 
@@ -22,7 +26,7 @@ func sweepCommand() *ucli.Command {
 			"to RESULTS.arrow (Arrow IPC); finished jobs are journaled, so an interrupted sweep continues with\n" +
 			"--resume. The summary picks each method's hyperparameters by validation accuracy, never test.\n\n" +
 			"Example:\n   dpfeat sweep --config bench/sweep.yaml --out results.arrow --jobs 2",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "config", Usage: "sweep configuration (YAML, required)"},
 			&ucli.StringFlag{Name: "out", Usage: "results file to write (Arrow IPC, required)"},
 			&ucli.IntFlag{Name: "jobs", Usage: "fits to run at once (default: half the cores; each fit uses several)"},
@@ -32,7 +36,7 @@ func sweepCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "classifiers", Usage: "folder to write each job's classifier to (JOB.safetensors, named by the results' job column); with noise: seeded, 'dpfeat fit --seed' and the row's noise_seed reproduce it"},
 			&ucli.StringFlag{Name: "ledger", Usage: "budget ledger folder: jobs on a training file with a budget there are recorded, and refused past it"},
 			jsonFlag(),
-		},
+		}, runnerFlags("run the jobs")...),
 		Action: sweepAction,
 	}
 }
@@ -75,6 +79,9 @@ func sweepAction(c *ucli.Context) error {
 		return userErrorf("%v", err)
 	}
 	if o.Charger, o.Budget, err = sweepLedger(c, cfg, out); err != nil {
+		return err
+	}
+	if o.Remote, err = sweepRemote(c, cfg, cfgPath, out); err != nil {
 		return err
 	}
 	jobs, _ := cfg.Jobs()
@@ -162,4 +169,43 @@ func sweepLedger(c *ucli.Context, cfg *sweep.Config, out string) (func(int, stri
 		}
 		return &ledger.Charger{L: l, Release: ledger.Release{Method: method, Output: out, Version: Version}}
 	}, budget, nil
+}
+
+// sweepRemote is RunOptions.Remote for --runner: the jobs run on the
+// runner's workers, their rows sent back through a scratch folder beside
+// out (made under out's lock, which sweep.Run holds when it calls it, and
+// removed after), or nil without --runner.
+func sweepRemote(c *ucli.Context, cfg *sweep.Config, cfgPath, out string) (func(context.Context, []sweep.Job, func(sweep.Row) error) error, error) {
+	ro, err := runnerFrom(c)
+	if err != nil || ro == nil {
+		return nil, err
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	job := spec.SweepJob{Config: abs(cfgPath), MaxJobs: c.Int64("max-jobs"), Version: Version, Workers: ro.Workers}
+	if dir := c.String("classifiers"); dir != "" {
+		job.Classifiers = abs(dir)
+	}
+	return func(ctx context.Context, jobs []sweep.Job, record func(sweep.Row) error) error {
+		refs, err := cfg.Refs(jobs)
+		if err != nil {
+			return err
+		}
+		tmp, err := runnerTemp("out", out)
+		if err != nil {
+			return err
+		}
+		untrack := interrupt.Temporary(tmp)
+		defer untrack()
+		defer os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
+		job.Rows = abs(tmp)
+		if err := sweepOnRunner(ctx, job, refs, *ro, record); err != nil {
+			return fmt.Errorf("--runner %s: %w", ro.Name(), err)
+		}
+		return nil
+	}, nil
 }

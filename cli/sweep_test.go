@@ -136,3 +136,67 @@ func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepOnARunner (#42 item 3): a sweep's jobs spread over a runner's
+// workers (Prism in this process, two slots) — every method, the ones
+// that read their rows only in memory too, since each job runs whole on a
+// worker — give the rows and, with seeded noise, the byte-identical
+// classifiers of the sweep on one machine; the journal keeps each row as
+// it comes back, so the runner's sweep resumes like any other.
+func TestSweepOnARunner(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	blobFile(t, filepath.Join(dir, "train.arrow"), 240, 6, classes, "sha-1", 1)
+	blobFile(t, filepath.Join(dir, "val.arrow"), 60, 6, classes, "sha-1", 2)
+	blobFile(t, filepath.Join(dir, "test.arrow"), 60, 6, classes, "sha-1", 3)
+	blobFile(t, filepath.Join(dir, "public.arrow"), 90, 6, classes, "sha-1", 4)
+	var methods []string
+	for _, m := range solvers.Methods() {
+		methods = append(methods, m.Name+": {}")
+	}
+	cfg := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, validation: val.arrow, test: test.arrow, public: public.arrow}]\n"+
+		"methods: {"+strings.Join(methods, ", ")+"}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	sweepTo := func(name string, extra ...string) []sweep.Row {
+		t.Helper()
+		out := filepath.Join(dir, name+".arrow")
+		args := append([]string{"sweep", "--config", cfg, "--out", out, "--classifiers", filepath.Join(dir, name)}, extra...)
+		if code, _, errs := run(t, args...); code != 0 {
+			t.Fatalf("sweep %v: exit %d: %s", extra, code, errs)
+		}
+		rows, err := sweep.ReadResults(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	one := sweepTo("one")
+	beam := sweepTo("prism", "--runner", "prism", "--runner-workers", "2")
+	if len(beam) != len(one) || len(one) != len(methods) {
+		t.Fatalf("%d rows on the runner, %d on one machine, %d methods", len(beam), len(one), len(methods))
+	}
+	for i, r := range one {
+		b := beam[i]
+		if r.Error != "" || b.Error != "" {
+			t.Errorf("%s: errors %q (one machine), %q (runner)", r.Method, r.Error, b.Error)
+			continue
+		}
+		if b.Job != r.Job || !sameValue(b.TestAccuracy, r.TestAccuracy) || !sameValue(b.ValAccuracy, r.ValAccuracy) || b.NoiseSeed != r.NoiseSeed {
+			t.Errorf("%s: runner row %+v, one machine %+v", r.Method, b, r)
+		}
+		x, _ := os.ReadFile(r.Classifier)
+		y, _ := os.ReadFile(b.Classifier)
+		if len(x) == 0 || !bytes.Equal(x, y) {
+			t.Errorf("%s: the runner's classifier (%d bytes) differs from one machine's (%d)", r.Method, len(y), len(x))
+		}
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".prism.arrow.runner-*")); len(leftovers) > 0 {
+		t.Errorf("the runner's scratch folder was left: %v", leftovers)
+	}
+}
+
+// sameValue: both missing, or both there and equal.
+func sameValue(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}

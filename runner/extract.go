@@ -167,7 +167,7 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 		// until its bundle ends, which took a core from ONNX Runtime and
 		// made extraction 2.6 times slower.
 		done := beam.ParDo(s, &extractShardFn{Job: string(cfg)}, elems)
-		beam.ParDo0(s, shardDone, beam.Reshuffle(s, done))
+		beam.ParDo0(s, discard, beam.Reshuffle(s, done))
 		if err := execute(ctx, p, o); err != nil {
 			kept := finished(specs)
 			if prev == nil && !saved(work) {
@@ -493,13 +493,15 @@ func (p *sessionPool) put(key string, s *encode.Session) {
 	p.mu.Unlock()
 }
 
-// shardDone consumes the finished shards' paths (the driver checks the
-// shards themselves).
-func shardDone(string) {}
+// discard consumes a stage's outputs — finished shards' paths, finished
+// sweep jobs' IDs — whose results the driver reads from files. (The
+// stage's output goes across a reshuffle first: without one, Prism polled
+// in a busy loop for the whole of each bundle.)
+func discard(string) {}
 
 func init() {
 	register.DoFn3x1[context.Context, string, func(string), error](&extractShardFn{})
-	register.Function1x0(shardDone)
+	register.Function1x0(discard)
 	register.Emitter1[string]()
 	beam.RegisterType(reflect.TypeOf((*extractShardFn)(nil)).Elem())
 }

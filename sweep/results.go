@@ -277,9 +277,7 @@ func openJournal(path string) (*journal, error) {
 }
 
 func (j *journal) add(r Row) error {
-	jr := jsonRow{Row: r, EpsilonText: fmt.Sprint(r.Epsilon)}
-	jr.Epsilon = 0
-	b, err := json.Marshal(jr)
+	b, err := EncodeRow(r)
 	if err != nil {
 		return err
 	}
@@ -313,19 +311,39 @@ func readJournal(path string) (rows []Row, torn bool, err error) {
 		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	for i, l := range lines {
-		var jr jsonRow
-		if err := json.Unmarshal(l, &jr); err != nil {
-			if i == len(lines)-1 {
+		r, err := DecodeRow(l)
+		if err != nil {
+			if i == len(lines)-1 && errors.Is(err, errNotARow) {
 				return rows, true, nil
 			}
-			return nil, false, fmt.Errorf("read %s: line %d is not a job record: %v", path, i+1, err)
-		}
-		if jr.Epsilon, err = parseEpsilon(jr.EpsilonText); err != nil {
 			return nil, false, fmt.Errorf("read %s: line %d: %v", path, i+1, err)
 		}
-		rows = append(rows, jr.Row)
+		rows = append(rows, r)
 	}
 	return rows, false, nil
+}
+
+// EncodeRow is a row as one line of JSON: the journal's, and what a
+// runner's worker sends back (JSON has no infinity: ε goes as text too).
+func EncodeRow(r Row) ([]byte, error) {
+	jr := jsonRow{Row: r, EpsilonText: fmt.Sprint(r.Epsilon)}
+	jr.Epsilon = 0
+	return json.Marshal(jr)
+}
+
+var errNotARow = errors.New("not a job record")
+
+// DecodeRow reads what EncodeRow wrote.
+func DecodeRow(b []byte) (Row, error) {
+	var jr jsonRow
+	if err := json.Unmarshal(b, &jr); err != nil {
+		return Row{}, fmt.Errorf("%w: %v", errNotARow, err)
+	}
+	var err error
+	if jr.Epsilon, err = parseEpsilon(jr.EpsilonText); err != nil {
+		return Row{}, err
+	}
+	return jr.Row, nil
 }
 
 func parseEpsilon(s string) (float64, error) {

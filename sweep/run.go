@@ -57,6 +57,14 @@ type RunOptions struct {
 	// before any job runs; an error (the whole sweep would not fit the
 	// dataset's budget) stops the sweep before any work.
 	Budget func(dataset int, costs []accounting.Guarantee) error
+	// Remote, when set, runs the pending jobs elsewhere — on a Beam
+	// runner's workers, each running jobs by ID with a JobRunner (package
+	// runner) — and calls record with each finished row as soon as it is
+	// back (serialised), so that the journal keeps it. Each pending job
+	// is charged to its dataset's ledger (Charger) here, before any is
+	// submitted, with the cost Budget checked: the workers draw the
+	// noise, this process keeps the ledger.
+	Remote func(ctx context.Context, jobs []Job, record func(Row) error) error
 }
 
 // JournalPath is where a sweep writing out records its finished jobs.
@@ -194,10 +202,15 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = runJobs(ctx, c, o, pending, sets, len(jobs)-len(pending), len(jobs), func(r Row) error {
+		tr := newTracker(o, len(jobs)-len(pending), len(jobs), func(r Row) error {
 			done[r.Job] = r
 			return jr.add(r)
 		})
+		if o.Remote != nil {
+			err = runRemote(ctx, c, o, pending, sets, tr)
+		} else {
+			err = runJobs(ctx, c, o, pending, sets, tr)
+		}
 		if cerr := jr.close(); err == nil {
 			err = cerr
 		}
@@ -224,9 +237,38 @@ func (o RunOptions) progress(format string, args ...any) {
 	}
 }
 
-// runJobs runs jobs on o.Jobs workers; record is called (serialised) with
-// each finished row.
-func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, before, total int, record func(Row) error) error {
+// tracker records finished rows (serialised) and prints a progress line
+// for each.
+type tracker struct {
+	mu       sync.Mutex
+	o        RunOptions
+	record   func(Row) error
+	finished int
+	before   int
+	total    int
+	start    time.Time
+}
+
+func newTracker(o RunOptions, before, total int, record func(Row) error) *tracker {
+	return &tracker{o: o, record: record, finished: before, before: before, total: total, start: time.Now()}
+}
+
+// add records row and says so.
+func (t *tracker) add(row Row) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.record(row); err != nil {
+		return err
+	}
+	t.finished++
+	eta := time.Duration(float64(time.Since(t.start)) / float64(t.finished-t.before) * float64(t.total-t.finished)).Round(time.Second)
+	t.o.progress("sweep: [%d/%d] %s %s %s seed %d %s: %s (%.1f s; about %s left)", t.finished, t.total, row.Dataset, row.Method,
+		epsText(row.Epsilon), row.Seed, row.Setting, outcome(row), row.Seconds, eta)
+	return nil
+}
+
+// runJobs runs jobs on o.Jobs workers of this process.
+func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, tr *tracker) error {
 	workers := o.Jobs
 	if workers <= 0 {
 		workers = max(1, runtime.GOMAXPROCS(0)/2)
@@ -234,10 +276,8 @@ func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*d
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan Job)
-	var mu sync.Mutex
+	var once sync.Once
 	var firstErr error
-	finished := before
-	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -248,18 +288,9 @@ func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*d
 				if ctx.Err() != nil {
 					return // interrupted: the job is not recorded, it runs again on --resume
 				}
-				mu.Lock()
-				if firstErr == nil {
-					if err := record(row); err != nil {
-						firstErr = err
-						cancel()
-					}
+				if err := tr.add(row); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
 				}
-				finished++
-				eta := time.Duration(float64(time.Since(start)) / float64(finished-before) * float64(total-finished)).Round(time.Second)
-				o.progress("sweep: [%d/%d] %s %s %s seed %d %s: %s (%.1f s; about %s left)", finished, total, row.Dataset, row.Method,
-					epsText(row.Epsilon), row.Seed, row.Setting, outcome(row), row.Seconds, eta)
-				mu.Unlock()
 			}
 		}()
 	}
@@ -277,6 +308,130 @@ func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*d
 		return firstErr
 	}
 	return ctx.Err()
+}
+
+// runRemote charges the jobs (RunOptions.Remote) and hands those the
+// ledger accepted to o.Remote; a refused job is recorded with the
+// refusal as its error, as runJob records it.
+func runRemote(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, tr *tracker) error {
+	var submit []Job
+	for _, j := range jobs {
+		if ch := o.charger(j); ch != nil {
+			g, ok, err := jobCost(ctx, c, j, sets[j.Dataset])
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := ch.Charge(g); err != nil {
+					row := newRow(c, o, j, sets[j.Dataset])
+					row.Error = err.Error()
+					row.Finished = time.Now().UTC().Format(time.RFC3339)
+					if err := tr.add(row); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+		}
+		submit = append(submit, j)
+	}
+	if len(submit) == 0 {
+		return nil
+	}
+	return o.Remote(ctx, submit, tr.add)
+}
+
+func (o RunOptions) charger(j Job) accounting.Charger {
+	if o.Charger == nil {
+		return nil
+	}
+	return o.Charger(j.Dataset, j.Method)
+}
+
+// JobRef names a job to a worker that loaded the same configuration: its
+// place in Config.Jobs, the ID the submitting process gave it (an ID
+// names the data files by their paths as that process spells them, and a
+// worker may spell them otherwise), and what the job is, checked there.
+type JobRef struct {
+	Index   int    `json:"index"`
+	ID      string `json:"id"`
+	Dataset int    `json:"dataset"`
+	Method  string `json:"method"`
+	Setting string `json:"setting"`
+	Epsilon string `json:"epsilon"`
+	Seed    int64  `json:"seed"`
+}
+
+// Refs are the references of jobs, jobs being among all of c's.
+func (c *Config) Refs(jobs []Job) ([]JobRef, error) {
+	all, err := c.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	index := map[string]int{}
+	for i, j := range all {
+		index[j.ID] = i
+	}
+	refs := make([]JobRef, len(jobs))
+	for k, j := range jobs {
+		i, ok := index[j.ID]
+		if !ok {
+			return nil, fmt.Errorf("job %s is not one of the configuration's", j.ID)
+		}
+		refs[k] = ref(i, j)
+	}
+	return refs, nil
+}
+
+func ref(i int, j Job) JobRef {
+	return JobRef{Index: i, ID: j.ID, Dataset: j.Dataset, Method: j.Method, Setting: j.Setting(), Epsilon: fmt.Sprint(j.Epsilon), Seed: j.Seed}
+}
+
+// JobRunner runs single jobs of a configuration, as Run runs them — what
+// a Beam runner's worker holds (RunOptions.Remote). Each dataset is
+// loaded once, on its first job; Run may be called concurrently.
+type JobRunner struct {
+	c    *Config
+	o    RunOptions
+	jobs []Job
+	mu   sync.Mutex
+	sets []*data
+}
+
+// NewJobRunner prepares c's jobs; version and classifiers are
+// RunOptions's Version and Classifiers.
+func NewJobRunner(c *Config, version, classifiers string) (*JobRunner, error) {
+	jobs, err := c.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	return &JobRunner{c: c, o: RunOptions{Version: version, Classifiers: classifiers}, jobs: jobs, sets: make([]*data, len(c.Datasets))}, nil
+}
+
+// Run runs the job ref names, under its ID, and returns its row (a failed
+// fit is the row's error); an error says the job could not be run at all.
+func (r *JobRunner) Run(ctx context.Context, want JobRef) (Row, error) {
+	if want.Index < 0 || want.Index >= len(r.jobs) {
+		return Row{}, fmt.Errorf("job %s: the configuration has %d jobs here, not %d or more (it changed since the sweep started?)", want.ID, len(r.jobs), want.Index+1)
+	}
+	j := r.jobs[want.Index]
+	if got := ref(want.Index, j); got.Dataset != want.Dataset || got.Method != want.Method || got.Setting != want.Setting || got.Epsilon != want.Epsilon || got.Seed != want.Seed {
+		return Row{}, fmt.Errorf("job %s: the configuration here has %s %s ε = %s seed %d at its place, not %s %s ε = %s seed %d (it changed since the sweep started?)",
+			want.ID, got.Method, got.Setting, got.Epsilon, got.Seed, want.Method, want.Setting, want.Epsilon, want.Seed)
+	}
+	j.ID = want.ID
+	r.mu.Lock()
+	ds := r.sets[j.Dataset]
+	if ds == nil {
+		var err error
+		if ds, err = load(r.c, r.c.Datasets[j.Dataset]); err != nil {
+			r.mu.Unlock()
+			return Row{}, err
+		}
+		r.sets[j.Dataset] = ds
+	}
+	r.mu.Unlock()
+	return runJob(ctx, r.c, r.o, j, ds), nil
 }
 
 func epsText(e float64) string {
@@ -398,11 +553,10 @@ func (c *Config) request(j Job, ds *data, o solvers.Options) train.Request {
 	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, Options: o, Exclude: ds.exclude, Cache: ds.cache, Import: d.importOptions()}
 }
 
-// runJob fits and evaluates one job; failures become the row's error.
-func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row Row) {
-	start := time.Now()
+// newRow is job j's row before it runs.
+func newRow(c *Config, o RunOptions, j Job, ds *data) Row {
 	d := c.Datasets[j.Dataset]
-	row = Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
+	row := Row{Job: j.ID, Dataset: d.Name, Train: d.Train, Test: d.Test, Imbalanced: ds.imbalanced, Method: j.Method,
 		Private: j.Private, Epsilon: j.Epsilon, Delta: j.Delta, Seed: j.Seed, Setting: j.Setting(), Hyperparameters: "{}",
 		Seeded: c.Noise == "seeded", Tuning: "hyperparameters chosen on validation (not accounted)", TrainRows: ds.trainRows,
 		Backend: backend.Name(), Version: o.Version}
@@ -417,6 +571,13 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row 
 	case d.ValidationPublic:
 		row.Tuning = "hyperparameters chosen on public validation data (no privacy cost)"
 	}
+	return row
+}
+
+// runJob fits and evaluates one job; failures become the row's error.
+func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row Row) {
+	start := time.Now()
+	row = newRow(c, o, j, ds)
 	defer func() { row.Finished = time.Now().UTC().Format(time.RFC3339) }() // (row is the named result)
 	if j.candidates != nil {
 		selectPrivately(ctx, c, o, j, ds, &row)
@@ -426,11 +587,10 @@ func runJob(ctx context.Context, c *Config, o RunOptions, j Job, ds *data) (row 
 		return row
 	}
 	fo := c.options(j, ds)
-	var ch accounting.Charger
-	if o.Charger != nil {
-		// Charged before any noise, once for the whole job: a job that
-		// fails after drawing noise has been charged.
-		ch = o.Charger(j.Dataset, j.Method)
+	// Charged before any noise, once for the whole job: a job that fails
+	// after drawing noise has been charged.
+	ch := o.charger(j)
+	if ch != nil {
 		fo.Privacy.Charger = ch
 	}
 	out, err := fitWith(ctx, c.request(j, ds, fo))
@@ -568,11 +728,11 @@ func selectPrivately(ctx context.Context, c *Config, o RunOptions, j Job, ds *da
 		return
 	}
 	mu := math.Sqrt(2 * rho)
-	if o.Charger != nil {
+	if ch := o.charger(j); ch != nil {
 		// The whole selection is one release, known by its RDP curve,
 		// charged before its first run draws any noise.
 		g, err := selectionGuarantee(c, j)
-		if ch := o.Charger(j.Dataset, j.Method); err == nil && ch != nil {
+		if err == nil {
 			err = ch.Charge(g)
 		}
 		if err != nil {

@@ -159,3 +159,21 @@ func ShardDir(out string) string {
 // out until every one is finished: the folder an interrupted extraction
 // leaves for --resume (the shard folder's OUT.partial).
 func WorkDir(out string) string { return ShardDir(out) + ".partial" }
+
+// SweepJob is a sweep run on a runner: what every worker needs to run its
+// jobs (it travels to them as JSON).
+type SweepJob struct {
+	// Config is the sweep's configuration file (an absolute path every
+	// worker reads, as it reads the datasets it names); MaxJobs the
+	// limit it was loaded with.
+	Config  string `json:"config"`
+	MaxJobs int64  `json:"max_jobs"`
+	// Version and Classifiers are sweep.RunOptions's.
+	Version     string `json:"version"`
+	Classifiers string `json:"classifiers,omitempty"`
+	// Rows is the folder each worker writes a finished job's row to
+	// (ID.json, through a temporary file) for the driver to pick up.
+	Rows string `json:"rows"`
+	// Workers bounds the jobs one worker process runs at once.
+	Workers int `json:"workers"`
+}
