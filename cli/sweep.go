@@ -24,7 +24,8 @@ func sweepCommand() *ucli.Command {
 			"The configuration names datasets (train, validation file or fraction, test, optional public),\n" +
 			"methods with hyperparameter grids, epsilons, delta and seeds; see docs/sweep.md. One row per job goes\n" +
 			"to RESULTS.arrow (Arrow IPC); finished jobs are journaled, so an interrupted sweep continues with\n" +
-			"--resume. The summary picks each method's hyperparameters by validation accuracy, never test.\n\n" +
+			"--resume. The summary picks each method's hyperparameters by validation accuracy, never test.\n" +
+			"--runner spreads the jobs over an Apache Beam runner's workers (docs/sweep.md, On a runner).\n\n" +
 			"Example:\n   dpfeat sweep --config bench/sweep.yaml --out results.arrow --jobs 2",
 		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "config", Usage: "sweep configuration (YAML, required)"},
