@@ -18,6 +18,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
 	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/sweep"
 )
 
@@ -71,8 +72,11 @@ func startJobServer(t *testing.T, bin string, env ...string) (string, *exec.Cmd)
 // it starts (environment PROCESS, dpfeat-beam its own boot loader,
 // retrieving the staged binary as a cluster's workers do) or the
 // submitting process (LOOPBACK). Extraction through it equals the
-// single-machine file bit for bit, and fits equal the single-machine
-// classifier (--seed, weights within 1e-6). A worker killed mid-shard
+// single-machine file bit for bit, and fits — one pass, a pass per step,
+// Poisson-sampled steps whose sample each worker process draws from the
+// key in the pipeline, a transform's passes, auto — equal the
+// single-machine classifier (--seed, weights within 1e-6), as a sweep's
+// rows do. A worker killed mid-shard
 // fails the job with its cause named and nothing at the final name, and
 // --resume finishes it; so does a job server that goes away, after which
 // --resume on another server redoes only the unfinished shards.
@@ -154,14 +158,19 @@ func TestStandaloneJobServer(t *testing.T) {
 	same("LOOPBACK workers", loop)
 
 	// Fits on worker processes equal the single-machine ones.
-	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--steps", "3"}, {"auto"}} {
+	for k, c := range [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpsgd", "--steps", "3"}, {"dpsgd", "--steps", "3", "--batch", "5"},
+		{"dpfc", "--steps", "2"}, {"dpnewton", "--steps", "2"}, {"newton", "--steps", "2"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"auto"}} {
 		private := []string{"--epsilon", "2", "--delta", "1e-3"}
 		w, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), private, append([]string{"--seed", "4"}, c[1:]...)...)
 		if code != 0 {
 			t.Fatalf("%v on one machine: %s", c, errs)
 		}
 		out := filepath.Join(dir, fmt.Sprintf("%d-process.safetensors", k))
-		args := append(append([]string{"fit", "--method", c[0], "--train", proc, "--out", out, "--seed", "4"}, private...), c[1:]...)
+		budget := private
+		if m, _ := solvers.Lookup(c[0]); !m.Private {
+			budget = []string{"--epsilon", "inf"}
+		}
+		args := append(append([]string{"fit", "--method", c[0], "--train", proc, "--out", out, "--seed", "4"}, budget...), c[1:]...)
 		if code, _, errs := dpfeat(append(args, universal(ep, "PROCESS")...)...); code != 0 {
 			t.Fatalf("%v on PROCESS workers: exit %d: %s", c, code, errs)
 		}
