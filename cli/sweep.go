@@ -181,6 +181,9 @@ func sweepRemote(c *ucli.Context, cfg *sweep.Config, cfgPath, out string) (func(
 	if err != nil || ro == nil {
 		return nil, err
 	}
+	if c.IsSet("jobs") {
+		return nil, userErrorf("--jobs is for fits in this process; with --runner, --runner-workers bounds the jobs one worker process runs at once")
+	}
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
 			return a

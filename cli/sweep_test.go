@@ -191,6 +191,9 @@ func TestSweepOnARunner(t *testing.T) {
 			t.Errorf("%s: the runner's classifier (%d bytes) differs from one machine's (%d)", r.Method, len(y), len(x))
 		}
 	}
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", filepath.Join(dir, "j.arrow"), "--runner", "prism", "--jobs", "2"); code != 1 || !strings.Contains(errs, "--runner-workers") {
+		t.Errorf("--jobs with --runner: exit %d, %q", code, errs)
+	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".prism.arrow.runner-*")); len(leftovers) > 0 {
 		t.Errorf("the runner's scratch folder was left: %v", leftovers)
 	}
