@@ -283,7 +283,7 @@ func TestRunnerPrism(t *testing.T) {
 		return clf, stdout
 	}
 	cases := [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpfc"}, {"dpsgd"}, {"dpsgd", "--batch", "5"},
-		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}}
+		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}, {"dplp", "--steps", "5"}}
 	for _, m := range solvers.Methods() {
 		if slices.Contains(m.Reads, solvers.OptRunner) && !slices.ContainsFunc(cases, func(c []string) bool { return c[0] == m.Name }) {
 			t.Errorf("%s takes --runner and is not tested with it here", m.Name)
@@ -317,7 +317,7 @@ func TestRunnerPrism(t *testing.T) {
 		"--runner", "prism", "--shard-rows", "4", "--quiet"); code != 0 {
 		t.Fatalf("extract --views --runner: exit %d: %s", code, errs)
 	}
-	for k, c := range [][]string{{"dpsgd", "--batch", "5"}, {"dpls"}} {
+	for k, c := range [][]string{{"dpsgd", "--batch", "5"}, {"dpls"}, {"dplp", "--steps", "3"}} {
 		want, _ := fit(c[0], views, fmt.Sprintf("views-%d-single", k), c[1:]...)
 		got, _ := fit(c[0], views, fmt.Sprintf("views-%d-prism", k), append([]string{"--runner", "prism"}, c[1:]...)...)
 		for i := range want.Weight {
@@ -333,7 +333,7 @@ func TestRunnerPrism(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--method", "dplp"}, "--runner is not used by dplp"},
+		{[]string{"--method", "dpplpublic"}, "--runner is not used by dpplpublic"},
 		{[]string{"--method", "dpls", "--runner-option", "bogus=1"}, `"bogus" is not a Beam pipeline option`},
 	} {
 		args := append([]string{"fit", "--train", sharded, "--out", filepath.Join(dir, "x.safetensors"), "--epsilon", "1", "--delta", "1e-3", "--runner", "prism"}, c.args...)

@@ -60,8 +60,10 @@ type Pass struct {
 	Gradient  bool  `json:"gradient,omitempty"`
 	Counts    bool  `json:"counts,omitempty"`
 	ClassSums bool  `json:"class_sums,omitempty"`
-	// Mean is the centre of a transform's second stage.
-	Mean []float64 `json:"mean,omitempty"`
+	// Mean is the centre of a transform's second stage, and DP-LP's
+	// noisy mean (PassLPGradient); Scale is DP-LP's row norm C.
+	Mean  []float64 `json:"mean,omitempty"`
+	Scale float64   `json:"scale,omitempty"`
 }
 
 // The passes.
@@ -83,6 +85,12 @@ const (
 	// rows centred on Mean and renormalised, y = (x̂ − Mean)/‖x̂ − Mean‖.
 	PassTransformSquares = "transform-squares"
 	PassTransformMatrix  = "transform-matrix"
+	// PassLPMean sums DP-LP's rows scaled to norm Scale, x′ = C·x/‖x‖
+	// (dim values), and PassLPGradient its clipped softmax cross-entropy
+	// gradients at Theta (M×dim, no bias) on x̃ = x′ − Mean (Tang et al.
+	// 2024, App. G: fitLP).
+	PassLPMean     = "lp-mean"
+	PassLPGradient = "lp-gradient"
 )
 
 // RunPass computes p over rows (streamed, nothing kept): the part of the
@@ -130,6 +138,8 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 			return nil, fmt.Errorf("pass %s: a centre of %d values for rows of %d", p.Kind, len(p.Mean), rows.Dim())
 		}
 		return transformSecond(ctx, visitTraining(rows), p.Mean, p.Kind == PassTransformMatrix)
+	case PassLPMean, PassLPGradient:
+		return lpPass(ctx, rows, p)
 	}
 	return nil, fmt.Errorf("unknown pass %q", p.Kind)
 }

@@ -90,6 +90,8 @@ func TestPassesAddUp(t *testing.T) {
 		{Pass{Kind: PassTransformMean}, 1e-9},
 		{Pass{Kind: PassTransformSquares, Mean: mean}, 1e-9},
 		{Pass{Kind: PassTransformMatrix, Mean: mean}, 1e-6},
+		{Pass{Kind: PassLPMean, Scale: 2}, 1e-9},
+		{Pass{Kind: PassLPGradient, M: 3, Scale: 2, Mean: mean, Theta: theta[:3*5], ClipGrad: 0.3}, 1e-9},
 	} {
 		whole, err := RunPass(context.Background(), DataRows(d), c.p)
 		if err != nil {
@@ -213,6 +215,55 @@ func TestSampledGradientPass(t *testing.T) {
 			for _, got := range []float64{whole[i], parts[i]} {
 				if math.Abs(got-want[i]) > 1e-9*math.Max(1, math.Abs(want[i])) {
 					t.Fatalf("q %v (%d sampled), value %d: %v, want %v", q, kept.N, i, got, want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLPInPassesIsTheInMemoryFit (#42): DP-LP streamed in passes — a
+// file's path, and a runner's (its passes summed by part) — fits the
+// in-memory classifier within 1e-6, one row per example and with views
+// (each example's mean gradient clipped): the rows stream in float32, as
+// a file holds them, where these in-memory rows are float64.
+func TestLPInPassesIsTheInMemoryFit(t *testing.T) {
+	d := blobs(1200, 5, 3, 23)
+	views := withViews(d, func(i int) int { return 1 + i%3 }, 9)
+	// (The views' file streams in one block and is one part: Rows.Each
+	// hands out whole examples, which batchedRows and split do not.)
+	for _, c := range []struct {
+		name  string
+		d     *Data
+		batch int
+		parts []*Data
+	}{{"one row per example", d, 500, split(d, 400, 900)}, {"views", views, views.N, []*Data{views}}} {
+		opts := func() Options {
+			return Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(3)},
+				Params: map[string]float64{"steps": 6, "norm": 1.5}}
+		}
+		want, err := Fit(context.Background(), "dplp", c.d, opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed, err := FitRows(context.Background(), "dplp", batchedRows{c.d, c.batch}, 3, opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts()
+		o.Remote = partsRemote{c.parts}
+		remote, err := FitRows(context.Background(), "dplp", batchedRows{c.d, c.batch}, 3, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []*Result{streamed, remote} {
+			for i := range want.W {
+				if math.Abs(got.W[i]-want.W[i]) > 1e-6*math.Max(1, math.Abs(want.W[i])) {
+					t.Fatalf("%s: weight %d = %v in passes, %v in memory", c.name, i, got.W[i], want.W[i])
+				}
+			}
+			for i := range want.Prep.Center {
+				if math.Abs(got.Prep.Center[i]-want.Prep.Center[i]) > 1e-6 {
+					t.Fatalf("%s: centre %d = %v in passes, %v in memory", c.name, i, got.Prep.Center[i], want.Prep.Center[i])
 				}
 			}
 		}
