@@ -283,7 +283,7 @@ func TestRunnerPrism(t *testing.T) {
 		return clf, stdout
 	}
 	cases := [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpfc"}, {"dpsgd"}, {"dpsgd", "--batch", "5"},
-		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}, {"dplp", "--steps", "5"}}
+		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}, {"dplp", "--steps", "5"}, {"logreg", "--steps", "5"}}
 	for _, m := range solvers.Methods() {
 		if slices.Contains(m.Reads, solvers.OptRunner) && !slices.ContainsFunc(cases, func(c []string) bool { return c[0] == m.Name }) {
 			t.Errorf("%s takes --runner and is not tested with it here", m.Name)

@@ -74,7 +74,7 @@ func startJobServer(t *testing.T, bin string, env ...string) (string, *exec.Cmd)
 // submitting process (LOOPBACK). Extraction through it equals the
 // single-machine file bit for bit, and fits — one pass, a pass per step,
 // Poisson-sampled steps whose sample each worker process draws from the
-// key in the pipeline, a transform's passes, DP-LP, auto — equal the
+// key in the pipeline, a transform's passes, DP-LP, logreg, auto — equal the
 // single-machine classifier (--seed, weights within 1e-6), as a sweep's
 // rows do. A worker killed mid-shard
 // fails the job with its cause named and nothing at the final name, and
@@ -159,7 +159,7 @@ func TestStandaloneJobServer(t *testing.T) {
 
 	// Fits on worker processes equal the single-machine ones.
 	for k, c := range [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpsgd", "--steps", "3"}, {"dpsgd", "--steps", "3", "--batch", "5"},
-		{"dpfc", "--steps", "2"}, {"dpnewton", "--steps", "2"}, {"newton", "--steps", "2"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dplp", "--steps", "3"}, {"auto"}} {
+		{"dpfc", "--steps", "2"}, {"dpnewton", "--steps", "2"}, {"newton", "--steps", "2"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dplp", "--steps", "3"}, {"logreg", "--steps", "3"}, {"auto"}} {
 		private := []string{"--epsilon", "2", "--delta", "1e-3"}
 		w, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), private, append([]string{"--seed", "4"}, c[1:]...)...)
 		if code != 0 {

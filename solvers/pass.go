@@ -91,6 +91,10 @@ const (
 	// 2024, App. G: fitLP).
 	PassLPMean     = "lp-mean"
 	PassLPGradient = "lp-gradient"
+	// PassLogReg sums, at Theta (M×(dim+1)), logreg's loss and then its
+	// unclipped gradient over u = [x̂, 1]/√2 (1 + M·(dim+1) values): one
+	// L-BFGS evaluation.
+	PassLogReg = "logreg"
 )
 
 // RunPass computes p over rows (streamed, nothing kept): the part of the
@@ -140,6 +144,8 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 		return transformSecond(ctx, visitTraining(rows), p.Mean, p.Kind == PassTransformMatrix)
 	case PassLPMean, PassLPGradient:
 		return lpPass(ctx, rows, p)
+	case PassLogReg:
+		return logregPass(ctx, rows, p)
 	}
 	return nil, fmt.Errorf("unknown pass %q", p.Kind)
 }

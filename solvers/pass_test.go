@@ -91,6 +91,7 @@ func TestPassesAddUp(t *testing.T) {
 		{Pass{Kind: PassTransformSquares, Mean: mean}, 1e-9},
 		{Pass{Kind: PassTransformMatrix, Mean: mean}, 1e-6},
 		{Pass{Kind: PassLPMean, Scale: 2}, 1e-9},
+		{Pass{Kind: PassLogReg, M: 3, Normalize: true, Theta: theta}, 1e-9},
 		{Pass{Kind: PassLPGradient, M: 3, Scale: 2, Mean: mean, Theta: theta[:3*5], ClipGrad: 0.3}, 1e-9},
 	} {
 		whole, err := RunPass(context.Background(), DataRows(d), c.p)
@@ -265,6 +266,41 @@ func TestLPInPassesIsTheInMemoryFit(t *testing.T) {
 				if math.Abs(got.Prep.Center[i]-want.Prep.Center[i]) > 1e-6 {
 					t.Fatalf("%s: centre %d = %v in passes, %v in memory", c.name, i, got.Prep.Center[i], want.Prep.Center[i])
 				}
+			}
+		}
+	}
+}
+
+// TestLogRegInPassesIsTheInMemoryFit (#42): logreg with each objective a
+// pass (a runner's path, its passes summed by part) fits the in-memory
+// classifier within 1e-5 — L-BFGS stops on a gradient threshold, so
+// rounding moves where it stops — and so does a stream read here.
+func TestLogRegInPassesIsTheInMemoryFit(t *testing.T) {
+	d := blobs(1200, 5, 3, 29)
+	o := func() Options { return Options{Privacy: accounting.ReleaseOptions{Epsilon: math.Inf(1)}} }
+	want, err := Fit(context.Background(), "logreg", d, o())
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := FitRows(context.Background(), "logreg", batchedRows{d, 500}, 3, o())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := o()
+	r.Remote = partsRemote{split(d, 400, 900)}
+	remote, err := FitRows(context.Background(), "logreg", batchedRows{d, 500}, 3, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]*Result{"streamed": streamed, "in passes": remote} {
+		for i := range want.W {
+			if math.Abs(got.W[i]-want.W[i]) > 1e-5*math.Max(1, math.Abs(want.W[i])) {
+				t.Fatalf("%s: weight %d = %v, %v in memory", name, i, got.W[i], want.W[i])
+			}
+		}
+		for i := range want.B {
+			if math.Abs(got.B[i]-want.B[i]) > 1e-5*math.Max(1, math.Abs(want.B[i])) {
+				t.Fatalf("%s: bias %d = %v, %v in memory", name, i, got.B[i], want.B[i])
 			}
 		}
 	}
