@@ -37,7 +37,10 @@ class DocsTest(unittest.TestCase):
                 for lang, code in blocks:
                     code = "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("make "))
                     cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "sh" else [sys.executable, "-c", code]
-                    proc = subprocess.run(cmd, cwd=tmp, env=shell_env(tmp), capture_output=True, text=True)
+                    # (the job server's PROCESS workers cache their binary
+                    # under XDG_CACHE_HOME: the folder's, not the user's)
+                    env = dict(shell_env(tmp), XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+                    proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
                     self.assertEqual(proc.returncode, 0, "%s block:\n%s\n--- stdout\n%s\n--- stderr\n%s" % (os.path.basename(doc), code, proc.stdout[-2000:], proc.stderr[-3000:]))
                     ran += 1
         self.assertGreater(ran, 5)
