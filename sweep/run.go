@@ -58,8 +58,8 @@ type RunOptions struct {
 	// dataset's budget) stops the sweep before any work.
 	Budget func(dataset int, costs []accounting.Guarantee) error
 	// Remote, when set, runs the pending jobs elsewhere — on a Beam
-	// runner's workers, each running jobs by ID with a JobRunner (package
-	// runner) — and calls record with each finished row as soon as it is
+	// runner's workers, each running the jobs its JobRefs name with a
+	// JobRunner (package runner) — and calls record with each finished row as soon as it is
 	// back (serialised), so that the journal keeps it. Each pending job
 	// is charged to its dataset's ledger (Charger) here, before any is
 	// submitted, with the cost Budget checked: the workers draw the
