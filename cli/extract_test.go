@@ -282,8 +282,16 @@ func TestRunnerPrism(t *testing.T) {
 		}
 		return clf, stdout
 	}
+	// Public features for the methods that choose prototypes from them:
+	// other images through the same encoder.
+	pubImages, public := filepath.Join(dir, "public-images"), filepath.Join(dir, "public.arrow")
+	imageFolderVariant(t, pubImages, []string{"cat", "dog", "eel"}, 4, 1)
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", pubImages, "--out", public, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
 	cases := [][]string{{"dpls"}, {"ls"}, {"dpplmean"}, {"protomean"}, {"dpfc"}, {"dpsgd"}, {"dpsgd", "--batch", "5"},
-		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}, {"dplp", "--steps", "5"}, {"logreg", "--steps", "5"}}
+		{"dpnewton", "--steps", "2"}, {"newton"}, {"dpls", "--transform", "pca", "--transform-dims", "4"}, {"dpfc", "--transform", "standardize"}, {"auto"}, {"dplp", "--steps", "5"}, {"logreg", "--steps", "5"},
+		{"dpplpublic", "--public", public}, {"dpplpublick", "--public", public, "--k", "2"}}
 	for _, m := range solvers.Methods() {
 		if slices.Contains(m.Reads, solvers.OptRunner) && !slices.ContainsFunc(cases, func(c []string) bool { return c[0] == m.Name }) {
 			t.Errorf("%s takes --runner and is not tested with it here", m.Name)
@@ -333,7 +341,7 @@ func TestRunnerPrism(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--method", "dpplpublic"}, "--runner is not used by dpplpublic"},
+		{[]string{"--method", "dpplpublic", "--public", public, "--d-min", "0.5"}, "on a runner the similarity must stay unclipped"},
 		{[]string{"--method", "dpls", "--runner-option", "bogus=1"}, `"bogus" is not a Beam pipeline option`},
 	} {
 		args := append([]string{"fit", "--train", sharded, "--out", filepath.Join(dir, "x.safetensors"), "--epsilon", "1", "--delta", "1e-3", "--runner", "prism"}, c.args...)

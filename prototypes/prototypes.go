@@ -39,18 +39,18 @@ func init() {
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublic", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention}, Params: []solvers.Param{dMin, dMax}, Private: true, Pure: true,
+	solvers.Register(solvers.Method{Name: "dpplpublic", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptRunner}, Params: []solvers.Param{dMin, dMax}, Private: true, Pure: true,
 		Summary: "DPPL-Public: one public point per class chosen by the exponential mechanism (Alg. 1); needs --public",
-		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
-			return fitPublic(ctx, d, o, false)
+		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
+			return fitPublicStream(ctx, r, m, o, false)
 		}})
-	solvers.Register(solvers.Method{Name: "dpplpublick", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention}, Params: []solvers.Param{
+	solvers.Register(solvers.Method{Name: "dpplpublick", Reads: []string{solvers.OptPublic, solvers.OptDistance, solvers.OptBudgetConvention, solvers.OptRunner}, Params: []solvers.Param{
 		dMin, dMax,
 		{Name: "k", Rule: solvers.Whole, Default: 3, Doc: "prototypes per class"},
 	}, Private: true, Pure: true,
 		Summary: "DPPL-PublicK: K public points per class by the joint exponential mechanism for top-K (App. C.3); needs --public",
-		Run: func(ctx context.Context, d *solvers.Data, o *solvers.Options) (*solvers.Result, error) {
-			return fitPublic(ctx, d, o, true)
+		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
+			return fitPublicStream(ctx, r, m, o, true)
 		}})
 }
 
@@ -172,13 +172,7 @@ func classUtilities(xc []float64, nc int, w, sum []float64, block []float64, b, 
 				count += v
 			}
 		}
-		for j := 0; j < b; j++ {
-			var dot float64
-			for k, v := range block[j*D : (j+1)*D] {
-				dot += sum[k] * v
-			}
-			out[j] = count + dot
-		}
+		linearUtilities(count, sum, block, b, D, out)
 		return
 	}
 	a := blas64.General{Rows: nc, Cols: D, Stride: D, Data: xc}
@@ -199,6 +193,18 @@ func classUtilities(xc []float64, nc int, w, sum []float64, block []float64, b, 
 		for j, v := range sim[i*b : (i+1)*b] {
 			acc[j] += min(max(1+v, dmin), dmax) - dmin
 		}
+	}
+}
+
+// linearUtilities writes a class's unclipped utilities of the b public
+// rows of block, count + sum·p, to out.
+func linearUtilities(count float64, sum, block []float64, b, D int, out []float64) {
+	for j := 0; j < b; j++ {
+		var dot float64
+		for k, v := range block[j*D : (j+1)*D] {
+			dot += sum[k] * v
+		}
+		out[j] = count + dot
 	}
 }
 
@@ -274,18 +280,28 @@ func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float6
 // float64s); each class's exponential mechanism is then sampled exactly
 // (accounting.SampleExponential: every public point keeps a positive
 // probability), and a second pass fetches the chosen rows.
-func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bool) (*solvers.Result, error) {
+//
+// The private rows are read in memory (d), or, on a runner (rows, with
+// Options.Remote), through their class sums and counts only: with the
+// similarity unclipped (d_min = 0, d_max = 2, the defaults) a class's
+// utility is linear, n_c + (Σ_{i∈c} x)·p, and one pass of sums over the
+// shards gives it. Clipped similarities need every private row against
+// every candidate and are refused there.
+func fitPublic(ctx context.Context, d *solvers.Data, rows solvers.Rows, M int, o *solvers.Options, topK bool) (*solvers.Result, error) {
+	if d != nil {
+		rows, M = solvers.DataRows(d), d.M
+	}
 	if o.Public == nil || o.Public.Rows() == 0 {
 		return nil, fmt.Errorf("this method selects prototypes from public data: pass --public PUB.arrow (labels are not needed)")
 	}
-	if o.Public.Dim() != d.D {
-		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.Dim(), d.D)
+	if o.Public.Dim() != rows.Dim() {
+		return nil, fmt.Errorf("public features have dimension %d, training features %d", o.Public.Dim(), rows.Dim())
 	}
 	rel := o.Release()
 	if rel.Sigma() > 0 {
 		return nil, fmt.Errorf("the exponential mechanism has no noise multiplier: give --epsilon instead of --sigma")
 	}
-	if d.W != nil {
+	if rows.Weights() != nil {
 		// Each class's utilities come from its own examples (parallel
 		// composition over classes); a soft label would put one example
 		// in two classes' utilities.
@@ -296,6 +312,9 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	dmax := p.Get("d_max")
 	if !(dmin >= 0 && dmax <= 2 && dmin < dmax) {
 		return nil, fmt.Errorf("need 0 ≤ d_min < d_max ≤ 2, got d_min %v, d_max %v", dmin, dmax)
+	}
+	if d == nil && (dmin > 0 || dmax < 2) {
+		return nil, fmt.Errorf("on a runner the similarity must stay unclipped (d_min 0, d_max 2, the defaults): clipped, every private row meets every public candidate, which the runner does not compute — fit without --runner, or in a sweep on the runner")
 	}
 	K := 1
 	var err error
@@ -308,7 +327,7 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	delta := 0.0
 	eps := rel.Epsilon() // checked positive and finite by accounting.NewRelease
 	mech := accounting.Mechanism{Name: "exponential mechanism choosing a public prototype, per class (classes disjoint)",
-		Kind: accounting.KindExponential, Epsilon: eps, Count: 1, Parallel: d.M}
+		Kind: accounting.KindExponential, Epsilon: eps, Count: 1, Parallel: M}
 	if topK {
 		mech.Name = fmt.Sprintf("joint exponential mechanism choosing %d public prototypes, per class (classes disjoint)", K)
 	}
@@ -352,13 +371,13 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	if err := rel.Charge(g); err != nil {
 		return nil, err
 	}
-	D, M := d.D, d.M
+	D := rows.Dim()
 	du := dmax - dmin
 	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}
 	rel.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Uses: []string{"the prototypes are chosen from them"}})
 	res.Prototypes = make([]float64, M*K*D)
 	starts := make([]int, M+1)
-	for c := 0; c <= M; c++ {
+	for c := 0; d != nil && c <= M; c++ {
 		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
 	}
 	// Every utility term 1 + x·p must lie in [0, 2] before d_min/d_max
@@ -368,15 +387,30 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 	// The private rows are projected onto the unit ball here (a per-example
 	// map) and every public block below as well, so |x·p| ≤ 1 and the
 	// linear path n_c + (Σx)·p is exactly the clipped sum.
-	X := unitBall(d.X, D)
+	var X []float64
 	sums := make([][]float64, M)
 	weights := make([][]float64, M) // each class's rows' weights (nil: 1)
-	w := solvers.RowWeights(d)
-	for c := 0; c < M; c++ {
-		if w != nil {
-			weights[c] = w[starts[c]:starts[c+1]]
+	counts := make([]float64, M)    // on a runner: each class's examples
+	if d != nil {
+		X = unitBall(d.X, D)
+		w := solvers.RowWeights(d)
+		for c := 0; c < M; c++ {
+			if w != nil {
+				weights[c] = w[starts[c]:starts[c+1]]
+			}
+			sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], weights[c], D, dmin, dmax)
 		}
-		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], weights[c], D, dmin, dmax)
+	} else {
+		// Unit rows (or rows clipped onto the unit ball under
+		// --no-normalize), each example's views weighing their shares:
+		// Accumulate's class sums and example counts.
+		st, err := solvers.AccumulateWith(ctx, o, rows, M, solvers.StatsOptions{Normalize: !o.NoNormalize, Clip: unitNorm})
+		if err != nil {
+			return nil, err
+		}
+		for c := 0; c < M; c++ {
+			sums[c], counts[c] = st.Sums[c*D:(c+1)*D], float64(st.Counts[c])
+		}
 	}
 	N := o.Public.Rows()
 	chosen := make([][]int, M)
@@ -400,6 +434,10 @@ func fitPublic(ctx context.Context, d *solvers.Data, o *solvers.Options, topK bo
 			go func(w int) {
 				defer wg.Done()
 				for c := range work {
+					if d == nil {
+						linearUtilities(counts[c], sums[c], block, b, D, U[c*solvers.PublicBlock:])
+						continue
+					}
 					nc := starts[c+1] - starts[c]
 					if sums[c] == nil && len(sims[w]) < nc*b {
 						sims[w] = make([]float64, nc*solvers.PublicBlock)
@@ -514,4 +552,21 @@ func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64, half bo
 		picks = append(picks, better[k])
 	}
 	return picks
+}
+
+// fitPublicStream is DPPL-Public(K) over a stream of rows: on a runner
+// through the class sums (fitPublic); here, the rows read into memory and
+// prepared (PrepareRows), as the method always held them.
+func fitPublicStream(ctx context.Context, rows solvers.Rows, m int, o *solvers.Options, topK bool) (*solvers.Result, error) {
+	if o.Remote != nil {
+		return fitPublic(ctx, nil, rows, m, o, topK)
+	}
+	d, ok := solvers.InMemory(rows)
+	if !ok {
+		var err error
+		if d, err = solvers.PrepareRows(rows, m, !o.NoNormalize); err != nil {
+			return nil, err
+		}
+	}
+	return fitPublic(ctx, d, nil, m, o, topK)
 }

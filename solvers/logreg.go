@@ -36,19 +36,15 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 
 // fitLogRegStream is logreg over a stream of rows: on a runner, each
 // objective is a pass (PassLogReg); here, the rows are read into memory
-// and normalised as Fit prepares them, as logreg always held them.
+// and prepared (PrepareRows), as logreg always held them.
 func fitLogRegStream(ctx context.Context, rows Rows, m int, o *Options) (*Result, error) {
 	if r, ok := rows.(dataRows); ok && o.Remote == nil {
 		return fitLogReg(ctx, r.d, o)
 	}
 	if o.Remote == nil {
-		d, err := gatherRows(ctx, rows, m)
+		d, err := PrepareRows(rows, m, !o.NoNormalize)
 		if err != nil {
 			return nil, err
-		}
-		prep := Preprocessing{Normalize: !o.NoNormalize}
-		for i := 0; i < d.N; i++ {
-			prep.Apply(d.Row(i))
 		}
 		return fitLogReg(ctx, d, o)
 	}

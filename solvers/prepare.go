@@ -8,6 +8,27 @@ import (
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
+// PrepareRows reads rows into memory and prepares them (Prepare): the
+// data a method that holds its rows fits from a stream of them.
+func PrepareRows(rows Rows, classes int, normalize bool) (*Data, error) {
+	d := rows.Dim()
+	x := make([]float32, 0, rows.Len()*int64(d))
+	y := make([]int32, 0, rows.Len())
+	if err := rows.Each(func(bx []float32, by []int32) error {
+		x, y = append(x, bx...), append(y, by...)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return Prepare(x, y, rows.Groups(), rows.Weights(), d, classes, normalize)
+}
+
+// InMemory returns the data behind rows that DataRows made.
+func InMemory(rows Rows) (*Data, bool) {
+	r, ok := rows.(dataRows)
+	return r.d, ok
+}
+
 // Prepare turns rows as stored (x holds len(y) rows of dim float32 values,
 // y their labels, −1 for unlabeled) into solver data: each row is scaled to
 // unit L2 norm if normalize (a per-example map that costs no privacy; the

@@ -94,16 +94,7 @@ func (c *Cache) excluded(tf *features.File, path string, rule *features.RowRule)
 // solvers only read the result, so concurrent fits share it.
 func (c *Cache) prepared(rows solvers.Rows, key dataKey, classes int) (*solvers.Data, error) {
 	return slot(c, func(c *Cache) *map[dataKey]*once[*solvers.Data] { return &c.data }, key).get(func() (*solvers.Data, error) {
-		d := rows.Dim()
-		x := make([]float32, 0, rows.Len()*int64(d))
-		y := make([]int32, 0, rows.Len())
-		if err := rows.Each(func(bx []float32, by []int32) error {
-			x, y = append(x, bx...), append(y, by...)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		data, err := solvers.Prepare(x, y, rows.Groups(), rows.Weights(), d, classes, key.normalize)
+		data, err := solvers.PrepareRows(rows, classes, key.normalize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key.path, err)
 		}
