@@ -74,9 +74,9 @@ func startJobServer(t *testing.T, bin string, env ...string) (string, *exec.Cmd)
 // submitting process (LOOPBACK). Extraction through it equals the
 // single-machine file bit for bit, and fits — one pass, a pass per step,
 // Poisson-sampled steps whose sample each worker process draws from the
-// key in the pipeline, a transform's passes, DP-LP, logreg, auto — equal the
-// single-machine classifier (--seed, weights within 1e-6), as a sweep's
-// rows do. A worker killed mid-shard
+// key in the pipeline, a transform's passes, DP-LP, logreg, auto — on
+// PROCESS and LOOPBACK workers equal the single-machine classifier
+// (--seed, weights within 1e-6), as a sweep's rows do. A worker killed mid-shard
 // fails the job with its cause named and nothing at the final name, and
 // --resume finishes it; so does a job server that goes away, after which
 // --resume on another server redoes only the unfinished shards.
@@ -165,32 +165,34 @@ func TestStandaloneJobServer(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v on one machine: %s", c, errs)
 		}
-		out := filepath.Join(dir, fmt.Sprintf("%d-process.safetensors", k))
 		budget := private
 		if m, _ := solvers.Lookup(c[0]); !m.Private {
 			budget = []string{"--epsilon", "inf"}
 		}
-		args := append(append([]string{"fit", "--method", c[0], "--train", proc, "--out", out, "--seed", "4"}, budget...), c[1:]...)
-		if code, _, errs := dpfeat(append(args, universal(ep, "PROCESS")...)...); code != 0 {
-			t.Fatalf("%v on PROCESS workers: exit %d: %s", c, code, errs)
-		}
-		g, err := models.LoadClassifier(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(g.Weight) != len(w.Weight) {
-			t.Fatalf("%v: %d weights, one machine %d", c, len(g.Weight), len(w.Weight))
-		}
-		for i := range w.Weight {
-			if math.Abs(float64(g.Weight[i]-w.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(w.Weight[i]))) {
-				t.Fatalf("%v: weight %d = %v on PROCESS workers, %v on one machine", c, i, g.Weight[i], w.Weight[i])
+		for _, env := range []string{"PROCESS", "LOOPBACK"} {
+			out := filepath.Join(dir, fmt.Sprintf("%d-%s.safetensors", k, env))
+			args := append(append([]string{"fit", "--method", c[0], "--train", proc, "--out", out, "--seed", "4"}, budget...), c[1:]...)
+			if code, _, errs := dpfeat(append(args, universal(ep, env)...)...); code != 0 {
+				t.Fatalf("%v on %s workers: exit %d: %s", c, env, code, errs)
+			}
+			g, err := models.LoadClassifier(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Weight) != len(w.Weight) {
+				t.Fatalf("%v: %d weights on %s workers, one machine %d", c, len(g.Weight), env, len(w.Weight))
+			}
+			for i := range w.Weight {
+				if math.Abs(float64(g.Weight[i]-w.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(w.Weight[i]))) {
+					t.Fatalf("%v: weight %d = %v on %s workers, %v on one machine", c, i, g.Weight[i], env, w.Weight[i])
+				}
 			}
 		}
 	}
 
-	// A sweep's jobs on PROCESS workers, the methods a fit cannot run
-	// there among them, the configuration named by a relative path (the
-	// workers' folder is the job server's): the rows of one machine.
+	// A sweep's jobs on PROCESS workers, the configuration named by a
+	// relative path (the workers' folder is the job server's): the rows
+	// of one machine.
 	os.WriteFile(filepath.Join(dir, "sweep.yaml"), []byte("datasets: [{train: single.arrow, validation: 0.3, test: single.arrow}]\n"+
 		"methods: {dpls: {}, dplp: {}, logreg: {}}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
 	sweepOn := func(out string, extra ...string) []sweep.Row {
