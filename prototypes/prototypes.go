@@ -561,12 +561,9 @@ func fitPublicStream(ctx context.Context, rows solvers.Rows, m int, o *solvers.O
 	if o.Remote != nil {
 		return fitPublic(ctx, nil, rows, m, o, topK)
 	}
-	d, ok := solvers.InMemory(rows)
-	if !ok {
-		var err error
-		if d, err = solvers.PrepareRows(rows, m, !o.NoNormalize); err != nil {
-			return nil, err
-		}
+	d, err := solvers.PrepareRows(rows, m, !o.NoNormalize)
+	if err != nil {
+		return nil, err
 	}
 	return fitPublic(ctx, d, nil, m, o, topK)
 }

@@ -62,10 +62,7 @@ func fitLP(ctx context.Context, d *Data, o *Options) (*Result, error) {
 // took 7.3 s so, against 11.6 s in passes.
 func fitLPStream(ctx context.Context, rows Rows, m int, o *Options) (*Result, error) {
 	if o.Remote == nil {
-		if r, ok := rows.(dataRows); ok {
-			return fitLP(ctx, r.d, o)
-		}
-		if rows.Len()*int64(rows.Dim())*8 <= o.memoryBudget() {
+		if _, ok := rows.(dataRows); ok || rows.Len()*int64(rows.Dim())*8 <= o.memoryBudget() {
 			d, err := PrepareRows(rows, m, !o.NoNormalize)
 			if err != nil {
 				return nil, err
@@ -252,7 +249,7 @@ func lpPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 	sum := make([]float64, size)
 	var u Data
 	var z []float64
-	err := exampleBlocks(ctx, rows, func(x []float64, y []int32, sizes []int32, w []float64) error {
+	err := exampleBlocks(ctx, rows, p.M, func(x []float64, y []int32, sizes []int32, w []float64) error {
 		n := len(y)
 		u = Data{X: growFloats(u.X, n*D), Y: y, N: n, D: D, M: p.M, Groups: sizes, W: w}
 		if p.Kind == PassLPMean {
@@ -270,9 +267,6 @@ func lpPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 			return nil
 		}
 		for i := 0; i < n; i++ {
-			if c := y[i]; c < 0 || int(c) >= p.M {
-				return fmt.Errorf("label %d out of range 0..%d", c, p.M-1)
-			}
 			lpRow(x[i*D:(i+1)*D], u.Row(i), p.Scale, p.Mean)
 		}
 		z = growFloats(z, n*p.M)
@@ -286,16 +280,27 @@ func lpPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 
 // exampleBlocks calls fn with blocks of whole examples (at most
 // uBlockRows rows unless one example has more) in float64, with the
-// block's example sizes and row weights (nil without grouping).
-func exampleBlocks(ctx context.Context, rows Rows, fn func(x []float64, y []int32, sizes []int32, w []float64) error) error {
+// block's example sizes and row weights (nil without grouping), checking
+// first that every label is one of m classes (m > 0).
+func exampleBlocks(ctx context.Context, rows Rows, m int, fn func(x []float64, y []int32, sizes []int32, w []float64) error) error {
 	d0 := rows.Dim()
 	walk := newGroupWalk(rows.Groups(), rows.Weights(), int(rows.Len()))
+	var offset int64
+	block := func(x []float64, y []int32, sizes []int32, w []float64) error {
+		for i, c := range y {
+			if m > 0 && (c < 0 || int(c) >= m) {
+				return fmt.Errorf("row %d: label %d out of range 0..%d", offset+int64(i), c, m-1)
+			}
+		}
+		offset += int64(len(y))
+		return fn(x, y, sizes, w)
+	}
 	if r, ok := rows.(rows64); ok {
 		return r.each64(func(x []float64, y []int32) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return splitBlock(walk, x, y, d0, fn)
+			return splitBlock(walk, x, y, d0, block)
 		})
 	}
 	var buf []float64
@@ -308,7 +313,7 @@ func exampleBlocks(ctx context.Context, rows Rows, fn func(x []float64, y []int3
 			for i, v := range xs {
 				buf[i] = float64(v)
 			}
-			return fn(buf, ys, sizes, w)
+			return block(buf, ys, sizes, w)
 		})
 	})
 }

@@ -38,9 +38,6 @@ func fitLogReg(ctx context.Context, d *Data, o *Options) (*Result, error) {
 // objective is a pass (PassLogReg); here, the rows are read into memory
 // and prepared (PrepareRows), as logreg always held them.
 func fitLogRegStream(ctx context.Context, rows Rows, m int, o *Options) (*Result, error) {
-	if r, ok := rows.(dataRows); ok && o.Remote == nil {
-		return fitLogReg(ctx, r.d, o)
-	}
 	if o.Remote == nil {
 		d, err := PrepareRows(rows, m, !o.NoNormalize)
 		if err != nil {
@@ -163,13 +160,8 @@ func logregPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 	out := make([]float64, 1+p.M*dd)
 	var u Data
 	var z []float64
-	err := exampleBlocks(ctx, rows, func(x []float64, y []int32, sizes []int32, w []float64) error {
+	err := exampleBlocks(ctx, rows, p.M, func(x []float64, y []int32, sizes []int32, w []float64) error {
 		n := len(y)
-		for i, c := range y {
-			if c < 0 || int(c) >= p.M {
-				return fmt.Errorf("row %d: label %d out of range 0..%d", i, c, p.M-1)
-			}
-		}
 		u = Data{X: growFloats(u.X, n*dd), Y: y, N: n, D: dd, M: p.M, Groups: sizes, W: w}
 		for i := 0; i < n; i++ {
 			fillU(x[i*D:(i+1)*D], u.Row(i), 1, p.Normalize)

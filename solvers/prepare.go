@@ -9,8 +9,12 @@ import (
 )
 
 // PrepareRows reads rows into memory and prepares them (Prepare): the
-// data a method that holds its rows fits from a stream of them.
+// data a method that holds its rows fits from a stream of them. Rows that
+// DataRows made are that data already.
 func PrepareRows(rows Rows, classes int, normalize bool) (*Data, error) {
+	if r, ok := rows.(dataRows); ok {
+		return r.d, nil
+	}
 	d := rows.Dim()
 	x := make([]float32, 0, rows.Len()*int64(d))
 	y := make([]int32, 0, rows.Len())
@@ -21,12 +25,6 @@ func PrepareRows(rows Rows, classes int, normalize bool) (*Data, error) {
 		return nil, err
 	}
 	return Prepare(x, y, rows.Groups(), rows.Weights(), d, classes, normalize)
-}
-
-// InMemory returns the data behind rows that DataRows made.
-func InMemory(rows Rows) (*Data, bool) {
-	r, ok := rows.(dataRows)
-	return r.d, ok
 }
 
 // Prepare turns rows as stored (x holds len(y) rows of dim float32 values,
