@@ -18,7 +18,6 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/internal/backend"
-	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/solvers"
 	fitting "github.com/dpfeat/dpfeat/train"
@@ -251,15 +250,13 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 	if err != nil {
 		return "", none, userErrorf("%v", err)
 	}
-	tmp, err := runnerTemp("out", out)
+	tmp, remove, err := runnerTemp("out", out)
 	if err != nil {
 		release()
 		return "", none, err
 	}
-	untrack := interrupt.Temporary(tmp)
 	cleanup := func() {
-		os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
-		untrack()
+		remove()
 		release()
 	}
 	rf, err := remoteFit(train, imp, tmp, *ro)

@@ -7,6 +7,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/dpfeat/dpfeat/internal/interrupt"
 	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
@@ -46,21 +47,25 @@ func runnerFrom(c *ucli.Context) (*spec.Options, error) {
 // runnerTemp makes the folder where a runner's results for the driver go
 // (exact per-pass sums of private data): a new folder beside path (a
 // shared folder on remote runners, as the data must be), named after it.
-// It never falls back to another folder: the caller removes what it
-// returns, which must be only what this run created. The caller holds
-// path's lock, so folders of that name left by a run that crashed before
-// removing its own are this output's: they go first (#36 note).
-func runnerTemp(flag, path string) (string, error) {
+// It never falls back to another folder. The folder is removed by the
+// returned remove, or at once if the process is stopped (package
+// interrupt): only what this run created. The caller holds path's lock,
+// so folders of that name left by a run that crashed before removing its
+// own are this output's: they go first (#36 note).
+func runnerTemp(flag, path string) (dir string, remove func(), err error) {
 	prefix := "." + filepath.Base(path) + ".runner-"
 	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), prefix+"*"))
 	for _, s := range stale {
 		removeScratch(s)
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(path), prefix)
-	if err != nil {
-		return "", userErrorf("--%s %s: the runner's scratch folder cannot be made beside it: %v", flag, path, err)
+	if dir, err = os.MkdirTemp(filepath.Dir(path), prefix); err != nil {
+		return "", nil, userErrorf("--%s %s: the runner's scratch folder cannot be made beside it: %v", flag, path, err)
 	}
-	return dir, nil
+	untrack := interrupt.Temporary(dir)
+	return dir, func() {
+		os.RemoveAll(dir) // the folder made just above, nothing else
+		untrack()
+	}, nil
 }
 
 // removeScratch removes a crashed run's scratch folder (runnerTemp's name,

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/accounting"
-	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/fspath"
 	"github.com/dpfeat/dpfeat/ledger"
 	"github.com/dpfeat/dpfeat/runner/spec"
 	"github.com/dpfeat/dpfeat/sweep"
@@ -184,29 +183,21 @@ func sweepRemote(c *ucli.Context, cfg *sweep.Config, cfgPath, out string) (func(
 	if c.IsSet("jobs") {
 		return nil, userErrorf("--jobs is for fits in this process; with --runner, --runner-workers bounds the jobs one worker process runs at once")
 	}
-	abs := func(p string) string {
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-		return p
-	}
-	job := spec.SweepJob{Config: abs(cfgPath), MaxJobs: c.Int64("max-jobs"), Version: Version, Workers: ro.Workers}
+	job := spec.SweepJob{Config: fspath.Resolve(cfgPath), MaxJobs: c.Int64("max-jobs"), Version: Version, Workers: ro.Workers}
 	if dir := c.String("classifiers"); dir != "" {
-		job.Classifiers = abs(dir)
+		job.Classifiers = fspath.Resolve(dir)
 	}
 	return func(ctx context.Context, jobs []sweep.Job, record func(sweep.Row) error) error {
 		refs, err := cfg.Refs(jobs)
 		if err != nil {
 			return err
 		}
-		tmp, err := runnerTemp("out", out)
+		tmp, remove, err := runnerTemp("out", out)
 		if err != nil {
 			return err
 		}
-		untrack := interrupt.Temporary(tmp)
-		defer untrack()
-		defer os.RemoveAll(tmp) // the folder runnerTemp made for this run, nothing else
-		job.Rows = abs(tmp)
+		defer remove()
+		job.Rows = fspath.Resolve(tmp)
 		if err := sweepOnRunner(ctx, job, refs, *ro, record); err != nil {
 			return fmt.Errorf("--runner %s: %w", ro.Name(), err)
 		}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/dpfeat/dpfeat/internal/filehash"
 	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
@@ -179,7 +179,7 @@ func workerBinary(ctx context.Context, endpoint string, deps []*pipepb.ArtifactI
 		return "", err
 	}
 	src := filepath.Join(tmp, name)
-	sum, err := fileSHA256(src)
+	sum, err := filehash.SHA256(src)
 	if err != nil {
 		return "", fmt.Errorf("the staged worker binary: %w", err)
 	}
@@ -225,19 +225,6 @@ func isSHA256(s string) bool {
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // pruneWorkers removes all but the keep most recently used binaries of the

@@ -49,7 +49,7 @@ func TestPruneWorkers(t *testing.T) {
 // TestDeclaredSHA256: only a well-formed SHA-256 of the worker binary is
 // trusted as a cache key.
 func TestDeclaredSHA256(t *testing.T) {
-	if isSHA256(strings.Repeat("A", 64)) || isSHA256(strings.Repeat("a", 63)) || isSHA256("../" + strings.Repeat("a", 61)) || !isSHA256(strings.Repeat("0f", 32)) {
+	if isSHA256(strings.Repeat("A", 64)) || isSHA256(strings.Repeat("a", 63)) || isSHA256("../"+strings.Repeat("a", 61)) || !isSHA256(strings.Repeat("0f", 32)) {
 		t.Error("isSHA256 accepts a name that is not a lower-case SHA-256, or refuses one that is")
 	}
 	if got := declaredSHA256(nil); got != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/runner/spec"
 	"github.com/dpfeat/dpfeat/sweep"
 )
@@ -164,19 +165,7 @@ func (f *sweepJobFn) ProcessElement(ctx context.Context, elem string, emit func(
 		return err
 	}
 	// Whole or not at all: a retried job overwrites its row the same way.
-	tmp, err := os.CreateTemp(f.job.Rows, "."+id+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(f.job.Rows, id+".json"))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteBytes(filepath.Join(f.job.Rows, id+".json"), b); err != nil {
 		return fmt.Errorf("sweep job %s's row: %w", id, err)
 	}
 	emit(id)
