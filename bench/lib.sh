@@ -31,3 +31,22 @@ assemble() {
 	} >bench/RESULTS.md.tmp
 	mv bench/RESULTS.md.tmp bench/RESULTS.md
 }
+
+# seconds_stat "T1 T2 …" prints the best and the median, "1.2 / 1.4";
+# seconds_best prints the best.
+seconds_stat() { /usr/bin/python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1].split()]; print(f'{min(v):.1f} / {statistics.median(v):.1f}')" "$1"; }
+seconds_best() { /usr/bin/python3 -c "import sys; print(min(float(x) for x in sys.argv[1].split()))" "$1"; }
+
+# job_server DIR BIN starts BIN's standalone job server on a free port,
+# stopped when the script exits, and sets ep to its endpoint; its PROCESS
+# workers keep their binary cache in DIR/cache (XDG_CACHE_HOME), not the
+# user's.
+job_server() {
+	export XDG_CACHE_HOME="$PWD/$1/cache"
+	"$2" job-server --port 0 >"$1/server.out" 2>"$1/server.log" &
+	server=$!
+	trap 'kill $server 2>/dev/null' EXIT
+	for _ in $(seq 50); do grep -q 'job server at' "$1/server.out" 2>/dev/null && break; sleep 0.1; done
+	ep=$(sed -n 's/^job server at \([^ ]*\).*/\1/p' "$1/server.out")
+	[ -n "$ep" ] || { echo "bench: the job server did not start: $(cat "$1/server.log")" >&2; exit 1; }
+}

@@ -21,13 +21,7 @@ mkdir -p "$b"
 dp="$b/dpfeat"
 cp bin/dpfeat-beam "$dp" # the Beam build (bin/dpfeat hands --runner to it)
 reps="${REPS:-3}"
-# The standalone job server, on a free port, stopped on exit.
-"$dp" job-server --port 0 >"$b/server.out" 2>"$b/server.log" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 50); do grep -q 'job server at' "$b/server.out" 2>/dev/null && break; sleep 0.1; done
-ep=$(sed -n 's/^job server at \([^ ]*\).*/\1/p' "$b/server.out")
-[ -n "$ep" ] || { echo "bench: the job server did not start: $(cat "$b/server.log")" >&2; exit 1; }
+job_server "$b" "$dp" # the standalone job server: sets ep
 process=(--runner universal --runner-option "endpoint=$ep" --runner-option environment_type=PROCESS --runner-option "environment_config={\"command\": \"$PWD/$dp\"}")
 loopback=(--runner universal --runner-option "endpoint=$ep" --runner-option environment_type=LOOPBACK)
 modes=(single prism1 prism2 process loopback)
@@ -53,9 +47,7 @@ for r in $(seq 1 "$reps"); do
 		echo "runner: $mode run $r: extract ${ext[$mode]##* }" >&2
 	done
 done
-stat() { /usr/bin/python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1].split()]; print(f'{min(v):.1f} / {statistics.median(v):.1f}')" "$1"; }
-best() { /usr/bin/python3 -c "import sys; print(min(float(x) for x in sys.argv[1].split()))" "$1"; }
-s1=$(best "${ext[single]}")
+s1=$(seconds_best "${ext[single]}")
 {
 	echo "## Past one machine: Prism in-process and as a standalone job server (issues 24, 42)"
 	echo
@@ -72,11 +64,11 @@ s1=$(best "${ext[single]}")
 	echo "| path | extract s | images/s (best) | vs one machine | dpls s | dpplmean s | pca + dpls s | dpfc s | dpsgd s | dpnewton s |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
 	for mode in "${modes[@]}"; do
-		e=$(best "${ext[$mode]}")
+		e=$(seconds_best "${ext[$mode]}")
 		label=$mode
 		case $mode in single) label="one machine" ;; prism1) label="Prism, 1 worker" ;; prism2) label="Prism, 2 workers" ;;
 		process) label="job server, PROCESS workers" ;; loopback) label="job server, LOOPBACK" ;; esac
-		/usr/bin/python3 -c "print(f'| $label | $(stat "${ext[$mode]}") | {30000/$e:.0f} | {$s1/$e:.2f}× | $(stat "${fitls[$mode]}") | $(stat "${fitmean[$mode]}") | $(stat "${fitpca[$mode]}") | $(stat "${fitfc[$mode]}") | $(stat "${fitsgd[$mode]}") | $(stat "${fitnewton[$mode]}") |')"
+		/usr/bin/python3 -c "print(f'| $label | $(seconds_stat "${ext[$mode]}") | {30000/$e:.0f} | {$s1/$e:.2f}× | $(seconds_stat "${fitls[$mode]}") | $(seconds_stat "${fitmean[$mode]}") | $(seconds_stat "${fitpca[$mode]}") | $(seconds_stat "${fitfc[$mode]}") | $(seconds_stat "${fitsgd[$mode]}") | $(seconds_stat "${fitnewton[$mode]}") |')"
 	done
 	echo
 	echo "Reading (2026-11-26): this day's machine extracts at a third of 2026-11-23's rate on one machine (965"

@@ -25,13 +25,7 @@ delta: 1e-5
 seeds: 4
 noise: seeded
 YAML
-export XDG_CACHE_HOME="$PWD/$b/cache" # the PROCESS workers' binary cache
-"$dp" job-server --port 0 >"$b/server.out" 2>"$b/server.log" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 50); do grep -q 'job server at' "$b/server.out" 2>/dev/null && break; sleep 0.1; done
-ep=$(sed -n 's/^job server at \([^ ]*\).*/\1/p' "$b/server.out")
-[ -n "$ep" ] || { echo "bench: the job server did not start: $(cat "$b/server.log")" >&2; exit 1; }
+job_server "$b" "$dp" # the standalone job server: sets ep
 modes=(jobs1 jobs2 prism process)
 declare -A secs
 for r in $(seq 1 "$reps"); do
@@ -61,9 +55,7 @@ if rows[0] != rows[1]:
     sys.exit("bench: %s's rows differ from one machine's" % sys.argv[2])
 PY
 done
-stat() { /usr/bin/python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1].split()]; print(f'{min(v):.1f} / {statistics.median(v):.1f}')" "$1"; }
-best() { /usr/bin/python3 -c "import sys; print(min(float(x) for x in sys.argv[1].split()))" "$1"; }
-s1=$(best "${secs[jobs1]}")
+s1=$(seconds_best "${secs[jobs1]}")
 {
 	echo "## A sweep on a runner (issue 42)"
 	echo
@@ -76,7 +68,7 @@ s1=$(best "${secs[jobs1]}")
 	for mode in "${modes[@]}"; do
 		case $mode in jobs1) label="one machine, --jobs 1" ;; jobs2) label="one machine, --jobs 2" ;;
 		prism) label="Prism in-process, 2 worker slots" ;; process) label="job server, PROCESS workers, 2 slots" ;; esac
-		/usr/bin/python3 -c "print(f'| $label | $(stat "${secs[$mode]}") | {$s1/$(best "${secs[$mode]}"):.2f}× |')"
+		/usr/bin/python3 -c "print(f'| $label | $(seconds_stat "${secs[$mode]}") | {$s1/$(seconds_best "${secs[$mode]}"):.2f}× |')"
 	done
 	echo
 	echo "Reading (2026-11-26): on one 2-core machine the paths can only share the same two cores, so this measures"
