@@ -75,6 +75,26 @@ func TestSweepAndExport(t *testing.T) {
 	}
 }
 
+// everyMethodSweep writes, in dir, a seeded sweep of every registered
+// method with its defaults at ε = 2 over small blob files (train, val,
+// test, public) and returns the configuration and the number of methods.
+func everyMethodSweep(t *testing.T, dir string) (cfg string, methods int) {
+	t.Helper()
+	classes := []string{"a", "b", "c"}
+	blobFile(t, filepath.Join(dir, "train.arrow"), 240, 6, classes, "sha-1", 1)
+	blobFile(t, filepath.Join(dir, "val.arrow"), 60, 6, classes, "sha-1", 2)
+	blobFile(t, filepath.Join(dir, "test.arrow"), 60, 6, classes, "sha-1", 3)
+	blobFile(t, filepath.Join(dir, "public.arrow"), 90, 6, classes, "sha-1", 4)
+	var names []string
+	for _, m := range solvers.Methods() {
+		names = append(names, m.Name+": {}")
+	}
+	cfg = filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, validation: val.arrow, test: test.arrow, public: public.arrow}]\n"+
+		"methods: {"+strings.Join(names, ", ")+"}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	return cfg, len(names)
+}
+
 // TestSweepAndFitWriteIdenticalClassifiers fits every method through the
 // sweep (noise: seeded, --classifiers) and through `dpfeat fit --seed`
 // with the row's noise_seed: the two paths share train.Fit, so the
@@ -82,18 +102,7 @@ func TestSweepAndExport(t *testing.T) {
 func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	dir := t.TempDir()
-	classes := []string{"a", "b", "c"}
-	blobFile(t, filepath.Join(dir, "train.arrow"), 240, 6, classes, "sha-1", 1)
-	blobFile(t, filepath.Join(dir, "val.arrow"), 60, 6, classes, "sha-1", 2)
-	blobFile(t, filepath.Join(dir, "test.arrow"), 60, 6, classes, "sha-1", 3)
-	blobFile(t, filepath.Join(dir, "public.arrow"), 90, 6, classes, "sha-1", 4)
-	var methods []string
-	for _, m := range solvers.Methods() {
-		methods = append(methods, m.Name+": {}")
-	}
-	cfg := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, validation: val.arrow, test: test.arrow, public: public.arrow}]\n"+
-		"methods: {"+strings.Join(methods, ", ")+"}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	cfg, methods := everyMethodSweep(t, dir)
 	out, clfs := filepath.Join(dir, "results.arrow"), filepath.Join(dir, "classifiers")
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--classifiers", clfs); code != 0 {
 		t.Fatalf("sweep: exit %d: %s", code, errs)
@@ -102,8 +111,8 @@ func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(methods) {
-		t.Fatalf("%d rows for %d methods", len(rows), len(methods))
+	if len(rows) != methods {
+		t.Fatalf("%d rows for %d methods", len(rows), methods)
 	}
 	for _, r := range rows {
 		t.Run(r.Method, func(t *testing.T) {
@@ -138,26 +147,14 @@ func TestSweepAndFitWriteIdenticalClassifiers(t *testing.T) {
 }
 
 // TestSweepOnARunner (#42 item 3): a sweep's jobs spread over a runner's
-// workers (Prism in this process, two slots) — every method, the ones
-// that read their rows only in memory too, since each job runs whole on a
-// worker — give the rows and, with seeded noise, the byte-identical
+// workers (Prism in this process, two slots) — every method, each job run
+// whole on a worker — give the rows and, with seeded noise, the byte-identical
 // classifiers of the sweep on one machine; the journal keeps each row as
 // it comes back, so the runner's sweep resumes like any other.
 func TestSweepOnARunner(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	dir := t.TempDir()
-	classes := []string{"a", "b", "c"}
-	blobFile(t, filepath.Join(dir, "train.arrow"), 240, 6, classes, "sha-1", 1)
-	blobFile(t, filepath.Join(dir, "val.arrow"), 60, 6, classes, "sha-1", 2)
-	blobFile(t, filepath.Join(dir, "test.arrow"), 60, 6, classes, "sha-1", 3)
-	blobFile(t, filepath.Join(dir, "public.arrow"), 90, 6, classes, "sha-1", 4)
-	var methods []string
-	for _, m := range solvers.Methods() {
-		methods = append(methods, m.Name+": {}")
-	}
-	cfg := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, validation: val.arrow, test: test.arrow, public: public.arrow}]\n"+
-		"methods: {"+strings.Join(methods, ", ")+"}\nepsilons: [2]\ndelta: 1e-5\nseeds: 1\nnoise: seeded\n"), 0o644)
+	cfg, methods := everyMethodSweep(t, dir)
 	sweepTo := func(name string, extra ...string) []sweep.Row {
 		t.Helper()
 		out := filepath.Join(dir, name+".arrow")
@@ -173,8 +170,8 @@ func TestSweepOnARunner(t *testing.T) {
 	}
 	one := sweepTo("one")
 	beam := sweepTo("prism", "--runner", "prism", "--runner-workers", "2")
-	if len(beam) != len(one) || len(one) != len(methods) {
-		t.Fatalf("%d rows on the runner, %d on one machine, %d methods", len(beam), len(one), len(methods))
+	if len(beam) != len(one) || len(one) != methods {
+		t.Fatalf("%d rows on the runner, %d on one machine, %d methods", len(beam), len(one), methods)
 	}
 	for i, r := range one {
 		b := beam[i]
