@@ -7,6 +7,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
 	"github.com/dpfeat/dpfeat/ledger"
+	"github.com/dpfeat/dpfeat/sweep"
 	"os"
 	"path/filepath"
 	"slices"
@@ -432,6 +433,51 @@ func TestRefusedFitChargesNothing(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "second.safetensors")); err == nil {
 			t.Errorf("%v: the refused fit wrote a classifier", args)
+		}
+	}
+}
+
+// TestSweepOnARunnerSpendsTheBudget (#42): a sweep on a runner records
+// every job in the ledger before any is submitted, each with the cost the
+// budget check computed, and the workers' rows come back whole.
+func TestSweepOnARunnerSpendsTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
+	ledgerDir := filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	cfg := filepath.Join(dir, "s.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, dplp: {steps: [3]}}\nepsilons: [0.5]\ndelta: 1e-5\nseeds: 2\n"), 0o644)
+	out := filepath.Join(dir, "r.arrow")
+	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--ledger", ledgerDir, "--runner", "prism"); code != 0 {
+		t.Fatalf("sweep on a runner within the budget: %d %s", code, errs)
+	}
+	code, outText, _ := run(t, "budget", "show", "--features", train, "--ledger", ledgerDir, "--json")
+	var st struct {
+		Releases []struct {
+			Method string `json:"method"`
+		} `json:"releases"`
+	}
+	if code != 0 || json.Unmarshal([]byte(outText), &st) != nil {
+		t.Fatalf("budget show: %d %s", code, outText)
+	}
+	methods := map[string]int{}
+	for _, r := range st.Releases {
+		methods[r.Method]++
+	}
+	if len(st.Releases) != 4 || methods["dpls"] != 2 || methods["dplp"] != 2 {
+		t.Errorf("the ledger recorded %v, want two dpls and two dplp", methods)
+	}
+	rows, err := sweep.ReadResults(out)
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		if r.Error != "" || r.TestAccuracy == nil {
+			t.Errorf("%s: error %q", r.Method, r.Error)
 		}
 	}
 }

@@ -179,14 +179,24 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 				}
 			}
 		}
-		if o.Budget != nil {
-			costs := make([][]accounting.Guarantee, len(c.Datasets))
+		// Each pending job's cost, computed once: for the budget check,
+		// and for the charges made here before jobs go to a runner.
+		cost := map[string]accounting.Guarantee{}
+		if o.Budget != nil || (o.Remote != nil && o.Charger != nil) {
 			for _, j := range pending {
 				g, ok, err := jobCost(ctx, c, j, sets[j.Dataset])
 				if err != nil {
 					return nil, err
 				}
 				if ok {
+					cost[j.ID] = g
+				}
+			}
+		}
+		if o.Budget != nil {
+			costs := make([][]accounting.Guarantee, len(c.Datasets))
+			for _, j := range pending {
+				if g, ok := cost[j.ID]; ok {
 					costs[j.Dataset] = append(costs[j.Dataset], g)
 				}
 			}
@@ -207,7 +217,7 @@ func Run(ctx context.Context, c *Config, o RunOptions) ([]Row, error) {
 			return jr.add(r)
 		})
 		if o.Remote != nil {
-			err = runRemote(ctx, c, o, pending, sets, tr)
+			err = runRemote(ctx, c, o, pending, sets, cost, tr)
 		} else {
 			err = runJobs(ctx, c, o, pending, sets, tr)
 		}
@@ -310,18 +320,15 @@ func runJobs(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*d
 	return ctx.Err()
 }
 
-// runRemote charges the jobs (RunOptions.Remote) and hands those the
-// ledger accepted to o.Remote; a refused job is recorded with the
-// refusal as its error, as runJob records it.
-func runRemote(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, tr *tracker) error {
+// runRemote charges the jobs their cost (RunOptions.Remote; a job
+// without one fails before it calibrates, spending nothing) and hands
+// those the ledger accepted to o.Remote; a refused job is recorded with
+// the refusal as its error, as runJob records it.
+func runRemote(ctx context.Context, c *Config, o RunOptions, jobs []Job, sets []*data, cost map[string]accounting.Guarantee, tr *tracker) error {
 	var submit []Job
 	for _, j := range jobs {
 		if ch := o.charger(j); ch != nil {
-			g, ok, err := jobCost(ctx, c, j, sets[j.Dataset])
-			if err != nil {
-				return err
-			}
-			if ok {
+			if g, ok := cost[j.ID]; ok {
 				if err := ch.Charge(g); err != nil {
 					row := newRow(c, o, j, sets[j.Dataset])
 					row.Error = err.Error()
