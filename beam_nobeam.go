@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/dpfeat/dpfeat/runner/spec"
@@ -34,24 +33,7 @@ func beamMain(args []string) bool {
 			err = syscall.Exec(bin, append([]string{bin}, args[1:]...), os.Environ())
 		}
 	}
-	fmt.Fprintf(os.Stderr, "dpfeat: --runner runs in %s, beside this binary (make build writes it; make install copies it): %v\n", bin, err)
+	fmt.Fprintf(os.Stderr, "dpfeat: --runner and object-storage paths run in %s, beside this binary (make build writes it; make install copies it): %v\n", bin, err)
 	os.Exit(1)
 	return true
-}
-
-// usesRunner reports whether a command line asks for a runner (--runner
-// NAME or --runner=NAME, before a "--") or is the job server.
-func usesRunner(args []string) bool {
-	if len(args) > 0 && args[0] == "job-server" {
-		return true
-	}
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == "--runner" || a == "-runner" || strings.HasPrefix(a, "--runner=") || strings.HasPrefix(a, "-runner=") {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/runner/spec"
 )
@@ -189,12 +190,25 @@ func extractAction(c *ucli.Context) error {
 			return err
 		}
 	}
-	if !c.Bool("resume") {
+	switch {
+	case objstore.IsRemote(out) && ro == nil:
+		return userErrorf("--out %s: one machine writes a local feature file; with --runner (prism runs in this process) extraction writes its shards and manifest to object storage", out)
+	case objstore.IsRemote(out) && !c.Bool("resume"):
+		if err := refuseExistingObject(c, "out", out); err != nil {
+			return err
+		}
+	case objstore.IsRemote(out):
+		if err := objstore.CheckName(out); err != nil {
+			return userErrorf("--out %v", err)
+		}
+	case !c.Bool("resume"):
 		if err := refuseExisting(c, "out", out); err != nil {
 			return err
 		}
-	} else if err := checkOutputFolder("out", out); err != nil {
-		return err
+	default:
+		if err := checkOutputFolder("out", out); err != nil {
+			return err
+		}
 	}
 	classes, err := classList(c)
 	if err != nil {

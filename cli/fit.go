@@ -250,7 +250,7 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 	if err != nil {
 		return "", none, userErrorf("%v", err)
 	}
-	tmp, remove, err := runnerTemp("out", out)
+	tmp, remove, err := passScratch(ro, "out", out)
 	if err != nil {
 		release()
 		return "", none, err

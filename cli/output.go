@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/internal/fspath"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 )
 
 func jsonFlag() ucli.Flag {
@@ -42,6 +43,9 @@ func printf(w io.Writer, format string, args ...any) error {
 // when both exist (hard links, symlinks, "..", relative paths), else the
 // same cleaned absolute path after resolving the existing part's links.
 func sameFile(a, b string) bool {
+	if objstore.IsRemote(a) || objstore.IsRemote(b) {
+		return a == b // an object has one name
+	}
 	sa, ea := os.Stat(a)
 	sb, eb := os.Stat(b)
 	if ea == nil && eb == nil {
@@ -52,6 +56,9 @@ func sameFile(a, b string) bool {
 
 // within reports whether path lies inside the directory dir.
 func within(path, dir string) bool {
+	if objstore.IsRemote(path) || objstore.IsRemote(dir) {
+		return strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return false
 	}
@@ -114,6 +121,9 @@ func refuseExisting(c *ucli.Context, flag, path string) error {
 // a folder or cannot be written, before any work (or privacy budget) is
 // spent on it.
 func checkOutputFolder(flag, path string) error {
+	if objstore.IsRemote(path) {
+		return userErrorf("--%s %s: this output is written to a local path; on object storage dpfeat writes extract --runner's shard manifest and shards (docs/distributed.md)", flag, path)
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {
@@ -126,6 +136,24 @@ func checkOutputFolder(flag, path string) error {
 	}
 	if err := writable(dir); err != nil {
 		return userErrorf("--%s %s: the folder %s cannot be written (%v)", flag, path, dir, err)
+	}
+	return nil
+}
+
+// refuseExistingObject is refuseExisting for an output on object storage
+// (extract --runner's manifest): a name that can be an object's, and an
+// object there only with --force. (An object store has no folders to
+// make first; a bucket that is not there fails the write, naming it.)
+func refuseExistingObject(c *ucli.Context, flag, path string) error {
+	if err := objstore.CheckName(path); err != nil {
+		return userErrorf("--%s %v", flag, err)
+	}
+	there, err := objstore.Exists(c.Context, path)
+	switch {
+	case err != nil:
+		return userErrorf("--%s %v", flag, err)
+	case there && !c.Bool("force"):
+		return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
 	}
 	return nil
 }

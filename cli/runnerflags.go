@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/runner/spec"
 )
 
@@ -65,6 +69,42 @@ func runnerTemp(flag, path string) (dir string, remove func(), err error) {
 	return dir, func() {
 		os.RemoveAll(dir) // the folder made just above, nothing else
 		untrack()
+	}, nil
+}
+
+// passScratch is where a fit's passes leave their results for the driver:
+// under the Beam option temp_location when it is given (a folder, or a
+// prefix on object storage such as gs://bucket/tmp: what a cluster whose
+// workers share no disk with the driver needs), in a folder or prefix of
+// this run's own; else runnerTemp's folder beside path. Each result is
+// removed once read; remove removes what is left of this run's.
+func passScratch(o *spec.Options, flag, path string) (dir string, remove func(), err error) {
+	loc := o.Flags["temp_location"]
+	if loc == "" {
+		return runnerTemp(flag, path)
+	}
+	if !objstore.IsRemote(loc) {
+		if dir, err = os.MkdirTemp(loc, "dpfeat-runner-"); err != nil {
+			return "", nil, userErrorf("--runner-option temp_location=%s: %v", loc, err)
+		}
+		untrack := interrupt.Temporary(dir)
+		return dir, func() {
+			os.RemoveAll(dir) // the folder made just above, nothing else
+			untrack()
+		}, nil
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	dir = objstore.Join(loc, "dpfeat-runner-"+hex.EncodeToString(id[:]))
+	if err := objstore.CheckName(dir); err != nil {
+		return "", nil, userErrorf("--runner-option temp_location=%s: %v", loc, err)
+	}
+	return dir, func() {
+		ctx := context.Background()
+		names, _ := objstore.List(ctx, dir, "dpfeat-pass-*")
+		for _, n := range names {
+			objstore.Remove(ctx, n) // results of this run (its own prefix)
+		}
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/dpfeat/dpfeat/internal/bigmem"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 )
 
 var errNoMap = errors.New("memory mapping not available")
@@ -85,6 +86,9 @@ var releaseAbove = 1 << 30
 // file (unlinked, so nothing is left behind), and opened from there;
 // Imported says how. Errors name the original file.
 func Open(path string, opt ReadOptions) (*File, error) {
+	if objstore.IsRemote(path) {
+		return openRemote(path, opt)
+	}
 	format, err := sniff(path)
 	if err != nil {
 		return nil, err
@@ -596,6 +600,14 @@ var _ io.Closer = (*File)(nil)
 // it, an .npz archive's data identity (NPZDataID), and zero for .npy and
 // CSV files.
 func ReadMetadata(path string) (Metadata, error) {
+	if objstore.IsRemote(path) {
+		f, err := openRemote(path, ReadOptions{})
+		if err != nil {
+			return Metadata{}, err
+		}
+		defer f.Close()
+		return f.Metadata(), nil
+	}
 	format, err := sniff(path)
 	if err != nil {
 		return Metadata{}, err

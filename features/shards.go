@@ -2,16 +2,20 @@ package features
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
-	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 )
 
 // A shard manifest lists feature files (shards) that are one dataset, in
@@ -20,7 +24,10 @@ import (
 // after another. Every shard must be a dpfeat feature file of the same
 // dimension, encoder, classes, ids, views and data identity, holding the
 // rows the manifest says; paths are relative to the manifest's folder and
-// stay inside it (no "..", no absolute path), at most MaxShards of them.
+// stay inside it (no "..", no absolute path, "/" between elements), at
+// most MaxShards of them, no two naming one file. A manifest on object
+// storage (gs://, s3://, memfs://: package objstore) resolves its paths
+// the same way, after its own name's last "/" (ShardPath).
 
 // ShardsFormat is a shard manifest's format field.
 const ShardsFormat = "dpfeat.shards.v1"
@@ -60,19 +67,21 @@ const MaxShards = 1 << 14
 // under a megabyte).
 const maxManifestBytes = 16 << 20
 
-// ReadShardManifest reads and checks a manifest's JSON.
+// ReadShardManifest reads and checks a manifest's JSON, at a local path
+// or a remote one (package objstore).
 func ReadShardManifest(path string) (*ShardManifest, error) {
-	st, err := os.Stat(path)
+	b, err := objstore.ReadFile(context.Background(), path, maxManifestBytes)
+	if errors.Is(err, objstore.ErrTooLarge) {
+		return nil, fmt.Errorf("read %s: a shard manifest of more than %d bytes; expected at most that (%d shards)", path, maxManifestBytes, MaxShards)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if st.Size() > maxManifestBytes {
-		return nil, fmt.Errorf("read %s: a shard manifest of %d bytes; expected at most %d (%d shards)", path, st.Size(), maxManifestBytes, MaxShards)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
+	return parseShardManifest(path, b)
+}
+
+// parseShardManifest checks a manifest's JSON, read from path.
+func parseShardManifest(path string, b []byte) (*ShardManifest, error) {
 	var m ShardManifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -86,13 +95,18 @@ func ReadShardManifest(path string) (*ShardManifest, error) {
 		return nil, fmt.Errorf("read %s: %d shards; a manifest lists at most %d (extract them with a larger --shard-rows)", path, len(m.Shards), MaxShards)
 	}
 	var total int64
+	seen := map[string]int{}
 	for i, s := range m.Shards {
-		if s.Path == "" || filepath.IsAbs(s.Path) || s.Rows < 1 {
+		if s.Path == "" || filepath.IsAbs(s.Path) || objstore.IsRemote(s.Path) || s.Rows < 1 {
 			return nil, fmt.Errorf("read %s: shard %d: expected a relative path and at least one row, got %q with %d", path, i, s.Path, s.Rows)
 		}
-		if !filepath.IsLocal(filepath.FromSlash(s.Path)) {
+		if !filepath.IsLocal(filepath.FromSlash(s.Path)) || strings.Contains(s.Path, `\`) {
 			return nil, fmt.Errorf("read %s: shard %d: %q leaves the manifest's folder; shard paths stay inside it", path, i, s.Path)
 		}
+		if j, dup := seen[pathpkg.Clean(s.Path)]; dup {
+			return nil, fmt.Errorf("read %s: shards %d and %d are one file (%s); each example is in one shard", path, j+1, i+1, s.Path)
+		}
+		seen[pathpkg.Clean(s.Path)] = i
 		if total += s.Rows; total < 0 {
 			return nil, fmt.Errorf("read %s: the shards' rows overflow", path)
 		}
@@ -103,14 +117,25 @@ func ReadShardManifest(path string) (*ShardManifest, error) {
 	return &m, nil
 }
 
+// ShardPath resolves a shard's path as its manifest at manifest writes it
+// (relative, with "/"): in the manifest's folder, local or remote (a
+// manifest at gs://b/x/train.json names gs://b/x/train-shards/00000.arrow
+// as "train-shards/00000.arrow").
+func ShardPath(manifest, shard string) string {
+	return objstore.Join(objstore.Dir(manifest), shard)
+}
+
 // WriteShardManifest writes m at path (temporary file and rename).
+// A manifest at a remote path is one object, committed whole when
+// written: the dataset's commit point on object storage, where shards
+// cannot be published by renaming a folder.
 func WriteShardManifest(path string, m *ShardManifest) error {
 	m.Format = ShardsFormat
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(path, append(b, '\n'))
+	return objstore.WriteFile(context.Background(), path, append(b, '\n'))
 }
 
 // openShards opens a manifest's shards as one File.
@@ -119,27 +144,43 @@ func openShards(path string, opt ReadOptions) (_ *File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	return openManifest(path, m, opt)
+}
+
+// openManifest opens the shards of the manifest m, read from path.
+func openManifest(path string, m *ShardManifest, opt ReadOptions) (_ *File, err error) {
 	f := &File{path: path, opt: opt, shardBatch: []int{0}, starts: []int64{0}}
 	defer func() {
 		if err != nil {
 			f.Close()
 		}
 	}()
-	dir := filepath.Dir(path)
+	remote := objstore.IsRemote(path)
 	var seen []os.FileInfo
 	for i, s := range m.Shards {
-		sp := filepath.Join(dir, s.Path)
-		st, serr := os.Stat(sp)
-		if serr != nil {
-			return nil, fmt.Errorf("read %s: shard %d of %d (%s) is missing: %v", path, i+1, len(m.Shards), s.Path, serr)
-		}
-		for j, o := range seen {
-			if os.SameFile(o, st) {
-				return nil, fmt.Errorf("read %s: shards %d and %d (%s, %s) are one file; each example is in one shard", path, j+1, i+1, m.Shards[j].Path, s.Path)
+		sp := ShardPath(path, s.Path)
+		var sf *File
+		var serr error
+		if remote {
+			// (Two entries naming one object are refused with the
+			// manifest: an object has one name.)
+			sf, serr = openRemote(sp, opt)
+			if errors.Is(serr, os.ErrNotExist) {
+				return nil, fmt.Errorf("read %s: shard %d of %d (%s) is missing: %v", path, i+1, len(m.Shards), s.Path, serr)
 			}
+		} else {
+			st, serr := os.Stat(sp)
+			if serr != nil {
+				return nil, fmt.Errorf("read %s: shard %d of %d (%s) is missing: %v", path, i+1, len(m.Shards), s.Path, serr)
+			}
+			for j, o := range seen {
+				if os.SameFile(o, st) {
+					return nil, fmt.Errorf("read %s: shards %d and %d (%s, %s) are one file; each example is in one shard", path, j+1, i+1, m.Shards[j].Path, s.Path)
+				}
+			}
+			seen = append(seen, st)
+			sf, serr = openNative(sp, nil, opt)
 		}
-		seen = append(seen, st)
-		sf, serr := openNative(sp, nil, opt)
 		if serr != nil {
 			return nil, fmt.Errorf("read %s: shard %d of %d: %w", path, i+1, len(m.Shards), serr)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
 	"github.com/dpfeat/dpfeat/internal/interrupt"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/internal/outlock"
 	"github.com/dpfeat/dpfeat/runner/spec"
 )
@@ -56,6 +57,9 @@ type runState struct {
 	ShardRows int64             `json:"shard_rows"`
 	Offset    int64             `json:"offset"`
 	Examples  int64             `json:"examples"`
+	// Generation names the run's shards on object storage
+	// (extractToStore); empty on a local disk.
+	Generation string `json:"generation,omitempty"`
 }
 
 // Extract runs job on the runner: the shards as one pipeline (each range
@@ -78,6 +82,9 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 	if job.ShardRows < 0 {
 		return nil, fmt.Errorf("shard rows %d; expected at least 1 (0: four shards per worker slot)", job.ShardRows)
 	}
+	if objstore.IsRemote(job.Out) {
+		return extractToStore(ctx, job, o)
+	}
 	release, err := outlock.Lock(job.Out)
 	if err != nil {
 		return nil, err
@@ -95,38 +102,16 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 			return nil, fmt.Errorf("--restart: %w", err)
 		}
 	}
-	st := runState{Version: 1, Identity: job.Extract.Identity, Offset: job.Offset, Examples: total}
 	prev, err := loadRun(work)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case prev != nil && !job.Extract.Resume:
+	}
+	if prev != nil && !job.Extract.Resume {
 		return nil, fmt.Errorf("%s holds the shards of an interrupted extraction into %s: rerun with --resume to continue it, or with --restart to discard it", work, job.Out)
-	case prev != nil:
-		if diff := features.IdentityDiff(prev.Identity, st.Identity); diff != "" {
-			return nil, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or rerun with --restart to discard its shards", work, diff)
-		}
-		if prev.Offset != st.Offset || prev.Examples != st.Examples {
-			return nil, fmt.Errorf("cannot resume %s: it extracts %d examples from %d, this run %d from %d (the source changed); rerun with --restart", work, prev.Examples, prev.Offset, st.Examples, st.Offset)
-		}
-		if job.ShardRows == 0 {
-			job.ShardRows = prev.ShardRows // the interrupted run's layout
-		}
 	}
-	batch := int64(max(1, job.Extract.Batch))
-	if job.ShardRows == 0 {
-		// Four shards per worker slot, so that uneven shards even out.
-		job.ShardRows = max(batch, (total+4*int64(max(1, job.Workers))-1)/(4*int64(max(1, job.Workers))))
-	}
-	// Whole encoder batches, and no more than the examples (a shard size
-	// of 2⁶³−1 once overflowed into a negative one).
-	job.ShardRows = (min(job.ShardRows, total) + batch - 1) / batch * batch
-	st.ShardRows = job.ShardRows
-	if n := (total + job.ShardRows - 1) / job.ShardRows; n > features.MaxShards {
-		return nil, fmt.Errorf("%d shards of %d examples; a manifest lists at most %d: raise --shard-rows to at least %d", n, job.ShardRows, features.MaxShards, (total+features.MaxShards-1)/features.MaxShards)
-	}
-	if prev != nil && prev.ShardRows != st.ShardRows {
-		return nil, fmt.Errorf("cannot resume %s: its shards hold %d examples each, --shard-rows asks %d; leave --shard-rows out, or rerun with --restart", work, prev.ShardRows, st.ShardRows)
+	st, err := plan(&job, total, prev, work)
+	if err != nil {
+		return nil, err
 	}
 	if prev == nil {
 		if done, err := complete(job); done != nil || err != nil {
@@ -139,49 +124,21 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 			return nil, err
 		}
 	}
-	// Each shard resumes its own partial file, if an interrupted run
-	// left one (encode.Extract keeps what it committed).
-	job.Extract.Resume, job.Extract.Restart = prev != nil, false
-	var todo []string
-	var specs []shardSpec
-	for i, at := 0, job.Offset; at < job.Offset+total; i++ {
-		sp := shardSpec{Index: i, Offset: at, Limit: min(job.ShardRows, job.Offset+total-at), Path: filepath.Join(work, shardName(i))}
-		specs = append(specs, sp)
-		at += sp.Limit
-		if _, err := os.Stat(sp.Path); err == nil {
-			continue // finished by the interrupted run (written whole)
-		}
-		b, _ := json.Marshal(sp)
-		todo = append(todo, string(b))
-	}
-	job.Extract.Progress = nil // (a writer does not travel)
-	cfg, err := json.Marshal(job)
-	if err != nil {
-		return nil, err
-	}
-	if len(todo) > 0 {
-		p, s := pipeline()
-		elems := beam.Reshuffle(s, beam.CreateList(s, todo))
-		// Each shard emits its path across a fusion break (a reshuffle):
-		// a stage without outputs makes Prism (v2.77) poll in a busy loop
-		// until its bundle ends, which took a core from ONNX Runtime and
-		// made extraction 2.6 times slower.
-		done := beam.ParDo(s, &extractShardFn{Job: string(cfg)}, elems)
-		beam.ParDo0(s, discard, beam.Reshuffle(s, done))
-		if err := execute(ctx, p, o); err != nil {
-			kept := finished(specs)
-			if prev == nil && !saved(work) {
-				// Nothing of this run to resume (the job did not
-				// start, or saved no rows): its folder goes.
-				if rerr := removeOwned(work); rerr == nil {
-					return nil, err
-				}
+	specs := layout(job, total, func(i int) string { return filepath.Join(work, shardName(i)) })
+	todo := unfinished(ctx, specs)
+	if err := runShards(ctx, &job, todo, prev != nil, o); err != nil {
+		kept := len(specs) - len(unfinished(ctx, specs))
+		if prev == nil && !saved(work) {
+			// Nothing of this run to resume (the job did not
+			// start, or saved no rows): its folder goes.
+			if rerr := removeOwned(work); rerr == nil {
+				return nil, err
 			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), work)
-			}
-			return nil, fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, len(specs), work)
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), work)
+		}
+		return nil, fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, len(specs), work)
 	}
 	dir := ShardDir(job.Out)
 	m := &features.ShardManifest{Runner: o.Name(), EncoderSHA256: job.Extract.Meta.EncoderSHA256}
@@ -205,6 +162,99 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 		return nil, err
 	}
 	return &ExtractResult{Out: job.Out, Shards: len(specs), Made: len(todo), Rows: m.Rows, Dim: m.Dim, Runner: o.Name(), Note: note}, nil
+}
+
+// plan settles a run's layout — the shard size, and the record a resume
+// checks — from job, its total examples and the interrupted run prev
+// (nil: none), whose layout a resume keeps and whose identity and source
+// it must share; work names that run's folder in errors. It sets
+// job.ShardRows.
+func plan(job *ExtractJob, total int64, prev *runState, work string) (runState, error) {
+	st := runState{Version: 1, Identity: job.Extract.Identity, Offset: job.Offset, Examples: total}
+	if prev != nil {
+		if diff := features.IdentityDiff(prev.Identity, st.Identity); diff != "" {
+			return st, fmt.Errorf("cannot resume %s: this run differs from the interrupted one in %s; run it as before, or rerun with --restart to discard its shards", work, diff)
+		}
+		if prev.Offset != st.Offset || prev.Examples != st.Examples {
+			return st, fmt.Errorf("cannot resume %s: it extracts %d examples from %d, this run %d from %d (the source changed); rerun with --restart", work, prev.Examples, prev.Offset, st.Examples, st.Offset)
+		}
+		if job.ShardRows == 0 {
+			job.ShardRows = prev.ShardRows // the interrupted run's layout
+		}
+	}
+	batch := int64(max(1, job.Extract.Batch))
+	if job.ShardRows == 0 {
+		// Four shards per worker slot, so that uneven shards even out.
+		job.ShardRows = max(batch, (total+4*int64(max(1, job.Workers))-1)/(4*int64(max(1, job.Workers))))
+	}
+	// Whole encoder batches, and no more than the examples (a shard size
+	// of 2⁶³−1 once overflowed into a negative one).
+	job.ShardRows = (min(job.ShardRows, total) + batch - 1) / batch * batch
+	st.ShardRows = job.ShardRows
+	if n := (total + job.ShardRows - 1) / job.ShardRows; n > features.MaxShards {
+		return st, fmt.Errorf("%d shards of %d examples; a manifest lists at most %d: raise --shard-rows to at least %d", n, job.ShardRows, features.MaxShards, (total+features.MaxShards-1)/features.MaxShards)
+	}
+	if prev != nil && prev.ShardRows != st.ShardRows {
+		return st, fmt.Errorf("cannot resume %s: its shards hold %d examples each, --shard-rows asks %d; leave --shard-rows out, or rerun with --restart", work, prev.ShardRows, st.ShardRows)
+	}
+	return st, nil
+}
+
+// layout cuts the job's total examples into shards of job.ShardRows, the
+// i-th written at path(i).
+func layout(job ExtractJob, total int64, path func(int) string) []shardSpec {
+	var specs []shardSpec
+	for i, at := 0, job.Offset; at < job.Offset+total; i++ {
+		sp := shardSpec{Index: i, Offset: at, Limit: min(job.ShardRows, job.Offset+total-at), Path: path(i)}
+		specs = append(specs, sp)
+		at += sp.Limit
+	}
+	return specs
+}
+
+// unfinished returns the shards not yet written whole (a finished
+// shard's file, or on object storage its summary, is there).
+func unfinished(ctx context.Context, specs []shardSpec) []shardSpec {
+	var todo []shardSpec
+	for _, sp := range specs {
+		done := sp.Path
+		if objstore.IsRemote(done) {
+			done = summaryPath(done)
+		}
+		if ok, _ := objstore.Exists(ctx, done); !ok {
+			todo = append(todo, sp)
+		}
+	}
+	return todo
+}
+
+// runShards extracts the shards todo as one pipeline: each a bundle's
+// element, reshuffled so that runners spread them. resume says whether a
+// shard continues the partial file an interrupted run left
+// (encode.Extract keeps what it committed).
+func runShards(ctx context.Context, job *ExtractJob, todo []shardSpec, resume bool, o Options) error {
+	if len(todo) == 0 {
+		return nil
+	}
+	job.Extract.Resume, job.Extract.Restart = resume, false
+	job.Extract.Progress = nil // (a writer does not travel)
+	cfg, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	var elems []string
+	for _, sp := range todo {
+		b, _ := json.Marshal(sp)
+		elems = append(elems, string(b))
+	}
+	p, s := pipeline()
+	// Each shard emits its path across a fusion break (a reshuffle): a
+	// stage without outputs makes Prism (v2.77) poll in a busy loop until
+	// its bundle ends, which took a core from ONNX Runtime and made
+	// extraction 2.6 times slower.
+	done := beam.ParDo(s, &extractShardFn{Job: string(cfg)}, beam.Reshuffle(s, beam.CreateList(s, elems)))
+	beam.ParDo0(s, discard, beam.Reshuffle(s, done))
+	return execute(ctx, p, o)
 }
 
 // complete handles a run with no interrupted one to continue when an
@@ -234,17 +284,6 @@ func complete(job ExtractJob) (*ExtractResult, error) {
 var ErrInterrupted = errors.New("interrupted")
 
 func shardName(i int) string { return fmt.Sprintf("%05d.arrow", i) }
-
-// finished counts the shards whose files are written.
-func finished(specs []shardSpec) int {
-	n := 0
-	for _, sp := range specs {
-		if _, err := os.Stat(sp.Path); err == nil {
-			n++
-		}
-	}
-	return n
-}
 
 // saved reports whether a work folder holds rows a resume would keep: a
 // finished shard, or a shard's partial with its saved state.
@@ -395,6 +434,9 @@ func (f *extractShardFn) ProcessElement(ctx context.Context, elem string, emit f
 		return err
 	}
 	defer ds.Close()
+	if err := failShard(sp.Index); err != nil {
+		return err
+	}
 	opt := f.job.Extract
 	opt.Offset, opt.Limit, opt.Progress = sp.Offset, sp.Limit, nil
 	if w := fault(sp.Path); w != nil {
@@ -405,7 +447,14 @@ func (f *extractShardFn) ProcessElement(ctx context.Context, elem string, emit f
 		opt.Identity[k] = v
 	}
 	opt.Identity["shard"] = fmt.Sprintf("%d: examples %d..%d", sp.Index, sp.Offset, sp.Offset+sp.Limit-1)
-	res, err := encode.Extract(ctx, ds, sess, encode.NewPreprocessor(f.job.Manifest.Input), sp.Path, opt)
+	var res *encode.ExtractResult
+	if objstore.IsRemote(sp.Path) {
+		res, err = extractObject(ctx, ds, sess, f.job, sp, opt)
+	} else {
+		var r encode.ExtractResult
+		r, err = encode.Extract(ctx, ds, sess, encode.NewPreprocessor(f.job.Manifest.Input), sp.Path, opt)
+		res = &r
+	}
 	if err != nil {
 		return fmt.Errorf("shard %d (examples %d..%d): %w", sp.Index, sp.Offset, sp.Offset+sp.Limit-1, err)
 	}
@@ -424,8 +473,19 @@ func (f *extractShardFn) ProcessElement(ctx context.Context, elem string, emit f
 //     and every other worker from doing the same;
 //   - stall-after:N — once N shards are finished in the run's folder,
 //     every shard still at work stops there until the process is killed:
-//     a job still busy when its job server goes away.
+//     a job still busy when its job server goes away;
+//   - fail-shard:I — shard I fails before it starts (failShard), every
+//     time: a job that fails with other shards finished, in-process.
 const faultEnv = "DPFEAT_FAULT"
+
+// failShard is faultEnv's fail-shard error for shard i (nil: no fault).
+func failShard(i int) error {
+	mode, arg, _ := strings.Cut(os.Getenv(faultEnv), ":")
+	if mode == "fail-shard" && arg == strconv.Itoa(i) {
+		return fmt.Errorf("shard %d: failed by %s=%s", i, faultEnv, os.Getenv(faultEnv))
+	}
+	return nil
+}
 
 // fault is faultEnv's progress writer for the shard at path (nil: no
 // fault).

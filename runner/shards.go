@@ -7,14 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dpfeat/dpfeat/features"
-	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/preprocessing"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
@@ -93,8 +92,8 @@ func (f *Fit) sum(ctx context.Context, job shardJob, t *preprocessing.Transform,
 	if err != nil {
 		return nil, err
 	}
-	result := filepath.Join(f.tmp, fmt.Sprintf("dpfeat-pass-%d-%d", os.Getpid(), f.passes))
-	defer os.Remove(result)
+	result := objstore.Join(f.tmp, fmt.Sprintf("dpfeat-pass-%d-%d", os.Getpid(), f.passes))
+	defer objstore.Remove(context.WithoutCancel(ctx), result)
 	return combineShards(ctx, f.o, f.shards, &shardSumFn{Job: string(cfg)}, add, result)
 }
 
@@ -116,7 +115,7 @@ func shardPaths(path string, imp features.ImportOptions, o Options) ([]string, m
 	}
 	var shards []string
 	for _, s := range m.Shards {
-		shards = append(shards, filepath.Join(filepath.Dir(path), s.Path))
+		shards = append(shards, features.ShardPath(path, s.Path))
 	}
 	if views {
 		first, err := exampleStarts(path, shards, imp)
@@ -178,7 +177,7 @@ func combineShards(ctx context.Context, o Options, shards []string, fn, add any,
 	if err := execute(ctx, p, o); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(result)
+	b, err := objstore.ReadFile(ctx, result, maxResultBytes)
 	if err != nil {
 		return nil, fmt.Errorf("the pipeline's result: %w", err)
 	}
@@ -267,14 +266,22 @@ func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func(
 	return nil
 }
 
-// writeResultFn writes the combined sum where the driver reads it.
+// maxResultBytes bounds a pass's result as the driver reads it back (a
+// fit's statistics hold a D×D matrix per class: 10 classes of D = 4096
+// are 1.3 GB).
+const maxResultBytes = 8 << 30
+
+// writeResultFn writes the combined sum where the driver reads it: a
+// local file, or an object (objstore), whole or not at all.
 type writeResultFn struct{ Path string }
 
-func (f *writeResultFn) ProcessElement(b []byte) error { return atomicfile.WriteBytes(f.Path, b) }
+func (f *writeResultFn) ProcessElement(ctx context.Context, b []byte) error {
+	return objstore.WriteFile(ctx, f.Path, b)
+}
 
 func init() {
 	register.DoFn3x1[context.Context, string, func([]byte), error](&shardSumFn{})
-	register.DoFn1x1[[]byte, error](&writeResultFn{})
+	register.DoFn2x1[context.Context, []byte, error](&writeResultFn{})
 	register.Emitter1[[]byte]()
 	beam.RegisterType(reflect.TypeOf((*shardSumFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*writeResultFn)(nil)).Elem())

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
@@ -268,7 +270,7 @@ func (c *Config) check() error {
 			if p == "" || d.valFraction > 0 && p == d.Validation {
 				continue
 			}
-			if _, err := os.Stat(p); err != nil {
+			if _, err := objstore.Size(context.Background(), p); err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
 		}
@@ -401,7 +403,7 @@ func (c *Config) selects(m solvers.Method) bool {
 }
 
 func (c *Config) resolve(p string) string {
-	if filepath.IsAbs(p) || c.dir == "" {
+	if filepath.IsAbs(p) || objstore.IsRemote(p) || c.dir == "" {
 		return p
 	}
 	return filepath.Join(c.dir, p)
@@ -678,6 +680,12 @@ func jobID(j Job, d Dataset, files string, c *Config) string {
 func fileIdentity(paths ...string) string {
 	var parts []string
 	for _, p := range paths {
+		if objstore.IsRemote(p) {
+			if stamp, err := objstore.Stamp(context.Background(), p); err == nil {
+				parts = append(parts, p+":"+stamp)
+			}
+			continue
+		}
 		if st, err := os.Stat(p); err == nil && p != "" {
 			parts = append(parts, fmt.Sprintf("%s:%d:%d", p, st.Size(), st.ModTime().UnixNano()))
 		}

@@ -1,0 +1,188 @@
+//go:build cgo
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/objstore"
+	"github.com/dpfeat/dpfeat/internal/orttest"
+)
+
+// objects lists the objects below a remote folder, two levels deep
+// (the shard folder's generations), relative to it.
+func objects(t *testing.T, dir string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	for _, pat := range []string{"*", "*/*", "*/*/*"} {
+		names, err := objstore.List(ctx, dir, pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			out = append(out, strings.TrimPrefix(n, dir+"/"))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRunnerObjectStore (#42 item 2): a distributed extraction whose
+// manifest and shards are on object storage (Beam's in-memory file
+// system, through the registry gs:// and s3:// go through), read back
+// equal to the single-machine file; fits on it, with the passes' results
+// under temp_location on object storage, equal to the single-machine
+// fits; a second run needs --force and replaces the shards only once its
+// manifest is written; a failed run leaves its finished shards to
+// --resume, which makes only the others.
+func TestRunnerObjectStore(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "images")
+	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	single := filepath.Join(dir, "single.arrow")
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	bucket := "memfs://cli-test/fmnist"
+	out := bucket + "/train.json"
+	extract := func(extra ...string) (extractReport, int, string) {
+		t.Helper()
+		args := append([]string{"extract", "--encoder", model, "--data", data, "--out", out, "--encoder-batch", "2", "--runner", "prism",
+			"--runner-workers", "2", "--shard-rows", "5", "--json"}, extra...)
+		code, stdout, errs := run(t, args...)
+		var rep extractReport
+		if code == 0 {
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rep, code, errs
+	}
+	rep, code, errs := extract()
+	if code != 0 || rep.Shards != 4 || rep.ShardsMade != 4 || rep.Rows != 21 {
+		t.Fatalf("extract to %s: exit %d, %+v: %s", out, code, rep, errs)
+	}
+	want, _ := features.ReadAll(single, features.ReadOptions{})
+	equal := func(what string) {
+		t.Helper()
+		got, err := features.ReadAll(out, features.ReadOptions{})
+		if err != nil || !slices.Equal(got.Data, want.Data) || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.Labels, want.Labels) {
+			t.Fatalf("%s: the features on object storage differ from the single-machine file (%v)", what, err)
+		}
+	}
+	equal("first run")
+	m, err := features.ReadShardManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := strings.Split(m.Shards[0].Path, "/")[1]
+	var names []string
+	for i := range 4 {
+		p := fmt.Sprintf("train.shards/%s/%05d.arrow", gen, i)
+		if m.Shards[i].Path != p {
+			t.Errorf("shard %d is named %s, want %s", i, m.Shards[i].Path, p)
+		}
+		names = append(names, p, p+".json")
+	}
+	names = append(names, "train.json")
+	slices.Sort(names)
+	if got := objects(t, bucket); !slices.Equal(got, names) {
+		t.Errorf("objects after the run: %v\nwant %v", got, names)
+	}
+
+	// Fits read the manifest on object storage: on one machine, and on
+	// the runner with the passes' results under temp_location.
+	tmp := "memfs://cli-test/tmp"
+	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--batch", "5"}, {"auto"}, {"dplp", "--steps", "3"}} {
+		fitArgs := func(name string) []string {
+			return []string{"--epsilon", "2", "--delta", "1e-3"}
+		}
+		wantClf, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), fitArgs(""), append([]string{"--seed", "4"}, c[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%v on the local file: %s", c, errs)
+		}
+		for _, how := range [][]string{nil, {"--runner", "prism", "--runner-workers", "2", "--runner-option", "temp_location=" + tmp}} {
+			got, code, _, errs := fitOn(t, c[0], out, filepath.Join(dir, fmt.Sprintf("%d-%d-remote.safetensors", k, len(how))), fitArgs(""), append(append([]string{"--seed", "4"}, how...), c[1:]...)...)
+			if code != 0 {
+				t.Fatalf("%v %v on %s: exit %d: %s", c, how, out, code, errs)
+			}
+			for i := range wantClf.Weight {
+				if math.Abs(float64(got.Weight[i]-wantClf.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(wantClf.Weight[i]))) {
+					t.Fatalf("%v %v: weight %d is %g, single machine %g", c, how, i, got.Weight[i], wantClf.Weight[i])
+				}
+			}
+		}
+	}
+	if left := objects(t, tmp); len(left) != 0 {
+		t.Errorf("the passes left %v under temp_location", left)
+	}
+
+	// A second run needs --force; with it, the new generation replaces
+	// the first once the manifest names it.
+	if _, code, errs := extract(); code != 1 || !strings.Contains(errs, out+" exists: pass --force") {
+		t.Errorf("a second run without --force: exit %d: %s", code, errs)
+	}
+	if rep, code, errs := extract("--force"); code != 0 || rep.ShardsMade != 4 {
+		t.Fatalf("--force: exit %d %+v: %s", code, rep, errs)
+	}
+	equal("--force")
+	m2, _ := features.ReadShardManifest(out)
+	gen2 := strings.Split(m2.Shards[0].Path, "/")[1]
+	if gen2 == gen {
+		t.Errorf("the second run wrote generation %s again", gen)
+	}
+	for _, o := range objects(t, bucket) {
+		if strings.Contains(o, gen) {
+			t.Errorf("%s of the replaced run is left", o)
+		}
+	}
+
+	// A run that fails (shard 2 of 4, every time) keeps its finished
+	// shards and the earlier manifest; --resume makes only the others.
+	t.Setenv("DPFEAT_FAULT", "fail-shard:2")
+	_, code, errs = extract("--force")
+	if code != 1 || !strings.Contains(errs, "--resume continues them") {
+		t.Fatalf("a failing run: exit %d: %s", code, errs)
+	}
+	if m3, _ := features.ReadShardManifest(out); m3 == nil || m3.Shards[0].Path != m2.Shards[0].Path {
+		t.Fatalf("a failed run changed the manifest")
+	}
+	equal("after a failed run")
+	t.Setenv("DPFEAT_FAULT", "")
+	rep, code, errs = extract("--resume")
+	if code != 0 || rep.ShardsMade < 1 || rep.ShardsMade >= 4 || rep.Shards != 4 {
+		t.Fatalf("--resume: exit %d, %+v: %s", code, rep, errs)
+	}
+	equal("--resume")
+	for _, o := range objects(t, bucket) {
+		if strings.Contains(o, gen2) || strings.HasSuffix(o, "run.json") {
+			t.Errorf("%s is left after the resumed run", o)
+		}
+	}
+
+	// What object storage refuses, in one line each.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"extract", "--encoder", model, "--data", data, "--out", bucket + "/one.arrow"}, "one machine writes a local feature file"},
+		{[]string{"fit", "--method", "dpls", "--train", out, "--out", bucket + "/clf.safetensors", "--epsilon", "1", "--delta", "1e-5"}, "this output is written to a local path"},
+		{[]string{"extract", "--encoder", model, "--data", data, "--out", "memfs://cli-test/x/../y.json", "--runner", "prism"}, "no . or .. elements"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d: %q; want one line with %q", c.args, code, errs, c.want)
+		}
+	}
+}

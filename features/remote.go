@@ -1,0 +1,116 @@
+package features
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/dpfeat/dpfeat/internal/objstore"
+)
+
+// Files on object storage (gs://, s3://, memfs://; package objstore) are
+// read from a local copy: a shard manifest's JSON as it is, a dpfeat
+// feature file — one file, or a manifest's shard — fetched once per
+// process into an unlinked local file and opened from there like any
+// other (memory-mapped). A runner's worker reads the same shard once per
+// pass; the copies it keeps are bounded (keptFetches, keptFetchBytes)
+// and keyed by the object's name, size and time (objstore.Stamp), so a
+// replaced object is fetched again. Other formats are converted locally: a remote Parquet
+// or CSV file is refused, with the one line that says so.
+
+const (
+	keptFetches    = 256
+	keptFetchBytes = 4 << 30
+)
+
+var fetched struct {
+	sync.Mutex
+	m     map[string]*os.File
+	size  map[string]int64
+	order []string
+	bytes int64
+}
+
+// fetch returns a new descriptor of a local, unlinked copy of the object
+// at path.
+func fetch(path string) (*os.File, error) {
+	ctx := context.Background()
+	stamp, err := objstore.Stamp(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("read %w", err) // (objstore's errors name the object)
+	}
+	key := path + "\x00" + stamp
+	fetched.Lock()
+	defer fetched.Unlock()
+	if f := fetched.m[key]; f != nil {
+		return dupFile(f)
+	}
+	f, err := objstore.Fetch(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("read %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	if fetched.m == nil {
+		fetched.m, fetched.size = map[string]*os.File{}, map[string]int64{}
+	}
+	for len(fetched.order) > 0 && (len(fetched.order) >= keptFetches || fetched.bytes+size > keptFetchBytes) {
+		old := fetched.order[0]
+		fetched.m[old].Close() // (open Files hold descriptors of their own)
+		fetched.bytes -= fetched.size[old]
+		delete(fetched.m, old)
+		delete(fetched.size, old)
+		fetched.order = fetched.order[1:]
+	}
+	fetched.m[key], fetched.size[key] = f, size
+	fetched.order = append(fetched.order, key)
+	fetched.bytes += size
+	return dupFile(f)
+}
+
+// openRemote opens the object at path: a dpfeat feature file or a shard
+// manifest.
+func openRemote(path string, opt ReadOptions) (*File, error) {
+	if err := objstore.CheckName(path); err != nil {
+		return nil, fmt.Errorf("read %v", err)
+	}
+	f, err := fetch(path)
+	if err != nil {
+		return nil, err
+	}
+	// (Descriptors of one copy share its offset: read at offsets.)
+	head := make([]byte, 512)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	switch {
+	case n >= len(arrowMagic) && string(head[:len(arrowMagic)]) == string(arrowMagic):
+		ff, err := openNative(path, f, opt)
+		if errors.Is(err, errForeign) {
+			return nil, fmt.Errorf("read %s: an Arrow file that is not a dpfeat feature file (%v); on object storage dpfeat reads its own feature files and shard manifests: convert it locally first (dpfeat convert)", path, err)
+		}
+		return ff, err
+	case isShardManifest(head):
+		b, err := io.ReadAll(io.NewSectionReader(f, 0, maxManifestBytes+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if len(b) > maxManifestBytes {
+			return nil, fmt.Errorf("read %s: a shard manifest of more than %d bytes; expected at most that (%d shards)", path, maxManifestBytes, MaxShards)
+		}
+		m, err := parseShardManifest(path, b)
+		if err != nil {
+			return nil, err
+		}
+		return openManifest(path, m, opt)
+	}
+	f.Close()
+	return nil, fmt.Errorf("read %s: on object storage dpfeat reads its own feature files and shard manifests; this is neither: convert it locally first (dpfeat convert)", path)
+}
