@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/internal/orttest"
+	"github.com/dpfeat/dpfeat/internal/s3test"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/sweep"
@@ -96,6 +98,9 @@ func TestStandaloneJobServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := filepath.Join(dir, "killed")
+	// An S3 on loopback, for the job server's worker processes (they
+	// inherit its environment) and for this one (#42 item 2).
+	s3test.Serve(t, "dpfeat-test")
 	ep, _ := startJobServer(t, bin, "DPFEAT_FAULT=kill-once:"+killed)
 	universal := func(ep, env string) []string {
 		o := []string{"--runner", "universal", "--runner-option", "endpoint=" + ep, "--runner-option", "environment_type=" + env}
@@ -188,6 +193,39 @@ func TestStandaloneJobServer(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// Object storage (#42 item 2): worker processes write the shards to
+	// S3 and read them from there, the passes' results go through S3
+	// (temp_location), and nothing of theirs is left there.
+	s3out := "s3://dpfeat-test/fmnist/train.json"
+	if code, _, errs := extract(s3out, universal(ep, "PROCESS")...); code != 0 {
+		t.Fatalf("PROCESS workers into S3: exit %d: %s", code, errs)
+	}
+	same("PROCESS workers into S3", s3out)
+	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--steps", "3", "--batch", "5"}} {
+		w, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("s3-%d-single.safetensors", k)), []string{"--epsilon", "2", "--delta", "1e-3"}, append([]string{"--seed", "4"}, c[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%v on one machine: %s", c, errs)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("s3-%d.safetensors", k))
+		args := append([]string{"fit", "--method", c[0], "--train", s3out, "--out", out, "--seed", "4", "--epsilon", "2", "--delta", "1e-3",
+			"--runner-option", "temp_location=s3://dpfeat-test/tmp"}, c[1:]...)
+		if code, _, errs := dpfeat(append(args, universal(ep, "PROCESS")...)...); code != 0 {
+			t.Fatalf("%v from S3 on PROCESS workers: exit %d: %s", c, code, errs)
+		}
+		g, err := models.LoadClassifier(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range w.Weight {
+			if math.Abs(float64(g.Weight[i]-w.Weight[i])) > 1e-6*math.Max(1, math.Abs(float64(w.Weight[i]))) {
+				t.Fatalf("%v from S3: weight %d = %v on PROCESS workers, %v on one machine", c, i, g.Weight[i], w.Weight[i])
+			}
+		}
+	}
+	if left, _ := objstore.List(context.Background(), "s3://dpfeat-test/tmp", "*/*"); len(left) != 0 {
+		t.Errorf("the passes left %v under temp_location", left)
 	}
 
 	// A sweep's jobs on PROCESS workers, the configuration named by a

@@ -4,22 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	pathpkg "path"
+	"strings"
 	"sync"
 
 	"github.com/dpfeat/dpfeat/internal/objstore"
 )
 
 // Files on object storage (gs://, s3://, memfs://; package objstore) are
-// read from a local copy: a shard manifest's JSON as it is, a dpfeat
-// feature file — one file, or a manifest's shard — fetched once per
-// process into an unlinked local file and opened from there like any
-// other (memory-mapped). A runner's worker reads the same shard once per
-// pass; the copies it keeps are bounded (keptFetches, keptFetchBytes)
-// and keyed by the object's name, size and time (objstore.Stamp), so a
-// replaced object is fetched again. Other formats are converted locally: a remote Parquet
-// or CSV file is refused, with the one line that says so.
+// told apart by their names: a name ending in .json is a shard manifest,
+// read afresh each time it is opened (a manifest is rewritten in place:
+// it is a dataset's commit point); any other is a dpfeat feature file —
+// one file, or a manifest's shard — fetched once per process into an
+// unlinked local file and opened from there like any other
+// (memory-mapped). A runner's worker reads the same shard once per pass;
+// the copies it keeps are bounded (keptFetches, keptFetchBytes) and keyed
+// by the object's name, size and time (objstore.Stamp), so a replaced
+// object is fetched again. Other formats are converted locally: a remote
+// Parquet or CSV file is refused, with the one line that says so.
 
 const (
 	keptFetches    = 256
@@ -75,35 +78,22 @@ func fetch(path string) (*os.File, error) {
 	return dupFile(f)
 }
 
-// openRemote opens the object at path: a dpfeat feature file or a shard
-// manifest.
+// openRemote opens the object at path: a shard manifest (a name ending
+// in .json) or a dpfeat feature file.
 func openRemote(path string, opt ReadOptions) (*File, error) {
 	if err := objstore.CheckName(path); err != nil {
 		return nil, fmt.Errorf("read %v", err)
 	}
-	f, err := fetch(path)
-	if err != nil {
-		return nil, err
-	}
-	// (Descriptors of one copy share its offset: read at offsets.)
-	head := make([]byte, 512)
-	n, _ := f.ReadAt(head, 0)
-	head = head[:n]
-	switch {
-	case n >= len(arrowMagic) && string(head[:len(arrowMagic)]) == string(arrowMagic):
-		ff, err := openNative(path, f, opt)
-		if errors.Is(err, errForeign) {
-			return nil, fmt.Errorf("read %s: an Arrow file that is not a dpfeat feature file (%v); on object storage dpfeat reads its own feature files and shard manifests: convert it locally first (dpfeat convert)", path, err)
-		}
-		return ff, err
-	case isShardManifest(head):
-		b, err := io.ReadAll(io.NewSectionReader(f, 0, maxManifestBytes+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if len(b) > maxManifestBytes {
+	if strings.EqualFold(pathpkg.Ext(path), ".json") {
+		b, err := objstore.ReadFile(context.Background(), path, maxManifestBytes)
+		if errors.Is(err, objstore.ErrTooLarge) {
 			return nil, fmt.Errorf("read %s: a shard manifest of more than %d bytes; expected at most that (%d shards)", path, maxManifestBytes, MaxShards)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %w", err)
+		}
+		if !isShardManifest(b) {
+			return nil, fmt.Errorf("read %s: not a shard manifest (%s); on object storage a name ending in .json is one", path, ShardsFormat)
 		}
 		m, err := parseShardManifest(path, b)
 		if err != nil {
@@ -111,6 +101,19 @@ func openRemote(path string, opt ReadOptions) (*File, error) {
 		}
 		return openManifest(path, m, opt)
 	}
-	f.Close()
-	return nil, fmt.Errorf("read %s: on object storage dpfeat reads its own feature files and shard manifests; this is neither: convert it locally first (dpfeat convert)", path)
+	f, err := fetch(path)
+	if err != nil {
+		return nil, err
+	}
+	// (Descriptors of one copy share its offset: read at offsets.)
+	head := make([]byte, len(arrowMagic))
+	if n, _ := f.ReadAt(head, 0); n < len(head) || string(head) != string(arrowMagic) {
+		f.Close()
+		return nil, fmt.Errorf("read %s: on object storage dpfeat reads its own feature files and shard manifests (names ending in .json); this is neither: convert it locally first (dpfeat convert)", path)
+	}
+	ff, err := openNative(path, f, opt)
+	if errors.Is(err, errForeign) {
+		return nil, fmt.Errorf("read %s: an Arrow file that is not a dpfeat feature file (%v); on object storage dpfeat reads its own feature files and shard manifests: convert it locally first (dpfeat convert)", path, err)
+	}
+	return ff, err
 }

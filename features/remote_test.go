@@ -97,6 +97,11 @@ func TestRemoteRefusals(t *testing.T) {
 	if _, err := Open(twice, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "are one file") {
 		t.Errorf("one shard listed twice: %v", err)
 	}
+	notManifest := objstore.Join(dir, "x.json")
+	objstore.WriteFile(ctx, notManifest, []byte(`{"a": 1}`))
+	if _, err := Open(notManifest, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "not a shard manifest") {
+		t.Errorf("a remote .json that is not a manifest: %v", err)
+	}
 	csv := objstore.Join(dir, "x.csv")
 	objstore.WriteFile(ctx, csv, []byte("a,b\n1,2\n"))
 	if _, err := Open(csv, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "convert it locally first") {

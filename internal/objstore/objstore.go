@@ -320,8 +320,11 @@ func Size(ctx context.Context, p string) (int64, error) {
 }
 
 // Stamp names the version of the object at p that a copy of it is: its
-// size and, where the store keeps one, its last modification time — a
-// replaced object has another stamp, even at the same size.
+// size and, where the store keeps one, its last modification time. A
+// replaced object has another stamp unless it has the same size and was
+// replaced within the time's resolution (a second on S3): Stamp keys
+// copies of objects that are not rewritten in place, such as the shards
+// of extract --runner, each run's under a name of its own.
 func Stamp(ctx context.Context, p string) (string, error) {
 	n, err := Size(ctx, p)
 	if err != nil || !IsRemote(p) {

