@@ -126,7 +126,7 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 	}
 	specs := layout(job, total, func(i int) string { return filepath.Join(work, shardName(i)) })
 	todo := unfinished(ctx, specs)
-	if err := runShards(ctx, &job, todo, prev != nil, o); err != nil {
+	if err := runShards(ctx, &job, specs, prev != nil, o); err != nil {
 		kept := len(specs) - len(unfinished(ctx, specs))
 		if prev == nil && !saved(work) {
 			// Nothing of this run to resume (the job did not
@@ -228,11 +228,21 @@ func unfinished(ctx context.Context, specs []shardSpec) []shardSpec {
 	return todo
 }
 
-// runShards extracts the shards todo as one pipeline: each a bundle's
-// element, reshuffled so that runners spread them. resume says whether a
-// shard continues the partial file an interrupted run left
-// (encode.Extract keeps what it committed).
-func runShards(ctx context.Context, job *ExtractJob, todo []shardSpec, resume bool, o Options) error {
+// runShards extracts the unfinished shards of specs as one pipeline: each
+// a bundle's element, reshuffled so that runners spread them; a job that
+// loses a worker process runs again for the shards still unfinished
+// (retryLost). resume says whether a shard continues the partial file an
+// interrupted run left (encode.Extract keeps what it committed).
+func runShards(ctx context.Context, job *ExtractJob, specs []shardSpec, resume bool, o Options) error {
+	return retryLost(ctx, "the unfinished shards", func() error {
+		err := runPipeline(ctx, job, unfinished(ctx, specs), resume, o)
+		resume = true // a retry continues what the lost worker saved
+		return err
+	})
+}
+
+// runPipeline is one pipeline of runShards, over the shards todo.
+func runPipeline(ctx context.Context, job *ExtractJob, todo []shardSpec, resume bool, o Options) error {
 	if len(todo) == 0 {
 		return nil
 	}

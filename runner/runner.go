@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -126,10 +127,46 @@ func execute(ctx context.Context, p *beam.Pipeline, o Options) error {
 	}
 	return tmpdir.Contain("dpfeat-beam-", func() error {
 		if _, err := beam.Run(ctx, o.Name(), p); err != nil {
-			return fmt.Errorf("%s: %s%w", o.Name(), cause(err, o.Flags["endpoint"]), err)
+			err = fmt.Errorf("%s: %s%w", o.Name(), cause(err, o.Flags["endpoint"]), err)
+			if lostWorker(err) {
+				err = &workerLost{err}
+			}
+			return err
 		}
 		return nil
 	})
+}
+
+// workerLost marks a job that failed because a worker process stopped
+// mid-bundle (retried by retryLost).
+type workerLost struct{ error }
+
+func (e *workerLost) Unwrap() error { return e.error }
+
+func lostWorker(err error) bool { return strings.Contains(err.Error(), "SDK worker disconnected") }
+
+// lostRetries is how many times retryLost runs a job again.
+const lostRetries = 2
+
+// retryLost runs job, and runs it again — up to lostRetries times — when
+// it fails because a worker process was lost mid-bundle (killed, crashed,
+// out of memory, its machine gone): what Flink, Spark and Dataflow do for
+// a failed bundle and Prism does not. Each job is a pure function of its
+// input (a shard's features; a pass's exact sum, computed before the
+// driver adds any noise), so a rerun gives the same result and releases
+// nothing. what names the job in the line printed before each retry.
+func retryLost(ctx context.Context, what string, job func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := job()
+		var lost *workerLost
+		if err == nil || !errors.As(err, &lost) || ctx.Err() != nil {
+			return err
+		}
+		if attempt > lostRetries {
+			return fmt.Errorf("%w [run %d times]", err, attempt)
+		}
+		fmt.Fprintf(os.Stderr, "dpfeat: a worker process stopped mid-bundle; running %s again (retry %d of %d)\n", what, attempt, lostRetries)
+	}
 }
 
 // cause names, ahead of Beam's own chain of messages, the two failures a
@@ -140,8 +177,8 @@ func cause(err error, endpoint string) string {
 	switch {
 	case endpoint != "" && strings.Contains(s, "code = Unavailable"):
 		return "the job server at " + endpoint + " went away or stopped answering; "
-	case strings.Contains(s, "SDK worker disconnected"):
-		return "a worker process stopped mid-bundle (killed, crashed or out of memory; Prism fails the job rather than retry the bundle); "
+	case lostWorker(err):
+		return "a worker process stopped mid-bundle (killed, crashed or out of memory; Prism fails the job rather than retry the bundle,); "
 	}
 	return ""
 }

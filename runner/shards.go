@@ -169,12 +169,17 @@ func exampleStarts(path string, shards []string, imp features.ImportOptions) (ma
 
 // combineShards runs one pipeline: fn over every shard (each emitting its
 // part of a sum, encoded), add combining the parts, the sum written to
-// result; it returns the sum's bytes.
+// result; it returns the sum's bytes. A pass that loses a worker process
+// runs again (retryLost): the sum is exact, and noise is added only to
+// the one the driver reads.
 func combineShards(ctx context.Context, o Options, shards []string, fn, add any, result string) ([]byte, error) {
-	p, s := pipeline()
-	parts := beam.ParDo(s, fn, beam.Reshuffle(s, beam.CreateList(s, shards)))
-	beam.ParDo0(s, &writeResultFn{Path: result}, beam.Combine(s, add, parts))
-	if err := execute(ctx, p, o); err != nil {
+	err := retryLost(ctx, "the pass", func() error {
+		p, s := pipeline()
+		parts := beam.ParDo(s, fn, beam.Reshuffle(s, beam.CreateList(s, shards)))
+		beam.ParDo0(s, &writeResultFn{Path: result}, beam.Combine(s, add, parts))
+		return execute(ctx, p, o)
+	})
+	if err != nil {
 		return nil, err
 	}
 	b, err := objstore.ReadFile(ctx, result, maxResultBytes)
