@@ -282,11 +282,11 @@ func utilities(xc []float64, nc int, pub solvers.PublicSource, dmin, dmax float6
 // probability), and a second pass fetches the chosen rows.
 //
 // The private rows are read in memory (d), or, on a runner (rows, with
-// Options.Remote), through their class sums and counts only: with the
-// similarity unclipped (d_min = 0, d_max = 2, the defaults) a class's
-// utility is linear, n_c + (Σ_{i∈c} x)·p, and one pass of sums over the
-// shards gives it. Clipped similarities need every private row against
-// every candidate and are refused there.
+// Options.Remote), through a pass: with the similarity unclipped (d_min =
+// 0, d_max = 2, the defaults) a class's utility is linear, n_c +
+// (Σ_{i∈c} x)·p, and the class sums and counts give it; clipped, each
+// worker scores its shard's rows against every public candidate
+// (ShardUtilities) and the runner adds up the utilities.
 func fitPublic(ctx context.Context, d *solvers.Data, rows solvers.Rows, M int, o *solvers.Options, topK bool) (*solvers.Result, error) {
 	if d != nil {
 		rows, M = solvers.DataRows(d), d.M
@@ -312,9 +312,6 @@ func fitPublic(ctx context.Context, d *solvers.Data, rows solvers.Rows, M int, o
 	dmax := p.Get("d_max")
 	if !(dmin >= 0 && dmax <= 2 && dmin < dmax) {
 		return nil, fmt.Errorf("need 0 ≤ d_min < d_max ≤ 2, got d_min %v, d_max %v", dmin, dmax)
-	}
-	if d == nil && (dmin > 0 || dmax < 2) {
-		return nil, fmt.Errorf("on a runner the similarity must stay unclipped (d_min 0, d_max 2, the defaults): clipped, every private row meets every public candidate, which the runner does not compute — fit without --runner, or in a sweep on the runner")
 	}
 	K := 1
 	var err error
@@ -376,31 +373,33 @@ func fitPublic(ctx context.Context, d *solvers.Data, rows solvers.Rows, M int, o
 	res := &solvers.Result{Prep: solvers.Preprocessing{Normalize: true}, PerClass: K, Distance: "cosine", Guarantee: g}
 	rel.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Uses: []string{"the prototypes are chosen from them"}})
 	res.Prototypes = make([]float64, M*K*D)
-	starts := make([]int, M+1)
-	for c := 0; d != nil && c <= M; c++ {
-		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
-	}
-	// Every utility term 1 + x·p must lie in [0, 2] before d_min/d_max
-	// clip it, whatever the flags: rows reach this method unnormalised
-	// under --no-normalize, and one row of large norm would then move a
-	// utility by any amount (measured: empirical ε ≥ 3.48 at a claimed 1).
-	// The private rows are projected onto the unit ball here (a per-example
-	// map) and every public block below as well, so |x·p| ≤ 1 and the
-	// linear path n_c + (Σx)·p is exactly the clipped sum.
-	var X []float64
-	sums := make([][]float64, M)
-	weights := make([][]float64, M) // each class's rows' weights (nil: 1)
-	counts := make([]float64, M)    // on a runner: each class's examples
-	if d != nil {
-		X = unitBall(d.X, D)
-		w := solvers.RowWeights(d)
-		for c := 0; c < M; c++ {
-			if w != nil {
-				weights[c] = w[starts[c]:starts[c+1]]
-			}
-			sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], weights[c], D, dmin, dmax)
+	N := o.Public.Rows()
+	chosen := make([][]int, M)
+	var all [][]float64 // every class's utilities (N·M float64s)
+	switch {
+	case d != nil:
+		if all, err = dataUtilities(ctx, d, M, o.Public, dmin, dmax); err != nil {
+			return nil, err
 		}
-	} else {
+	case dmin > 0 || dmax < 2:
+		// Clipped: every private row meets every public candidate, on the
+		// workers that read the rows (ShardUtilities); the utilities are
+		// sums over the rows, added up by the runner.
+		if o.PublicPath == "" {
+			return nil, fmt.Errorf("on a runner the workers read the public features themselves: the fit names no public file")
+		}
+		v, err := o.Remote.Pass(ctx, solvers.Pass{Kind: solvers.PassPublicUtilities, M: M, Normalize: !o.NoNormalize, Public: o.PublicPath, DMin: dmin, DMax: dmax}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != M*N {
+			return nil, fmt.Errorf("the runner's utilities: %d values for %d classes × %d public rows", len(v), M, N)
+		}
+		all = make([][]float64, M)
+		for c := range all {
+			all[c] = v[c*N : (c+1)*N]
+		}
+	default:
 		// Unit rows (or rows clipped onto the unit ball under
 		// --no-normalize), each example's views weighing their shares:
 		// Accumulate's class sums and example counts.
@@ -408,56 +407,23 @@ func fitPublic(ctx context.Context, d *solvers.Data, rows solvers.Rows, M int, o
 		if err != nil {
 			return nil, err
 		}
-		for c := 0; c < M; c++ {
-			sums[c], counts[c] = st.Sums[c*D:(c+1)*D], float64(st.Counts[c])
+		all = make([][]float64, M)
+		U := make([]float64, solvers.PublicBlock)
+		unitBlock := make([]float64, solvers.PublicBlock*D)
+		err = o.Public.Each(func(raw []float64, b int) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			block := unitBallInto(unitBlock[:b*D], raw[:b*D], D)
+			for c := 0; c < M; c++ {
+				linearUtilities(float64(st.Counts[c]), st.Sums[c*D:(c+1)*D], block, b, D, U)
+				all[c] = append(all[c], U[:b]...)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-	}
-	N := o.Public.Rows()
-	chosen := make([][]int, M)
-	all := make([][]float64, M) // every class's utilities (N·M float64s)
-	for c := range all {
-		all[c] = make([]float64, 0, N)
-	}
-	U := make([]float64, M*solvers.PublicBlock)
-	workers := runtime.GOMAXPROCS(0)
-	sims := make([][]float64, workers) // one similarity buffer per worker
-	unitBlock := make([]float64, solvers.PublicBlock*D)
-	err = o.Public.Each(func(raw []float64, b int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		block := unitBallInto(unitBlock[:b*D], raw[:b*D], D)
-		work := make(chan int)
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for c := range work {
-					if d == nil {
-						linearUtilities(counts[c], sums[c], block, b, D, U[c*solvers.PublicBlock:])
-						continue
-					}
-					nc := starts[c+1] - starts[c]
-					if sums[c] == nil && len(sims[w]) < nc*b {
-						sims[w] = make([]float64, nc*solvers.PublicBlock)
-					}
-					classUtilities(X[starts[c]*D:starts[c+1]*D], nc, weights[c], sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
-				}
-			}(w)
-		}
-		for c := 0; c < M; c++ {
-			work <- c
-		}
-		close(work)
-		wg.Wait()
-		for c := 0; c < M; c++ {
-			all[c] = append(all[c], U[c*solvers.PublicBlock:c*solvers.PublicBlock+b]...)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	// The exponential mechanisms are sampled exactly, class by class in
 	// order (so seeded runs reproduce), then the chosen rows are fetched.
@@ -552,6 +518,100 @@ func sampleTopK(n accounting.Noise, u []float64, K int, eps, du float64, half bo
 		picks = append(picks, better[k])
 	}
 	return picks
+}
+
+// dataUtilities returns every class's utilities (M lists of N) for the
+// rows d held in memory over the public source pub: per class, the sum
+// over its rows (projected onto the unit ball, each weighing its share of
+// its example) of the similarity term clip(1 + x·p, d_min, d_max) − d_min,
+// for each public row p (also projected onto the unit ball); linear in
+// the class sum when unclipped. The public source is read once, block by
+// block, classes in parallel.
+//
+// Every utility term 1 + x·p lies in [0, 2] before d_min/d_max clip it,
+// whatever the flags: rows reach this method unnormalised under
+// --no-normalize, and one row of large norm would then move a utility by
+// any amount (measured: empirical ε ≥ 3.48 at a claimed 1). Projecting
+// the private and public rows onto the unit ball (a per-example map)
+// keeps |x·p| ≤ 1, and the linear path n_c + (Σx)·p exactly the clipped
+// sum.
+func dataUtilities(ctx context.Context, d *solvers.Data, M int, pub solvers.PublicSource, dmin, dmax float64) ([][]float64, error) {
+	D := d.D
+	starts := make([]int, M+1)
+	for c := 0; c <= M; c++ {
+		starts[c] = sort.Search(d.N, func(i int) bool { return int(d.Y[i]) >= c })
+	}
+	X := unitBall(d.X, D)
+	sums := make([][]float64, M)
+	weights := make([][]float64, M) // each class's rows' weights (nil: 1)
+	w := solvers.RowWeights(d)
+	for c := 0; c < M; c++ {
+		if w != nil {
+			weights[c] = w[starts[c]:starts[c+1]]
+		}
+		sums[c] = classSum(X[starts[c]*D:starts[c+1]*D], starts[c+1]-starts[c], weights[c], D, dmin, dmax)
+	}
+	all := make([][]float64, M)
+	for c := range all {
+		all[c] = make([]float64, 0, pub.Rows())
+	}
+	U := make([]float64, M*solvers.PublicBlock)
+	workers := runtime.GOMAXPROCS(0)
+	sims := make([][]float64, workers) // one similarity buffer per worker
+	unitBlock := make([]float64, solvers.PublicBlock*D)
+	err := pub.Each(func(raw []float64, b int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		block := unitBallInto(unitBlock[:b*D], raw[:b*D], D)
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for c := range work {
+					nc := starts[c+1] - starts[c]
+					if sums[c] == nil && len(sims[w]) < nc*b {
+						sims[w] = make([]float64, nc*solvers.PublicBlock)
+					}
+					classUtilities(X[starts[c]*D:starts[c+1]*D], nc, weights[c], sums[c], block, b, D, dmin, dmax, sims[w], U[c*solvers.PublicBlock:])
+				}
+			}(w)
+		}
+		for c := 0; c < M; c++ {
+			work <- c
+		}
+		close(work)
+		wg.Wait()
+		for c := 0; c < M; c++ {
+			all[c] = append(all[c], U[c*solvers.PublicBlock:c*solvers.PublicBlock+b]...)
+		}
+		return nil
+	})
+	return all, err
+}
+
+// ShardUtilities is a runner's part of DPPL-Public(K)'s clipped
+// utilities (solvers.PassPublicUtilities): the utilities of one shard's
+// rows (read into memory and prepared as the method prepares its rows:
+// PrepareRows), classes × public rows, one class after another. Utilities
+// are sums over the rows, so the shards' parts add up to the whole
+// dataset's.
+func ShardUtilities(ctx context.Context, rows solvers.Rows, M int, normalize bool, pub solvers.PublicSource, dmin, dmax float64) ([]float64, error) {
+	d, err := solvers.PrepareRows(rows, M, normalize)
+	if err != nil {
+		return nil, err
+	}
+	all, err := dataUtilities(ctx, d, M, pub, dmin, dmax)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, M*pub.Rows())
+	for _, u := range all {
+		out = append(out, u...)
+	}
+	return out, nil
 }
 
 // fitPublicStream is DPPL-Public(K) over a stream of rows: on a runner

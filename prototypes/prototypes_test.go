@@ -328,3 +328,67 @@ func TestPrototypesWithAnEmptyClass(t *testing.T) {
 		}
 	}
 }
+
+// TestShardUtilitiesAddUp (#42 item 3): a runner's clipped utilities —
+// each shard's (ShardUtilities), added up — are the utilities of the
+// whole dataset held in memory, examples of several weighted views
+// included: a utility is a sum over the rows.
+func TestShardUtilitiesAddUp(t *testing.T) {
+	const n, D, M = 90, 6, 3
+	rng := rand.New(rand.NewPCG(4, 5))
+	x := make([]float32, n*D)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	y := make([]int32, n)
+	groups := make([]int32, 0, n/3) // examples of 1, 2 or 3 views, labels per example
+	for i := 0; i < n; {
+		g := min(1+i%3, n-i)
+		groups = append(groups, int32(g))
+		for k := 0; k < g; k++ {
+			y[i+k] = int32((i / 3) % M)
+		}
+		i += g
+	}
+	pub := blobs(40, D, M, 7)
+	for _, clip := range [][2]float64{{0.5, 2}, {0, 1.5}, {0, 2}} {
+		whole, err := solvers.Prepare(x, y, groups, nil, D, M, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := dataUtilities(context.Background(), whole, M, pub, clip[0], clip[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two shards, each example's views in one of them.
+		cut := 0
+		for _, g := range groups[:len(groups)/2] {
+			cut += int(g)
+		}
+		sum := make([]float64, M*pub.N)
+		for _, part := range [][2]int{{0, cut}, {cut, n}} {
+			gs := groups[:len(groups)/2]
+			if part[0] > 0 {
+				gs = groups[len(groups)/2:]
+			}
+			d, err := solvers.Prepare(x[part[0]*D:part[1]*D], y[part[0]:part[1]], gs, nil, D, M, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := ShardUtilities(context.Background(), solvers.DataRows(d), M, true, pub, clip[0], clip[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range u {
+				sum[i] += v
+			}
+		}
+		for c := 0; c < M; c++ {
+			for j := 0; j < pub.N; j++ {
+				if got := sum[c*pub.N+j]; math.Abs(got-want[c][j]) > 1e-12*math.Max(1, math.Abs(want[c][j])) {
+					t.Fatalf("clip %v: class %d, public row %d: shards add up to %v, in memory %v", clip, c, j, got, want[c][j])
+				}
+			}
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/preprocessing"
+	"github.com/dpfeat/dpfeat/prototypes"
 	"github.com/dpfeat/dpfeat/solvers"
 	"github.com/dpfeat/dpfeat/train"
 )
@@ -256,6 +257,18 @@ func (f *shardSumFn) ProcessElement(ctx context.Context, path string, emit func(
 		if b, err = encodeStats(st); err != nil {
 			return err
 		}
+	case f.job.Pass != nil && f.job.Pass.Kind == solvers.PassPublicUtilities:
+		p := f.job.Pass
+		pub, closePub, err := train.OpenPublicSource(p.Public, f.job.Import, p.Normalize)
+		if err != nil {
+			return err
+		}
+		defer closePub()
+		v, err := prototypes.ShardUtilities(ctx, rows, p.M, p.Normalize, pub, p.DMin, p.DMax)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		b = encodeVector(v)
 	case f.job.Pass != nil:
 		p := *f.job.Pass
 		p.First = f.job.First[path]

@@ -64,6 +64,12 @@ type Pass struct {
 	// noisy mean (PassLPGradient); Scale is DP-LP's row norm C.
 	Mean  []float64 `json:"mean,omitempty"`
 	Scale float64   `json:"scale,omitempty"`
+	// Public, DMin and DMax are DPPL-Public(K)'s clipped utilities'
+	// (PassPublicUtilities): the public features' path, which every
+	// worker reads (Options.PublicPath), and the similarity's clip.
+	Public string  `json:"public,omitempty"`
+	DMin   float64 `json:"d_min,omitempty"`
+	DMax   float64 `json:"d_max,omitempty"`
 }
 
 // The passes.
@@ -95,6 +101,12 @@ const (
 	// unclipped gradient over u = [x̂, 1]/√2 (1 + M·(dim+1) values): one
 	// L-BFGS evaluation.
 	PassLogReg = "logreg"
+	// PassPublicUtilities sums DPPL-Public(K)'s clipped utilities, per
+	// class and public row of Public (M×N values, class by class): a
+	// runner's workers compute their shard's with
+	// prototypes.ShardUtilities, which reads the public file; RunPass
+	// does not (one machine holds the rows and scores them itself).
+	PassPublicUtilities = "public-utilities"
 )
 
 // RunPass computes p over rows (streamed, nothing kept): the part of the
@@ -146,6 +158,8 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 		return lpPass(ctx, rows, p)
 	case PassLogReg:
 		return logregPass(ctx, rows, p)
+	case PassPublicUtilities:
+		return nil, fmt.Errorf("pass %s is a runner's (prototypes.ShardUtilities)", p.Kind)
 	}
 	return nil, fmt.Errorf("unknown pass %q", p.Kind)
 }

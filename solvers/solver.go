@@ -74,6 +74,10 @@ type Options struct {
 	// for the methods that select public prototypes; a *Data in memory or
 	// a file streamed block by block (FileSource).
 	Public PublicSource
+	// PublicPath names Public's file as a runner's workers open it (an
+	// absolute path, or one on object storage), for the passes that read
+	// it there (PassPublicUtilities); "" when Public is not a file.
+	PublicPath string
 	// Distance is the prototype methods' distance: cosine or euclidean.
 	Distance string
 	// PublicCounts lets DPPL-Mean divide by the true class counts, an

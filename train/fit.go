@@ -11,6 +11,8 @@ import (
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/fspath"
+	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/solvers"
 
@@ -159,6 +161,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		defer pf.Close()
 		o.Public = fileSource{f: pf, normalize: !req.NoNormalize}
+		if o.PublicPath = req.Public; !objstore.IsRemote(req.Public) {
+			o.PublicPath = fspath.Resolve(req.Public) // (workers' folders are not the driver's)
+		}
 		// A transform (asked for, or auto's) comes from the public rows,
 		// free.
 		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.publicName()+" ("+PublicCheck+")"
@@ -329,9 +334,26 @@ func notPrivate(flag, public string, pf *features.File, train string, tf *featur
 
 // openPublic opens the public features, streamed from the memory map
 // (public sets can be large), checked against the training file.
+// publicImport is how public features are read: the training data's
+// columns, nothing else of its import options.
+func publicImport(imp features.ImportOptions) features.ImportOptions {
+	return features.ImportOptions{FeaturesColumn: imp.FeaturesColumn, IDColumn: imp.IDColumn}
+}
+
+// OpenPublicSource opens the public features at path as a runner's worker
+// reads them (PassPublicUtilities): read as the fit reads --public, with
+// the training data's import options imp, unit-normalised if normalize.
+// The fit checked the file (openPublic) before any worker opens it.
+func OpenPublicSource(path string, imp features.ImportOptions, normalize bool) (solvers.PublicSource, func() error, error) {
+	f, err := features.Open(path, features.ReadOptions{Import: publicImport(imp)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return fileSource{f: f, normalize: normalize}, f.Close, nil
+}
+
 func openPublic(req Request, tf *features.File, path, flag string) (*features.File, error) {
-	pf, err := features.Open(path, features.ReadOptions{Import: features.ImportOptions{
-		FeaturesColumn: req.Import.FeaturesColumn, IDColumn: req.Import.IDColumn}})
+	pf, err := features.Open(path, features.ReadOptions{Import: publicImport(req.Import)})
 	if err != nil {
 		return nil, err
 	}
