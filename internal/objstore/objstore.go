@@ -23,6 +23,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,11 +201,22 @@ func WriteFile(ctx context.Context, p string, data []byte) error {
 		return err
 	}
 	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, p)
+	return write(ctx, fs, p, bytes.NewReader(data))
+}
+
+// write copies r into the object p, committed when its writer closes.
+// On an error the upload's context is cancelled before the writer
+// closes, so that GCS and S3 abandon it rather than commit what was
+// copied (Beam's memfs, for tests, commits it all the same).
+func write(ctx context.Context, fs fileSystem, p string, r io.Reader) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := fs.OpenWrite(wctx, p)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	if _, err := w.Write(data); err != nil {
+	if _, err := io.Copy(w, r); err != nil {
+		cancel()
 		w.Close()
 		return fmt.Errorf("write %s: %w", p, err)
 	}
@@ -236,16 +248,8 @@ func Put(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	w, err := fs.OpenWrite(ctx, dst)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if _, err := io.Copy(w, f); err != nil {
-		w.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
+	if err := write(ctx, fs, dst, f); err != nil {
+		return err
 	}
 	if n, err := fs.Size(ctx, dst); err != nil || n != st.Size() {
 		return fmt.Errorf("write %s: the object holds %d bytes after the upload, the file %d (%v)", dst, n, st.Size(), err)

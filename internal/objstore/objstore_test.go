@@ -112,6 +112,19 @@ func testStore(t *testing.T, dir string) {
 		t.Errorf("Fetch of nothing: %v", err)
 	}
 
+	// An upload that fails part-way is not committed (GCS and S3; Beam's
+	// memfs commits whatever it got).
+	if Scheme(dir) != "memfs" {
+		fs, _ := fsOf(ctx, dir)
+		cut := Join(dir, "cut.arrow")
+		if err := write(ctx, fs, cut, io.MultiReader(bytes.NewReader(data), failingReader{})); err == nil {
+			t.Fatal("an upload whose source failed reports no error")
+		}
+		if ok, _ := Exists(ctx, cut); ok {
+			t.Errorf("an upload whose source failed part-way left %s", cut)
+		}
+	}
+
 	// List keeps one level below the folder.
 	if names, err := List(ctx, dir, "*"); err != nil || !slices.Equal(names, []string{p}) {
 		t.Errorf("List(%s, *) = %v, %v; want [%s]", dir, names, err, p)
@@ -128,6 +141,10 @@ func testStore(t *testing.T, dir string) {
 		}
 	}
 }
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("the source failed") }
 
 // TestUnregistered: a scheme this build has no file system for names the
 // Beam build.
