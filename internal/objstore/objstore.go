@@ -93,10 +93,11 @@ func split(p string) (prefix, rest string) {
 // local one.
 func Join(dir string, elem ...string) string {
 	if !IsRemote(dir) {
-		for i, e := range elem {
-			elem[i] = filepath.FromSlash(e)
+		parts := []string{dir}
+		for _, e := range elem {
+			parts = append(parts, filepath.FromSlash(e))
 		}
-		return filepath.Join(append([]string{dir}, elem...)...)
+		return filepath.Join(parts...)
 	}
 	pre, rest := split(dir)
 	return pre + path.Join(append([]string{rest}, elem...)...)
