@@ -252,13 +252,8 @@ func TestExtractMixDiff(t *testing.T) {
 func TestRunnerPrism(t *testing.T) {
 	orttest.Need(t)
 	dir := t.TempDir()
-	data := filepath.Join(dir, "images")
-	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
-	model := "../testdata/encoders/tiny-cnn.onnx"
-	single, sharded := filepath.Join(dir, "single.arrow"), filepath.Join(dir, "sharded.json")
-	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
+	data, model, single := runnerFixture(t, dir)
+	sharded := filepath.Join(dir, "sharded.json")
 	code, stdout, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", sharded, "--encoder-batch", "2", "--runner", "prism",
 		"--runner-workers", "2", "--shard-rows", "5", "--json")
 	if code != 0 {

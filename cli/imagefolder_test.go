@@ -34,3 +34,16 @@ func imageFolderVariant(t *testing.T, root string, classes []string, n, variant 
 		}
 	}
 }
+
+// runnerFixture is the runner tests' data: 21 images of 3 classes in
+// dir/images, the tiny encoder, and their single-machine extraction
+// (encoder batches of 2), which every runner's result must equal.
+func runnerFixture(t *testing.T, dir string) (data, model, single string) {
+	t.Helper()
+	data, model, single = filepath.Join(dir, "images"), "../testdata/encoders/tiny-cnn.onnx", filepath.Join(dir, "single.arrow")
+	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	return data, model, single
+}

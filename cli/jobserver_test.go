@@ -87,13 +87,7 @@ func TestStandaloneJobServer(t *testing.T) {
 	orttest.Need(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	data := filepath.Join(dir, "images")
-	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
-	model := "../testdata/encoders/tiny-cnn.onnx"
-	single := filepath.Join(dir, "single.arrow")
-	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
+	data, model, single := runnerFixture(t, dir)
 	want, err := features.ReadAll(single, features.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

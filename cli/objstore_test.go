@@ -55,13 +55,7 @@ func TestRunnerObjectStore(t *testing.T) {
 
 func testObjectStore(t *testing.T, root string) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "images")
-	imageFolder(t, data, []string{"cat", "dog", "eel"}, 7)
-	model := "../testdata/encoders/tiny-cnn.onnx"
-	single := filepath.Join(dir, "single.arrow")
-	if code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", single, "--encoder-batch", "2", "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
+	data, model, single := runnerFixture(t, dir)
 	bucket := root + "/fmnist"
 	out := bucket + "/train.json"
 	extract := func(extra ...string) (extractReport, int, string) {
