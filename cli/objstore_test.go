@@ -104,18 +104,37 @@ func testObjectStore(t *testing.T, root string) {
 	}
 
 	// Fits read the manifest on object storage: on one machine, and on
-	// the runner with the passes' results under temp_location.
-	tmp := root + "/tmp"
-	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--batch", "5"}, {"auto"}, {"dplp", "--steps", "3"}} {
-		fitArgs := func(name string) []string {
-			return []string{"--epsilon", "2", "--delta", "1e-3"}
+	// the runner with the passes' results under temp_location. Public
+	// features on object storage too (PUBLIC: the local file for the
+	// single-machine fit, its upload for the others), which DPPL-Public's
+	// clipped utilities have every worker read.
+	pubImages, public := filepath.Join(dir, "public-images"), filepath.Join(dir, "public.arrow")
+	imageFolderVariant(t, pubImages, []string{"cat", "dog", "eel"}, 4, 1)
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", pubImages, "--out", public, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	remotePublic := bucket + "/public.arrow"
+	if err := objstore.Put(context.Background(), public, remotePublic); err != nil {
+		t.Fatal(err)
+	}
+	withPublic := func(args []string, pub string) []string {
+		out := slices.Clone(args)
+		for i, a := range out {
+			if a == "PUBLIC" {
+				out[i] = pub
+			}
 		}
-		wantClf, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), fitArgs(""), append([]string{"--seed", "4"}, c[1:]...)...)
+		return out
+	}
+	tmp := root + "/tmp"
+	budget := []string{"--epsilon", "2", "--delta", "1e-3"}
+	for k, c := range [][]string{{"dpls"}, {"dpsgd", "--batch", "5"}, {"auto"}, {"dplp", "--steps", "3"}, {"dpplpublic", "--public", "PUBLIC", "--d-min", "0.5"}} {
+		wantClf, code, _, errs := fitOn(t, c[0], single, filepath.Join(dir, fmt.Sprintf("%d-single.safetensors", k)), budget, append([]string{"--seed", "4"}, withPublic(c[1:], public)...)...)
 		if code != 0 {
 			t.Fatalf("%v on the local file: %s", c, errs)
 		}
 		for _, how := range [][]string{nil, {"--runner", "prism", "--runner-workers", "2", "--runner-option", "temp_location=" + tmp}} {
-			got, code, _, errs := fitOn(t, c[0], out, filepath.Join(dir, fmt.Sprintf("%d-%d-remote.safetensors", k, len(how))), fitArgs(""), append(append([]string{"--seed", "4"}, how...), c[1:]...)...)
+			got, code, _, errs := fitOn(t, c[0], out, filepath.Join(dir, fmt.Sprintf("%d-%d-remote.safetensors", k, len(how))), budget, append(append([]string{"--seed", "4"}, how...), withPublic(c[1:], remotePublic)...)...)
 			if code != 0 {
 				t.Fatalf("%v %v on %s: exit %d: %s", c, how, out, code, errs)
 			}
@@ -126,6 +145,7 @@ func testObjectStore(t *testing.T, root string) {
 			}
 		}
 	}
+	objstore.Remove(context.Background(), remotePublic) // (the object list below is the extraction's)
 	if left := objects(t, tmp); len(left) != 0 {
 		t.Errorf("the passes left %v under temp_location", left)
 	}
