@@ -204,17 +204,7 @@ func TestAuditCommand(t *testing.T) {
 // (it once ran jobs until the budget ran out: 41 of 57 failed mid-way);
 // when they fit, each job is recorded.
 func TestSweepSpendsTheBudget(t *testing.T) {
-	dir := t.TempDir()
-	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
-	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
-	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
-	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "1.3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
-		t.Fatal(errs)
-	}
-	cfg := filepath.Join(dir, "s.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 3\n"), 0o644)
-	out := filepath.Join(dir, "r.arrow")
+	dir, train, ledgerDir, cfg, out := budgetedSweep(t, "1.3", "methods: {dpls: {}}\nepsilons: [1]\ndelta: 1e-5\nseeds: 3\n")
 	// Three releases of ε = 1 compose (GDP) to about 1.83 > 1.3.
 	code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--ledger", ledgerDir, "--jobs", "1")
 	if code != 1 || !strings.Contains(errs, "do not fit its budget, so none was run") || strings.Count(strings.TrimSpace(errs), "\n") > 1 {
@@ -441,17 +431,7 @@ func TestRefusedFitChargesNothing(t *testing.T) {
 // every job in the ledger before any is submitted, each with the cost the
 // budget check computed, and the workers' rows come back whole.
 func TestSweepOnARunnerSpendsTheBudget(t *testing.T) {
-	dir := t.TempDir()
-	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
-	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
-	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
-	ledgerDir := filepath.Join(dir, "ledger")
-	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", "3", "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
-		t.Fatal(errs)
-	}
-	cfg := filepath.Join(dir, "s.yaml")
-	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\nmethods: {dpls: {}, dplp: {steps: [3]}}\nepsilons: [0.5]\ndelta: 1e-5\nseeds: 2\n"), 0o644)
-	out := filepath.Join(dir, "r.arrow")
+	_, train, ledgerDir, cfg, out := budgetedSweep(t, "3", "methods: {dpls: {}, dplp: {steps: [3]}}\nepsilons: [0.5]\ndelta: 1e-5\nseeds: 2\n")
 	if code, _, errs := run(t, "sweep", "--config", cfg, "--out", out, "--ledger", ledgerDir, "--runner", "prism"); code != 0 {
 		t.Fatalf("sweep on a runner within the budget: %d %s", code, errs)
 	}
@@ -480,4 +460,23 @@ func TestSweepOnARunnerSpendsTheBudget(t *testing.T) {
 			t.Errorf("%s: error %q", r.Method, r.Error)
 		}
 	}
+}
+
+// budgetedSweep is the budget's sweep tests' fixture: blob train (300
+// rows) and test files in a new folder, a ledger giving train a budget of
+// ε = epsilon (δ = 1e-5), and a sweep configuration over them whose
+// methods, ε and seeds are grid; out is the results file to write.
+func budgetedSweep(t *testing.T, epsilon, grid string) (dir, train, ledgerDir, cfg, out string) {
+	t.Helper()
+	dir = t.TempDir()
+	train, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	blobFile(t, train, 300, 6, []string{"a", "b", "c"}, "sha-1", 1)
+	blobFile(t, test, 150, 6, []string{"a", "b", "c"}, "sha-1", 2)
+	ledgerDir = filepath.Join(dir, "ledger")
+	if code, _, errs := run(t, "budget", "init", "--features", train, "--epsilon", epsilon, "--delta", "1e-5", "--ledger", ledgerDir); code != 0 {
+		t.Fatal(errs)
+	}
+	cfg = filepath.Join(dir, "s.yaml")
+	os.WriteFile(cfg, []byte("datasets: [{train: train.arrow, test: test.arrow}]\n"+grid), 0o644)
+	return dir, train, ledgerDir, cfg, filepath.Join(dir, "r.arrow")
 }

@@ -110,7 +110,7 @@ func refuseExisting(c *ucli.Context, flag, path string) error {
 	case err == nil && st.IsDir():
 		return userErrorf("--%s %s is a directory; expected a file name", flag, path)
 	case err == nil && !c.Bool("force"):
-		return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
+		return existsError(flag, path)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return userErrorf("--%s %s: %v", flag, path, err)
 	}
@@ -153,9 +153,14 @@ func refuseExistingObject(c *ucli.Context, flag, path string) error {
 	case err != nil:
 		return userErrorf("--%s %v", flag, err)
 	case there && !c.Bool("force"):
-		return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
+		return existsError(flag, path)
 	}
 	return nil
+}
+
+// existsError refuses to replace an existing output without --force.
+func existsError(flag, path string) error {
+	return userErrorf("--%s %s exists: pass --force to replace it", flag, path)
 }
 
 // checkExtension is the one rule for output names: the extension says the

@@ -62,8 +62,18 @@ func runnerTemp(flag, path string) (dir string, remove func(), err error) {
 	for _, s := range stale {
 		removeScratch(s)
 	}
-	if dir, err = os.MkdirTemp(filepath.Dir(path), prefix); err != nil {
+	if dir, remove, err = scratchFolder(filepath.Dir(path), prefix); err != nil {
 		return "", nil, userErrorf("--%s %s: the runner's scratch folder cannot be made beside it: %v", flag, path, err)
+	}
+	return dir, remove, nil
+}
+
+// scratchFolder makes a new folder in parent, named prefix and a random
+// suffix, registered with package interrupt; remove removes it (the
+// folder made here, nothing else).
+func scratchFolder(parent, prefix string) (dir string, remove func(), err error) {
+	if dir, err = os.MkdirTemp(parent, prefix); err != nil {
+		return "", nil, err
 	}
 	untrack := interrupt.Temporary(dir)
 	return dir, func() {
@@ -84,14 +94,10 @@ func passScratch(o *spec.Options, flag, path string) (dir string, remove func(),
 		return runnerTemp(flag, path)
 	}
 	if !objstore.IsRemote(loc) {
-		if dir, err = os.MkdirTemp(loc, "dpfeat-runner-"); err != nil {
+		if dir, remove, err = scratchFolder(loc, "dpfeat-runner-"); err != nil {
 			return "", nil, userErrorf("--runner-option temp_location=%s: %v", loc, err)
 		}
-		untrack := interrupt.Temporary(dir)
-		return dir, func() {
-			os.RemoveAll(dir) // the folder made just above, nothing else
-			untrack()
-		}, nil
+		return dir, remove, nil
 	}
 	var id [8]byte
 	rand.Read(id[:])

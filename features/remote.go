@@ -31,10 +31,15 @@ const (
 
 var fetched struct {
 	sync.Mutex
-	m     map[string]*os.File
-	size  map[string]int64
+	m     map[string]fetchedCopy
 	order []string
 	bytes int64
+}
+
+// fetchedCopy is a kept copy: its open descriptor and its size.
+type fetchedCopy struct {
+	f    *os.File
+	size int64
 }
 
 // fetch returns a new descriptor of a local, unlinked copy of the object
@@ -48,8 +53,8 @@ func fetch(path string) (*os.File, error) {
 	key := path + "\x00" + stamp
 	fetched.Lock()
 	defer fetched.Unlock()
-	if f := fetched.m[key]; f != nil {
-		return dupFile(f)
+	if c, ok := fetched.m[key]; ok {
+		return dupFile(c.f)
 	}
 	f, err := objstore.Fetch(ctx, path)
 	if err != nil {
@@ -62,17 +67,16 @@ func fetch(path string) (*os.File, error) {
 	}
 	size := st.Size()
 	if fetched.m == nil {
-		fetched.m, fetched.size = map[string]*os.File{}, map[string]int64{}
+		fetched.m = map[string]fetchedCopy{}
 	}
 	for len(fetched.order) > 0 && (len(fetched.order) >= keptFetches || fetched.bytes+size > keptFetchBytes) {
-		old := fetched.order[0]
-		fetched.m[old].Close() // (open Files hold descriptors of their own)
-		fetched.bytes -= fetched.size[old]
-		delete(fetched.m, old)
-		delete(fetched.size, old)
+		old := fetched.m[fetched.order[0]]
+		old.f.Close() // (open Files hold descriptors of their own)
+		fetched.bytes -= old.size
+		delete(fetched.m, fetched.order[0])
 		fetched.order = fetched.order[1:]
 	}
-	fetched.m[key], fetched.size[key] = f, size
+	fetched.m[key] = fetchedCopy{f, size}
 	fetched.order = append(fetched.order, key)
 	fetched.bytes += size
 	return dupFile(f)

@@ -126,7 +126,7 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 	}
 	specs := layout(job, total, func(i int) string { return filepath.Join(work, shardName(i)) })
 	todo := unfinished(ctx, specs)
-	if err := runShards(ctx, &job, specs, prev != nil, o); err != nil {
+	if err := runShards(ctx, &job, specs, todo, prev != nil, o); err != nil {
 		kept := len(specs) - len(unfinished(ctx, specs))
 		if prev == nil && !saved(work) {
 			// Nothing of this run to resume (the job did not
@@ -228,15 +228,19 @@ func unfinished(ctx context.Context, specs []shardSpec) []shardSpec {
 	return todo
 }
 
-// runShards extracts the unfinished shards of specs as one pipeline: each
-// a bundle's element, reshuffled so that runners spread them; a job that
-// loses a worker process runs again for the shards still unfinished
-// (retryLost). resume says whether a shard continues the partial file an
-// interrupted run left (encode.Extract keeps what it committed).
-func runShards(ctx context.Context, job *ExtractJob, specs []shardSpec, resume bool, o Options) error {
+// runShards extracts the shards todo, those of specs not yet finished,
+// as one pipeline: each a bundle's element, reshuffled so that runners
+// spread them; a job that loses a worker process runs again for the
+// shards of specs still unfinished (retryLost). resume says whether a
+// shard continues the partial file an interrupted run left
+// (encode.Extract keeps what it committed).
+func runShards(ctx context.Context, job *ExtractJob, specs, todo []shardSpec, resume bool, o Options) error {
 	return retryLost(ctx, "the unfinished shards", func() error {
-		err := runPipeline(ctx, job, unfinished(ctx, specs), resume, o)
-		resume = true // a retry continues what the lost worker saved
+		err := runPipeline(ctx, job, todo, resume, o)
+		if err != nil {
+			resume = true // a retry continues what the lost worker saved
+			todo = unfinished(ctx, specs)
+		}
 		return err
 	})
 }

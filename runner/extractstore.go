@@ -115,7 +115,7 @@ func extractToStore(ctx context.Context, job ExtractJob, o Options) (*ExtractRes
 	gen := objstore.Join(dir, st.Generation)
 	specs := layout(job, total, func(i int) string { return objstore.Join(gen, shardName(i)) })
 	todo := unfinished(ctx, specs)
-	if err := runShards(ctx, &job, specs, false, o); err != nil {
+	if err := runShards(ctx, &job, specs, todo, false, o); err != nil {
 		left := unfinished(ctx, specs)
 		if prev == nil && len(left) == len(specs) {
 			// Nothing of this run to resume: its record goes.

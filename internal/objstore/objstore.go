@@ -331,8 +331,8 @@ func Size(ctx context.Context, p string) (int64, error) {
 // copies of objects that are not rewritten in place, such as the shards
 // of extract --runner, each run's under a name of its own.
 func Stamp(ctx context.Context, p string) (string, error) {
-	n, err := Size(ctx, p)
-	if err != nil || !IsRemote(p) {
+	if !IsRemote(p) {
+		n, err := Size(ctx, p)
 		return fmt.Sprint(n), err
 	}
 	fs, err := fsOf(ctx, p)
@@ -340,6 +340,10 @@ func Stamp(ctx context.Context, p string) (string, error) {
 		return "", err
 	}
 	defer fs.Close()
+	n, err := fs.Size(ctx, p)
+	if err != nil {
+		return "", notExist(ctx, fs, p, err)
+	}
 	if lm, ok := fs.(modTimer); ok {
 		if t, err := lm.LastModified(ctx, p); err == nil {
 			return fmt.Sprintf("%d@%d", n, t.UnixNano()), nil
@@ -423,10 +427,10 @@ func Remove(ctx context.Context, p string) error {
 	if !ok {
 		return fmt.Errorf("remove %s: the %s:// file system cannot remove objects", p, Scheme(p))
 	}
-	if ok, _ := Exists(ctx, p); !ok {
-		return nil
-	}
 	if err := rm.Remove(ctx, p); err != nil {
+		if errors.Is(notExist(ctx, fs, p, err), os.ErrNotExist) {
+			return nil // (GCS reports a missing object; S3 and memfs do not)
+		}
 		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	return nil
