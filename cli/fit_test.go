@@ -573,11 +573,11 @@ func TestFitTransformFlags(t *testing.T) {
 	blobFile(t, test, 100, 6, classes, "sha-1", 3)
 	out := filepath.Join(dir, "clf.safetensors")
 	code, stdout, errs := run(t, "fit", "--method", "auto", "--train", train, "--epsilon", "2", "--delta", "1e-5", "--out", out) // n·μ ≈ 150
-	if code != 0 || !strings.Contains(stdout, "dpsgd on") || !strings.Contains(errs, "auto: n·μ") || !strings.Contains(stdout, "transform=whiten") {
+	if code != 0 || !strings.Contains(stdout, "dpplmean on") || !strings.Contains(errs, "auto: n·μ") || !strings.Contains(stdout, "transform=whiten") || !strings.Contains(stdout, "transform_ridge=sample") {
 		t.Fatalf("auto: exit %d\n%s\n%s", code, stdout, errs)
 	}
 	clf, err := models.LoadClassifier(out)
-	if err != nil || clf.Method != "dpsgd" || clf.Prep.Transform == nil {
+	if err != nil || clf.Method != "dpplmean" || clf.Prep.Transform == nil {
 		t.Fatalf("auto's classifier: %v %+v", err, clf)
 	}
 	out2 := filepath.Join(dir, "pub.safetensors")
@@ -595,6 +595,8 @@ func TestFitTransformFlags(t *testing.T) {
 		{[]string{"--method", "dpls", "--transform", "rotate"}, "--transform: unknown transform"},
 		{[]string{"--method", "dpls", "--transform-dims", "4"}, "--transform-dims and --transform-share need --transform"},
 		{[]string{"--method", "dpls", "--transform", "center", "--transform-share", "1"}, "--transform-share"},
+		{[]string{"--method", "dpls", "--transform", "pca", "--transform-ridge", "sample"}, "--transform-ridge goes with --transform whiten"},
+		{[]string{"--method", "dpls", "--transform", "whiten", "--transform-ridge", "tiny"}, "unknown transform ridge"},
 		{[]string{"--method", "dpplpublic", "--transform", "center"}, "pure ε-DP"},
 		{[]string{"--method", "dpls", "--transform", "center", "--no-normalize"}, "unit-normalised"},
 		{[]string{"--method", "auto", "--lr", "1"}, "auto has no hyperparameter lr"},

@@ -19,30 +19,22 @@ const Auto = "auto"
 
 // AutoThreshold is the signal-to-noise n·μ (n rows, μ the GDP parameter
 // of the whole target: 1/z* for one Gaussian release) from which auto
-// chooses DP-FC over DP-SGD; below AutoFloor it chooses DPPL-Mean.
+// chooses DP-FC over DP-SGD; below AutoFloor it chooses DPPL-Mean without
+// a transform, below AutoPrototypes DPPL-Mean on whitened features, and
+// below AutoSampleRidge its whitening's ridge is RidgeSample.
 const (
-	AutoThreshold = 4000
-	AutoFloor     = 100
+	AutoThreshold   = 4000
+	AutoSampleRidge = 700
+	AutoPrototypes  = 300
+	AutoFloor       = 100
 )
 
-// AutoBasisThreshold is the n·μ below which auto, given basis features
-// (TransformSpec.Basis), fits DPPL-Mean on the basis's top principal
-// directions (basisDims).
-const AutoBasisThreshold = 180
-
-// basisDims is how many of the basis's directions auto keeps: 32 (16
-// below n·μ = AutoFloor), at most D/4, at least 8 (or D). Measured with
-// 2 seeds over the 10 feature sets of bench/results/shift-small.md: 16
-// beat 32 in 7 of 10 cells at n·μ ≈ 50; at n·μ ≈ 155 the two were
-// within 0.6 points on average (32 ahead for ResNet's D = 256, 16 for
-// ViT's 128); at n·μ ≈ 195 (n ≈ 6,000, ε = 0.1) 32 was ahead for both,
-// and 16 lost 0.65 points to auto without a basis in one ViT cell.
-func basisDims(d int, snr float64) int {
-	k := 32
-	if snr < AutoFloor {
-		k = 16
-	}
-	return max(min(k, d/4), min(8, d))
+// basisDims is how many of the basis's directions auto keeps below
+// AutoFloor: 16, at most D/4, at least 8 (or D). Measured with 2 seeds
+// over the 10 feature sets of bench/results/shift-small.md: at n·μ ≈ 50
+// 16 beat 32 in 7 of 10 cells.
+func basisDims(d int) int {
+	return max(min(16, d/4), min(8, d))
 }
 
 // AutoChoice is what auto chose, and why.
@@ -51,6 +43,9 @@ type AutoChoice struct {
 	Transform string
 	// Dims caps the transform's directions (0: the kind's default).
 	Dims int
+	// Ridge is the whitening's ridge (TransformSpec.Ridge; "" for the
+	// default).
+	Ridge string
 	// Public: the transform is learned from the public features.
 	Public bool
 	// Basis: the transform's directions are the basis features'.
@@ -60,54 +55,83 @@ type AutoChoice struct {
 
 // ChooseAuto is auto's rule. It reads public quantities only — n (the
 // true count, listed as public, or the released n̂), the target's μ (from
-// ε and δ, or the fixed noise multiplier) and whether public features
-// are given — never the data, so that neighbouring datasets get the
-// same choice unless n itself is public. It was derived from bench/shift.sh
-// (bench/RESULTS.md, "Shifted features" and "auto's rule"): five shifts
-// of Fashion-MNIST and an in-distribution reference through two encoders
-// (D = 128 and 256, M = 10), n ∈ {600, 6000, 30000}, ε ∈ {0.01, 0.1, 1, 8}:
+// ε and δ, or the fixed noise multiplier), whether public features are
+// given and the basis features' dimension — never the data, so that
+// neighbouring datasets get the same choice unless n itself is public.
+// With s = n·μ:
 //
-//   - below n·μ = AutoFloor (n = 600 at ε = 0.1) no trained model beat
-//     chance on shifted features and a transform's share only added
-//     noise: DPPL-Mean (one release of the class sums, no transform),
-//     0.10–0.49 where auto's DP-SGD stayed at 0.10;
-//   - else a whitening transform (TransformWhiten): centring and
-//     regularised whitening of the renormalised features gained up to 18
-//     points on shifted features and lost at most 0.3 in distribution
-//     at n·μ ≥ 100; from public features when given (free), else from
-//     20% of the budget;
-//   - DP-SGD (Adam, full batch, its defaults) below n·μ = AutoThreshold, where its
-//     many cheap steps beat DP-FC's few full-batch ones (up to 11 points
-//     at n = 6000, ε = 0.1); DP-FC from there, where its preconditioner
-//     pays (0.5 to 3 points).
+//	s < 100 (AutoFloor)          dpplmean, no transform; with basis features
+//	                             dpplmean on 16 of their principal directions
+//	100 ≤ s < 300 (AutoPrototypes)   dpplmean + whiten, sample ridge
+//	300 ≤ s < 700 (AutoSampleRidge)  dpsgd + whiten, sample ridge
+//	700 ≤ s < 4000 (AutoThreshold)   dpsgd + whiten, noise ridge
+//	s ≥ 4000                     dpfc + whiten, noise ridge
 //
-// With basis features (basisDim > 0: their dimension, TransformSpec.Basis,
-// public rows such as the encoder's own training data) and no public
-// features, below n·μ = AutoBasisThreshold it fits DPPL-Mean on the
-// basis's top basisDims principal directions, centred on the private
-// mean (5% of the budget). Measured (#41) with bench/shift.sh basis
-// (bench/results/shift-basis.md: five shifts and in-distribution
-// Fashion-MNIST through both encoders, the basis the encoder's 30,000
-// public training rows, medians of 5 seeds): at n ≈ 600, ε = 1
-// (n·μ 155–169) better than auto without a basis in all 12 cells, and
-// at ε = 0.3 (n·μ ≈ 53) in all 12, by up to 27 points; at n ≈ 6,000,
-// ε = 0.1 (n·μ ≈ 195) up to 4.8 points better in 7 cells but 0.5–1.0
-// worse in 3, so the threshold sits between 169 and 195. Above it auto
-// keeps its rule (DPPL-Mean on the basis was 4–6 points worse at
-// n·μ ≈ 540 and 1000 in bench/results/shift-small.md). The choice reads
-// the basis's dimension, not its rows' values.
+// With public features the transform is learned from them (free), its
+// ridge is the noise ridge and dpplmean + whiten is not chosen: from
+// s = 100 up the rule is that of 2026-11-22 (dpsgd, then dpfc).
+//
+// Where it comes from. bench/shift.sh (bench/RESULTS.md, "Shifted
+// features", "auto's rule" and "Small data with a public basis"): five
+// shifts of Fashion-MNIST and in-distribution Fashion-MNIST through two
+// encoders (D = 128 and 256, M = 10), n ∈ {600, 6000, 30000},
+// ε ∈ {0.01 … 8}:
+//
+//   - below s = 100 (n = 600 at ε = 0.3) no trained model beat chance on
+//     shifted features and a transform's share only added noise:
+//     DPPL-Mean, 0.10–0.49 where DP-SGD stayed at 0.10. With the
+//     encoder's public training features as a basis, DPPL-Mean on their
+//     top directions was better in all 12 cells at n ≈ 600, ε = 0.3, by
+//     up to 27 points (bench/results/shift-basis.md);
+//   - a whitening transform (centring and regularised whitening of the
+//     renormalised features) gained up to 18 points on shifted features
+//     and lost at most 0.3 in distribution from s = 100;
+//   - its ridge (#41, 2026-11-26, 2 seeds, 10 shifted and 2
+//     in-distribution sets, bench/results/shift-small.md "The whitening's
+//     ridge"): the noise ridge 2√D·σ/n, measured against fixed ν from
+//     0.003 to 0.03 and multiples 0.01–10 of itself, was the best only
+//     where noise is small. At n ≈ 600 the best ν was ≈ 0.01 whatever ε
+//     (ε = 1: noise ridge ≈ 0.6; ε = 8: ≈ 0.09), ≈ 0.003–0.01 at
+//     n ≈ 6,000: the sampling scale 4/√(n·D) (0.010 and 0.014 at n = 600,
+//     0.003 and 0.005 at 6,000). With it DP-SGD's mean over the 10
+//     shifted sets rose from 0.536 to 0.559 at ε = 1, n ≈ 600, from
+//     0.641 to 0.659 at ε = 2 and from 0.687 to 0.699 at ε = 4, and
+//     from 0.575 to 0.591 at n ≈ 6,000, ε = 0.1; but in distribution at
+//     n = 30,000, ε = 0.1 (s ≈ 780) it lost 0.3–0.5 points, hence
+//     AutoSampleRidge = 700;
+//   - with the sample ridge DPPL-Mean's class means in the whitened space
+//     beat DP-SGD by 4.4 points (10 shifted sets, n ≈ 600, ε = 1,
+//     s ≈ 155: 0.603 against 0.559; 0.536 for the rule before) and by
+//     2.0 at n ≈ 6,000, ε = 0.1 (s ≈ 195: 0.611 against 0.591), tied
+//     at s ≈ 300 (0.660 and 0.659) and lost 0.2 at s ≈ 600, hence
+//     AutoPrototypes = 300. It also beat
+//     DPPL-Mean on the basis's directions in 7 of 10 shifted cells at
+//     s ≈ 155, so the basis is used below AutoFloor only;
+//   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
+//     where its many cheap steps beat DP-FC's few full-batch ones (up
+//     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
+//     preconditioner pays (0.5 to 3 points).
+//
+// The choice reads the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
+	private := !public
 	switch {
-	case basisDim > 0 && !public && snr < AutoBasisThreshold:
-		c.Method, c.Transform, c.Dims, c.Basis = "dpplmean", TransformPCA, basisDims(basisDim, snr), true
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d with basis features: dpplmean's noisy class means on %d of their principal directions", snr, AutoBasisThreshold, c.Dims)
+	case basisDim > 0 && private && snr < AutoFloor:
+		c.Method, c.Transform, c.Dims, c.Basis = "dpplmean", TransformPCA, basisDims(basisDim), true
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d with basis features: dpplmean's noisy class means on %d of their principal directions", snr, AutoFloor, c.Dims)
 	case snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means", snr, AutoFloor)
+	case private && snr < AutoPrototypes:
+		c.Method, c.Ridge = "dpplmean", RidgeSample
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpplmean's noisy class means on whitened features", snr, AutoPrototypes)
 	case snr < AutoThreshold:
 		c.Method = "dpsgd"
+		if private && snr < AutoSampleRidge {
+			c.Ridge = RidgeSample
+		}
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpsgd", snr, AutoThreshold)
 	default:
 		c.Method = "dpfc"
@@ -142,6 +166,9 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 		if o.Transform.Dims == 0 {
 			o.Transform.Dims = c.Dims
 		}
+		if o.Transform.Ridge == "" {
+			o.Transform.Ridge = c.Ridge
+		}
 		if !c.Basis {
 			o.Transform.Basis = nil // auto's own transform uses the basis only where it chose to
 		}
@@ -151,6 +178,8 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 		c.Why += ", no transform"
 	case spec.Public != nil:
 		c.Why += fmt.Sprintf(", %s transform from the public features (free)", spec.Kind)
+	case spec.Ridge == RidgeSample:
+		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget", spec.Kind, 100*spec.share())
 	case spec.basis():
 		c.Why += fmt.Sprintf(", %s transform: directions from the basis features (free), the mean from %g%% of the budget", spec.Kind, 100*spec.share())
 	default:

@@ -10,32 +10,38 @@ import (
 
 func TestChooseAuto(t *testing.T) {
 	for _, c := range []struct {
-		n, zStar float64
-		public   bool
-		method   string
+		n, zStar  float64
+		public    bool
+		method    string
+		transform string
+		ridge     string
 	}{
-		{600, 3.73, false, "dpsgd"},       // ε = 1: n·μ = 161
-		{6000, 3.73, true, "dpsgd"},       // n·μ = 1608
-		{30000, 3.73, false, "dpfc"},      // n·μ = 8042
-		{6000, 0.6, false, "dpfc"},        // ε = 8: n·μ = 9996
-		{30000, 243.8, false, "dpsgd"},    // ε = 0.01: n·μ = 123
-		{AutoThreshold, 1, false, "dpfc"}, // the threshold itself
+		{600, 12, false, "dpplmean", TransformNone, ""},                 // ε = 0.3: n·μ = 50
+		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample},    // ε = 1: n·μ = 161
+		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample},     // ε = 0.1: n·μ = 194
+		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample},       // ε = 4: n·μ = 571
+		{600, 3.73, true, "dpsgd", TransformWhiten, ""},                 // public features: the rule before #41
+		{30000, 38.5, false, "dpsgd", TransformWhiten, ""},              // ε = 0.1: n·μ = 779
+		{6000, 3.73, true, "dpsgd", TransformWhiten, ""},                // n·μ = 1608
+		{30000, 3.73, false, "dpfc", TransformWhiten, ""},               // n·μ = 8042
+		{6000, 0.6, false, "dpfc", TransformWhiten, ""},                 // ε = 8: n·μ = 9996
+		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample}, // ε = 0.01: n·μ = 123
+		{AutoThreshold, 1, false, "dpfc", TransformWhiten, ""},          // the thresholds themselves
+		{AutoSampleRidge, 1, false, "dpsgd", TransformWhiten, ""},
+		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample},
+		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample},
+		{AutoFloor, 1, true, "dpsgd", TransformWhiten, ""},
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 0)
-		transform := TransformWhiten
-		if c.method == "dpplmean" {
-			transform = TransformNone
-		}
-		if got.Method != c.method || got.Transform != transform || got.Public != c.public || !strings.Contains(got.Why, "n·μ") {
-			t.Errorf("n = %v, z* = %v: %+v, want %s", c.n, c.zStar, got, c.method)
+		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
+			t.Errorf("n = %v, z* = %v, public %v: %+v, want %s %s %q", c.n, c.zStar, c.public, got, c.method, c.transform, c.ridge)
 		}
 	}
 }
 
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
-// their top directions below n·μ = AutoBasisThreshold (32 of them, 16
-// below AutoFloor, at most D/4, at least 8); above it, or with public
-// features, the basis is not used.
+// 16 of their top directions (at most D/4, at least 8) below n·μ =
+// AutoFloor; above it, or with public features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -45,17 +51,14 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		dims     int
 		basis    bool
 	}{
-		{600, 3.73, false, 256, "dpplmean", 32, true}, // ε = 1: n·μ = 161
-		{600, 3.73, false, 128, "dpplmean", 32, true},
-		{600, 3.73, false, 64, "dpplmean", 16, true}, // D/4
-		{600, 12, false, 256, "dpplmean", 16, true},  // n·μ = 50
-		{600, 12, false, 40, "dpplmean", 10, true},
+		{600, 12, false, 256, "dpplmean", 16, true}, // ε = 0.3: n·μ = 50
+		{600, 12, false, 40, "dpplmean", 10, true},  // D/4
 		{600, 12, false, 20, "dpplmean", 8, true},
-		{6000, 34.5, false, 128, "dpplmean", 32, true}, // n·μ = 174
-		{6000, 31, false, 128, "dpsgd", 0, false},      // ε = 0.1: n·μ = 194
-		{600, 2.1, false, 256, "dpsgd", 0, false},      // ε = 2: n·μ = 286
-		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
-		{600, 3.73, true, 256, "dpsgd", 0, false},      // public features: the transform is theirs
+		{600, 12, false, 6, "dpplmean", 6, true},
+		{600, 3.73, false, 256, "dpplmean", 0, false}, // ε = 1: n·μ = 161, the private whitening
+		{6000, 31, false, 128, "dpplmean", 0, false},  // ε = 0.1: n·μ = 194
+		{6000, 3.73, false, 256, "dpsgd", 0, false},   // n·μ = 1608
+		{600, 12, true, 256, "dpplmean", 0, false},    // public features: the transform is theirs
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, c.d)
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
@@ -69,17 +72,17 @@ func TestChooseAutoWithABasis(t *testing.T) {
 // refuses hyperparameters (they belong to the method it will choose).
 func TestAutoRunsItsChoice(t *testing.T) {
 	d := shifted(400, 8, 3, 1)
-	res, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
+	res, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Method != "dpsgd" || res.Prep.Transform == nil || res.Prep.Transform.Kind != TransformWhiten || res.Hyperparameters["auto"] == nil {
-		t.Errorf("auto: method %s, transform %+v, why %v", res.Method, res.Prep.Transform, res.Hyperparameters["auto"])
+	if res.Method != "dpsgd" || res.Prep.Transform == nil || res.Prep.Transform.Kind != TransformWhiten || res.Hyperparameters["auto"] == nil || res.Hyperparameters["transform_ridge"] != RidgeSample {
+		t.Errorf("auto: method %s, transform %+v, hyperparameters %v", res.Method, res.Prep.Transform, res.Hyperparameters)
 	}
-	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
+	if eps := float64(res.Guarantee.Epsilon); eps > 4 || eps < 3.99 {
 		t.Errorf("auto: ε = %v", eps)
 	}
-	res, err = Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: TransformSpec{Kind: TransformCenter}})
+	res, err = Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: TransformSpec{Kind: TransformCenter}})
 	if err != nil || res.Prep.Transform.Kind != TransformCenter {
 		t.Errorf("auto with --transform center: %v %+v", err, res)
 	}

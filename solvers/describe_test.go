@@ -14,7 +14,7 @@ import (
 // declared defaults (the method reads its description, not a literal of
 // its own) and marks them as defaulted.
 func TestMethodsDescribeThemselves(t *testing.T) {
-	d := blobs(120, 4, 3, 1)
+	d := blobs(400, 4, 3, 1) // at ε = 4, n·μ ≈ 380: auto chooses dpsgd, registered here
 	for _, m := range Methods() {
 		seen := map[string]bool{}
 		for _, p := range m.Params {

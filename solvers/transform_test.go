@@ -208,6 +208,8 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: "rotate"}}, "unknown transform"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Share: 1.5}}, "share"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter}, NoNormalize: true}, "unit-normalised"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Ridge: "tiny"}}, "unknown transform ridge"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Ridge: RidgeSample}}, "whiten only"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
@@ -218,6 +220,41 @@ func TestTransformRefusals(t *testing.T) {
 		}
 		if called {
 			t.Errorf("%s %+v: charged before refusing", c.method, c.o.Transform)
+		}
+	}
+}
+
+// TestWhitenRidges: whiten scales eigendirection i by 1/√(λᵢ + ν), ν
+// the release's noise level 2√D·σ/n by default and 4/√(n·D) with
+// RidgeSample, whatever the noise.
+func TestWhitenRidges(t *testing.T) {
+	const D, n, std = 4, 400.0, 3.0
+	lambda := []float64{0.5, 0.3, 0.15, 0.05} // gram/n's eigenvalues, on the axes
+	for _, c := range []struct {
+		ridge string
+		nu    float64
+	}{
+		{"", 2 * math.Sqrt(D) * std / n},
+		{RidgeNoise, 2 * math.Sqrt(D) * std / n},
+		{RidgeSample, 4 / math.Sqrt(n*D)},
+	} {
+		gram := make([]float64, D*D)
+		for i, l := range lambda {
+			gram[i*D+i] = l * n
+		}
+		tr := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: make([]float64, D)}
+		if err := principal(tr, TransformSpec{Kind: TransformWhiten, Ridge: c.ridge}, gram, n, std); err != nil {
+			t.Fatal(err)
+		}
+		nu := c.nu + 1e-6*lambda[0]
+		for r := range D { // rows in descending eigenvalue order
+			norm := 0.0
+			for j := range D {
+				norm += tr.Projection[r*D+j] * tr.Projection[r*D+j]
+			}
+			if want := 1 / math.Sqrt(lambda[r]+nu); math.Abs(math.Sqrt(norm)-want) > 1e-9*want {
+				t.Errorf("ridge %q: direction %d scaled by %v, want %v", c.ridge, r, math.Sqrt(norm), want)
+			}
 		}
 	}
 }
