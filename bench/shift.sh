@@ -9,6 +9,7 @@
 #   bench/shift.sh extract   only make the feature files (bench/out/shift-*)
 #   bench/shift.sh rule      auto's rule table (bench/results/shift-rule.md)
 #   bench/shift.sh basis     small data with and without a public basis (bench/results/shift-basis.md)
+#   bench/shift.sh ridge     small data: auto's sample-ridge rule against its earlier one (bench/results/shift-ridge.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -53,6 +54,29 @@ if [ "${1:-}" = basis ]; then
 		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -configs auto,auto@basis
 	} | tee bench/results/shift-basis.md.tmp
 	mv bench/results/shift-basis.md.tmp bench/results/shift-basis.md
+	assemble
+	exit 0
+fi
+if [ "${1:-}" = ridge ]; then
+	# #41: auto's rule from the whitening's sample ridge (DPPL-Mean on
+	# whitened features at n·μ 100–300, DP-SGD with the sample ridge at
+	# 300–700) against the rule before it (dpsgd+whiten, the noise ridge;
+	# dpplmean+pca:32@basis was auto with a basis at n·μ < 180), in one
+	# run with the same seeds; every method with its defaults gives the
+	# gap's baseline. n ≈ 600 at ε = 1, 2, 4 (n·μ ≈ 155, 300, 600) and
+	# n ≈ 6,000 at ε = 0.1 (n·μ ≈ 195).
+	{
+		echo "## Small data: the whitening's sample ridge (issue 41)"
+		echo
+		echo "\`bench/shift.sh ridge\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto: the rule"
+		echo "of solvers.ChooseAuto now; dpsgd+whiten: auto's rule before it on these cells (the noise ridge), in the same run;"
+		echo "dpplmean+pca:32@basis: auto with \`--transform-basis\` before it at n·μ < 180 (the encoder's public features)."
+		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 1,2,4 -seeds "${SEEDS:-5}" -refs ls \
+			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpplmean+pca:32@basis,dpsgd+whiten,auto -before dpsgd+whiten
+		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpsgd+whiten,auto -before dpsgd+whiten
+	} | tee bench/results/shift-ridge.md.tmp
+	mv bench/results/shift-ridge.md.tmp bench/results/shift-ridge.md
 	assemble
 	exit 0
 fi

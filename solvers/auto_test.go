@@ -21,7 +21,7 @@ func TestChooseAuto(t *testing.T) {
 		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample},     // ε = 0.1: n·μ = 194
 		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample},       // ε = 4: n·μ = 571
 		{600, 3.73, true, "dpsgd", TransformWhiten, ""},                 // public features: the rule before #41
-		{30000, 38.5, false, "dpsgd", TransformWhiten, ""},              // ε = 0.1: n·μ = 779
+		{30000, 30.7, false, "dpsgd", TransformWhiten, ""},              // ε = 0.1: n·μ = 977
 		{6000, 3.73, true, "dpsgd", TransformWhiten, ""},                // n·μ = 1608
 		{30000, 3.73, false, "dpfc", TransformWhiten, ""},               // n·μ = 8042
 		{6000, 0.6, false, "dpfc", TransformWhiten, ""},                 // ε = 8: n·μ = 9996

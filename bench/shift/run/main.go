@@ -32,6 +32,7 @@ func main() {
 	configs := flag.String("configs", "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public", "configurations")
 	seeds := flag.Int("seeds", 3, "seeds per cell")
 	refs := flag.String("refs", "ls,logreg", "non-private references")
+	flag.StringVar(&before, "before", "", "a configuration that is auto's earlier rule on these cells: the summary shows the gap it recovered beside auto's")
 	rule := flag.Bool("rule", false, "print auto's rule table (the configurations' accuracy by n·μ) instead of the auto summary")
 	flag.StringVar(&basisPattern, "basis", "bench/out/fmnist-%s-public.arrow", "a configuration's @basis file, %s the encoder (the set name's last part): public features whose directions its transform takes")
 	flag.Parse()
@@ -317,13 +318,21 @@ func ruleTable(cells []cell, epss []string, cfgs []config) error {
 	return nil
 }
 
+// before is the configuration that reproduces auto's earlier rule (-before).
+var before string
+
 // summary prints, per table and ε, the best configuration without auto
 // (today's best default method), auto's accuracy, non-private ls, and
 // the share of the gap between the two that auto recovers.
 func summary(cells []cell, epss []string, cfgs []config) {
 	fmt.Printf("\n### auto against the best default method\n\n")
 	fmt.Printf("Gap recovered: (auto − best default) / (ls − best default), when ls is above the best default.\n\n")
-	fmt.Printf("| features | n | ε | best default | auto | auto@public | ls | gap recovered |\n|---|---|---|---|---|---|---|---|\n")
+	if before != "" {
+		fmt.Printf("Before: %s, auto's earlier rule on these cells, in the same run (same seeds).\n\n", before)
+		fmt.Printf("| features | n | ε | best default | before | auto | ls | gap recovered before | after |\n|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		fmt.Printf("| features | n | ε | best default | auto | auto@public | ls | gap recovered |\n|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, cl := range cells {
 		for _, e := range epss {
 			best, bestName := -1.0, ""
@@ -336,9 +345,17 @@ func summary(cells []cell, epss []string, cfgs []config) {
 				}
 			}
 			auto, pub, ls := cl.median["auto"][e], cl.median["auto@public"][e], cl.ref["ls"]
-			gap := "—"
-			if ls > best+0.005 {
-				gap = fmt.Sprintf("%.0f%%", 100*(auto-best)/(ls-best))
+			recovered := func(v float64) string {
+				if ls > best+0.005 {
+					return fmt.Sprintf("%.0f%%", 100*(v-best)/(ls-best))
+				}
+				return "—"
+			}
+			gap := recovered(auto)
+			if before != "" {
+				b := cl.median[before][e]
+				fmt.Printf("| %s | %d | %s | %.4f (%s) | %.4f | %.4f | %.4f | %s | %s |\n", cl.set, cl.n, e, best, bestName, b, auto, ls, recovered(b), gap)
+				continue
 			}
 			ps := "—"
 			if _, ok := cl.median["auto@public"]; ok {
