@@ -272,8 +272,8 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 // transformSpec reads the --transform flags.
 func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, error) {
 	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge")}
-	if c.IsSet("transform-ridge") && spec.Kind != solvers.TransformWhiten {
-		return spec, userErrorf("--transform-ridge goes with --transform whiten, got %q", spec.Kind)
+	if c.IsSet("transform-ridge") && spec.Kind == "" {
+		return spec, userErrorf("--transform-ridge needs --transform whiten (auto chooses its own)")
 	}
 	if spec.Kind == "" && (c.IsSet("transform-dims") || c.IsSet("transform-share")) && m.Name != solvers.Auto {
 		return spec, userErrorf("--transform-dims and --transform-share need --transform")

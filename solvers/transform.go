@@ -173,7 +173,7 @@ func CheckTransform(m Method, s TransformSpec) error {
 		return fmt.Errorf("unknown transform ridge %q (known: %v)", s.Ridge, TransformRidges)
 	}
 	if s.Ridge != "" && s.Kind != TransformWhiten {
-		return fmt.Errorf("a transform ridge applies to whiten only, not %s", s.Kind)
+		return fmt.Errorf("a ridge (--transform-ridge) applies to whiten only, not %s", s.Kind)
 	}
 	if s.Share != 0 {
 		if err := accounting.CheckFraction("the transform's share of the budget", s.Share); err != nil {

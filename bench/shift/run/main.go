@@ -3,7 +3,7 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE]][@public]:
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis]:
 // the method with defaults (or the given hyperparameters), a feature
 // transform learned privately or from the variant's public file. It prints Markdown tables.
 package main
@@ -94,6 +94,9 @@ func parseConfig(s string) (config, error) {
 	c.method = s
 	if i := strings.Index(s, "+"); i >= 0 {
 		c.method, s = s[:i], s[i+1:]
+		if j := strings.Index(s, "^"); j >= 0 {
+			c.spec.Ridge, s = s[j+1:], s[:j]
+		}
 		if j := strings.Index(s, "~"); j >= 0 {
 			v, err := strconv.ParseFloat(s[j+1:], 64)
 			if err != nil {
