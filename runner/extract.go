@@ -126,8 +126,7 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 	}
 	specs := layout(job, total, func(i int) string { return filepath.Join(work, shardName(i)) })
 	todo := unfinished(ctx, specs)
-	if err := runShards(ctx, &job, specs, todo, prev != nil, o); err != nil {
-		kept := len(specs) - len(unfinished(ctx, specs))
+	if left, err := runShards(ctx, &job, specs, todo, prev != nil, o); err != nil {
 		if prev == nil && !saved(work) {
 			// Nothing of this run to resume (the job did not
 			// start, or saved no rows): its folder goes.
@@ -135,10 +134,7 @@ func Extract(ctx context.Context, job ExtractJob, o Options) (*ExtractResult, er
 				return nil, err
 			}
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), work)
-		}
-		return nil, fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, len(specs), work)
+		return nil, shardsLeftError(ctx, err, len(specs)-len(left), len(specs), work)
 	}
 	dir := ShardDir(job.Out)
 	m := &features.ShardManifest{Runner: o.Name(), EncoderSHA256: job.Extract.Meta.EncoderSHA256}
@@ -233,9 +229,10 @@ func unfinished(ctx context.Context, specs []shardSpec) []shardSpec {
 // spread them; a job that loses a worker process runs again for the
 // shards of specs still unfinished (retryLost). resume says whether a
 // shard continues the partial file an interrupted run left
-// (encode.Extract keeps what it committed).
-func runShards(ctx context.Context, job *ExtractJob, specs, todo []shardSpec, resume bool, o Options) error {
-	return retryLost(ctx, "the unfinished shards", func() error {
+// (encode.Extract keeps what it committed). When it fails it returns the
+// shards of specs still unfinished.
+func runShards(ctx context.Context, job *ExtractJob, specs, todo []shardSpec, resume bool, o Options) ([]shardSpec, error) {
+	err := retryLost(ctx, "the unfinished shards", func() error {
 		err := runPipeline(ctx, job, todo, resume, o)
 		if err != nil {
 			resume = true // a retry continues what the lost worker saved
@@ -243,6 +240,16 @@ func runShards(ctx context.Context, job *ExtractJob, specs, todo []shardSpec, re
 		}
 		return err
 	})
+	return todo, err
+}
+
+// shardsLeftError is a failed extraction's error: the cause (or the
+// interruption), how many shards are finished in where, and how to go on.
+func shardsLeftError(ctx context.Context, err error, kept, total int, where string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, total, where)
+	}
+	return fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, total, where)
 }
 
 // runPipeline is one pipeline of runShards, over the shards todo.

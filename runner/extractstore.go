@@ -115,19 +115,14 @@ func extractToStore(ctx context.Context, job ExtractJob, o Options) (*ExtractRes
 	gen := objstore.Join(dir, st.Generation)
 	specs := layout(job, total, func(i int) string { return objstore.Join(gen, shardName(i)) })
 	todo := unfinished(ctx, specs)
-	if err := runShards(ctx, &job, specs, todo, false, o); err != nil {
-		left := unfinished(ctx, specs)
+	if left, err := runShards(ctx, &job, specs, todo, false, o); err != nil {
 		if prev == nil && len(left) == len(specs) {
 			// Nothing of this run to resume: its record goes.
 			if rerr := discardRun(ctx, dir); rerr == nil {
 				return nil, err
 			}
 		}
-		kept := len(specs) - len(left)
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %d of %d shards are finished in %s; rerun with --resume to continue", ErrInterrupted, kept, len(specs), gen)
-		}
-		return nil, fmt.Errorf("%w; %d of %d shards are finished in %s: --resume continues them once the cause is fixed (a changed source starts over with --restart)", err, kept, len(specs), gen)
+		return nil, shardsLeftError(ctx, err, len(specs)-len(left), len(specs), gen)
 	}
 	m := &features.ShardManifest{Runner: o.Name(), EncoderSHA256: job.Extract.Meta.EncoderSHA256}
 	for _, sp := range specs {
