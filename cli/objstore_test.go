@@ -176,9 +176,10 @@ func testObjectStore(t *testing.T, root string) {
 	}
 
 	// A run that fails (shard 2 of 4, every time) keeps its finished
-	// shards and the earlier manifest; --resume makes only the others —
-	// as many as the failed run said it left (how many the other workers
-	// finished before the job failed depends on the runner's order).
+	// shards and the earlier manifest; --resume makes only the others:
+	// shard 2, and at most the shards the failed run said it left (how
+	// many the other workers finished before the job failed depends on
+	// the runner's order, and one still at work may finish after).
 	t.Setenv("DPFEAT_FAULT", "fail-shard:2")
 	_, code, errs = extract("--force")
 	var kept int
@@ -196,7 +197,7 @@ func testObjectStore(t *testing.T, root string) {
 	equal("after a failed run")
 	t.Setenv("DPFEAT_FAULT", "")
 	rep, code, errs = extract("--resume")
-	if code != 0 || rep.ShardsMade != 4-kept || rep.Shards != 4 {
+	if code != 0 || rep.ShardsMade < 1 || rep.ShardsMade > 4-kept || rep.Shards != 4 {
 		t.Fatalf("--resume after %d of 4 shards were finished: exit %d, %+v: %s", kept, code, rep, errs)
 	}
 	equal("--resume")
