@@ -66,10 +66,15 @@ func TestBasisTransformReleasesOnlyTheMean(t *testing.T) {
 // choice — method, transform, its directions, the basis or not, and the
 // words saying why — is the same for two datasets of the same n, D and
 // classes whose rows differ, at every ε and with or without a basis.
+// From n·μ = 60 to 100 the whitening it chooses is gated on its released mean
+// (solvers.AutoGate): the gate's outcome is that release's
+// post-processing and may differ, so a spread dataset (its gate closed)
+// must give the same method and reasons, not the same transform.
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 	a, b := shifted(600, 16, 4, 1), shifted(600, 16, 4, 99)
+	spread := blobs(600, 16, 4, 5)
 	basis := shifted(200, 16, 4, 7)
-	for _, eps := range []float64{0.1, 0.3, 1, 8, 64} {
+	for _, eps := range []float64{0.1, 0.3, 0.5, 1, 8, 64} { // 0.5: n·μ ≈ 81, gated
 		for _, withBasis := range []bool{false, true} {
 			choice := func(d *solvers.Data) string {
 				o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(3)}}
@@ -84,10 +89,18 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"])
+				return fmt.Sprintf("%s %v dims=%d basis=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_gate"])
 			}
 			if x, y := choice(a), choice(b); x != y {
 				t.Errorf("ε = %g, basis %v: %q and %q", eps, withBasis, x, y)
+			}
+			why := func(c string) string { return strings.SplitN(c, " dims=", 2)[0] }
+			x, y := choice(a), choice(spread)
+			if why(x) != why(y) {
+				t.Errorf("ε = %g, basis %v, spread rows: %q and %q", eps, withBasis, x, y)
+			}
+			if gated := eps == 0.5 && !withBasis; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
+				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)
 			}
 		}
 	}

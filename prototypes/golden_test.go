@@ -32,7 +32,7 @@ var goldenHashes = map[bool]map[string]string{
 		"protomean":       "166ac773d873e9c7",
 		"dpplpublic":      "06151a5e7de0cbc1",
 		"dpplpublick":     "802cb4c71682c3c3",
-		"auto":            "6ac3b9e2729273aa",
+		"auto":            "99701351901a82b4", // #41: at this n·μ (60–100) auto now releases the mean for its gate first (6ac3b9e2729273aa before)
 		"dpls+whiten":     "9a0b308c38312752",
 		"dpls+n̂":         "909a4b8ef8ac249b",
 		"dpsgd+n̂+center": "3922615dfead17c1",
@@ -51,7 +51,7 @@ var goldenHashes = map[bool]map[string]string{
 		"protomean":       "166ac773d873e9c7",
 		"dpplpublic":      "06151a5e7de0cbc1",
 		"dpplpublick":     "802cb4c71682c3c3",
-		"auto":            "6ac3b9e2729273aa",
+		"auto":            "99701351901a82b4", // #41: at this n·μ (60–100) auto now releases the mean for its gate first (6ac3b9e2729273aa before)
 		"dpls+whiten":     "9a0b308c38312752",
 		"dpls+n̂":         "3a6d1a75029e7bab",
 		"dpsgd+n̂+center": "3922615dfead17c1",

@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -29,12 +30,43 @@ const (
 	AutoFloor       = 100
 )
 
+// AutoGate is the gate (TransformSpec.Gate) of auto's whitening below
+// AutoFloor: whiten only features whose released mean has ‖m‖² ≥ 0.4.
+// Measured (#41, bench/results/shift-small.md "A gated whitening
+// below n·μ = 100"): whitening gained up to 25 points there on features
+// whose unit-normalised mean carries most of the norm (‖m‖² 0.54–0.91:
+// every ResNet set, inverted and digit ViT ones) and lost up to 8.7 on
+// those where it does not (‖m‖² 0.07–0.31: ViT in distribution, blurred,
+// edges).
+const AutoGate = 0.4
+
+// AutoGateFloor is the n·μ from which auto gates a whitening below
+// AutoFloor. At n·μ ≈ 50 the gated whitening gained nothing on average
+// (12 sets at n ≈ 600, ε = 0.3, 5 seeds: 0.3697 against 0.3700 without a
+// transform) and lost up to 5.8 points; at ≈ 65, 75 and 95 it gained
+// 5.0, 7.3 and 12.2 (bench/results/shift-gate.md).
+const AutoGateFloor = 60
+
 // basisDims is how many of the basis's directions auto keeps below
 // AutoFloor: 16, at most D/4, at least 8 (or D). Measured with 2 seeds
 // over the 10 feature sets of bench/results/shift-small.md: at n·μ ≈ 50
 // 16 beat 32 in 7 of 10 cells.
 func basisDims(d int) int {
 	return max(min(16, d/4), min(8, d))
+}
+
+// gateTells reports whether AutoGate's test can tell spread features
+// from concentrated ones for n rows of dim features at z*: whether the
+// standard deviation of its ‖m‖² estimate when m = 0, √(2·dim)·σ², σ =
+// z*/(n·√share) the mean's noise per coordinate (the mean's share of the
+// default whitening's), is at most half the gate, so that spread
+// features open it by noise alone at most about 2% of the time (a
+// two-σ margin). Below that (n·μ ≈ 47 for D = 256, 40 for 128) auto
+// fits without a transform.
+func gateTells(n, zStar float64, dim int) bool {
+	share := DefaultTransformShare(TransformWhiten) * weightMean / (weightMean + weightMatrix)
+	sigma := zStar / (n * math.Sqrt(share))
+	return math.Sqrt(2*float64(dim))*sigma*sigma <= AutoGate/2
 }
 
 // AutoChoice is what auto chose, and why.
@@ -50,18 +82,29 @@ type AutoChoice struct {
 	Public bool
 	// Basis: the transform's directions are the basis features'.
 	Basis bool
-	Why   string
+	// Gate is the transform's gate (TransformSpec.Gate; 0: none).
+	Gate float64
+	Why  string
 }
 
 // ChooseAuto is auto's rule. It reads public quantities only — n (the
 // true count, listed as public, or the released n̂), the target's μ (from
 // ε and δ, or the fixed noise multiplier), whether public features are
-// given and the basis features' dimension — never the data, so that
-// neighbouring datasets get the same choice unless n itself is public.
+// given, the feature dimension and the basis features' — never the data,
+// so that neighbouring datasets get the same choice unless n itself is
+// public. (Below AutoFloor the whitening it chooses is gated on a
+// release, the noisy mean: what the gate decides is that release's
+// post-processing, not part of the choice.)
 // With s = n·μ:
 //
-//	s < 100 (AutoFloor)          dpplmean, no transform; with basis features
-//	                             dpplmean on 16 of their principal directions
+//	s < 60 (AutoGateFloor)       dpplmean, no transform
+//	60 ≤ s < 100 (AutoFloor)     dpplmean + whiten, sample ridge, gated
+//	                             (AutoGate: whitened only if the released
+//	                             mean says the features are concentrated;
+//	                             no transform where the gate cannot tell,
+//	                             gateTells: D above ≈ 650 at s = 60)
+//	s < 100 with basis features  dpplmean on 16 of their principal
+//	                             directions
 //	100 ≤ s < 300 (AutoPrototypes)   dpplmean + whiten, sample ridge
 //	300 ≤ s < 700 (AutoSampleRidge)  dpsgd + whiten, sample ridge
 //	700 ≤ s < 4000 (AutoThreshold)   dpsgd + whiten, noise ridge
@@ -78,8 +121,20 @@ type AutoChoice struct {
 // ε ∈ {0.01 … 8}:
 //
 //   - below s = 100 (n = 600 at ε = 0.3) no trained model beat chance on
-//     shifted features and a transform's share only added noise:
-//     DPPL-Mean, 0.10–0.49 where DP-SGD stayed at 0.10. With the
+//     shifted features: DPPL-Mean, 0.10–0.49 where DP-SGD stayed at 0.10.
+//     A whitening helped there on concentrated features and hurt on
+//     spread ones (#41, bench/results/shift-small.md "A gated whitening
+//     below n·μ = 100": up to 25 points gained on ResNet's features, 8.7
+//     lost on ViT's in distribution), hence, from s = 60 (AutoGateFloor),
+//     the gate on the released mean (‖m‖² ≥ 0.4). bench/results/
+//     shift-gate.md, 5 seeds, mean over 12 sets: at n ≈ 600, ε = 0.45
+//     (s ≈ 75) 0.4167 → 0.4892; ε = 0.6, the 8 cells below s = 100,
+//     +12.2 points; n ≈ 6,000, ε = 0.03 (s ≈ 65, 10 sets) 0.4426 →
+//     0.4922. The cost: where the gate stays closed the mean's 5% is
+//     spent for nothing, 0.7–2.7 points on ViT's spread features (the
+//     ungated whitening lost up to 5.6 there). At s ≈ 50 the gated
+//     whitening gained nothing on average (0.3697 against 0.3700), hence
+//     no transform below 60. With the
 //     encoder's public training features as a basis, DPPL-Mean on their
 //     top directions was better in all 12 cells at n ≈ 600, ε = 0.3, by
 //     up to 27 points (bench/results/shift-basis.md);
@@ -118,7 +173,7 @@ type AutoChoice struct {
 //     preconditioner pays (0.5 to 3 points).
 //
 // The choice reads the basis's dimension, not its rows' values.
-func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
+func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
 	private := !public
@@ -126,6 +181,9 @@ func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
 	case basisDim > 0 && private && snr < AutoFloor:
 		c.Method, c.Transform, c.Dims, c.Basis = "dpplmean", TransformPCA, basisDims(basisDim), true
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d with basis features: dpplmean's noisy class means on %d of their principal directions", snr, AutoFloor, c.Dims)
+	case private && snr >= AutoGateFloor && snr < AutoFloor && gateTells(n, zStar, dim):
+		c.Method, c.Ridge, c.Gate = "dpplmean", RidgeSample, AutoGate
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means, whitened only if the features are concentrated (released ‖m‖² ≥ %g)", snr, AutoFloor, AutoGate)
 	case snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means", snr, AutoFloor)
@@ -148,7 +206,7 @@ func ChooseAuto(n, zStar float64, public bool, basisDim int) AutoChoice {
 // resolveAuto replaces auto by its choice for n training rows: the
 // method, and the transform unless the caller asked for one. With a
 // private n (Options.Privacy.PrivateN) n̂ is released here, first.
-func resolveAuto(m Method, n int64, o *Options) (Method, error) {
+func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	if m.Name != Auto {
 		return m, nil
 	}
@@ -165,7 +223,7 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 	if o.Transform.Basis != nil {
 		basisDim = o.Transform.Basis.Dim()
 	}
-	c := ChooseAuto(rows, zStar, public, basisDim)
+	c := ChooseAuto(rows, zStar, public, dim, basisDim)
 	if o.Transform.Kind == "" {
 		o.Transform.Kind = c.Transform
 		if o.Transform.Dims == 0 {
@@ -174,6 +232,7 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 		if o.Transform.Ridge == "" {
 			o.Transform.Ridge = c.Ridge
 		}
+		o.Transform.Gate = c.Gate
 		if !c.Basis {
 			o.Transform.Basis = nil // auto's own transform uses the basis only where it chose to
 		}
@@ -183,6 +242,8 @@ func resolveAuto(m Method, n int64, o *Options) (Method, error) {
 		c.Why += ", no transform"
 	case spec.Public != nil:
 		c.Why += fmt.Sprintf(", %s transform from the public features (free)", spec.Kind)
+	case spec.gated():
+		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget (%g%% for the mean, the rest to the method if the gate stays closed)", spec.Kind, 100*spec.share(), 100*spec.share()*weightMean/(weightMean+weightMatrix))
 	case spec.Ridge == RidgeSample:
 		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget", spec.Kind, 100*spec.share())
 	case spec.basis():

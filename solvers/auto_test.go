@@ -15,25 +15,29 @@ func TestChooseAuto(t *testing.T) {
 		method    string
 		transform string
 		ridge     string
+		gate      float64
 	}{
-		{600, 12, false, "dpplmean", TransformNone, ""},                 // ε = 0.3: n·μ = 50
-		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample},    // ε = 1: n·μ = 161
-		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample},     // ε = 0.1: n·μ = 194
-		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample},       // ε = 4: n·μ = 571
-		{600, 3.73, true, "dpsgd", TransformWhiten, ""},                 // public features: the rule before #41
-		{30000, 30.7, false, "dpsgd", TransformWhiten, ""},              // ε = 0.1: n·μ = 977
-		{6000, 3.73, true, "dpsgd", TransformWhiten, ""},                // n·μ = 1608
-		{30000, 3.73, false, "dpfc", TransformWhiten, ""},               // n·μ = 8042
-		{6000, 0.6, false, "dpfc", TransformWhiten, ""},                 // ε = 8: n·μ = 9996
-		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample}, // ε = 0.01: n·μ = 123
-		{AutoThreshold, 1, false, "dpfc", TransformWhiten, ""},          // the thresholds themselves
-		{AutoSampleRidge, 1, false, "dpsgd", TransformWhiten, ""},
-		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample},
-		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample},
-		{AutoFloor, 1, true, "dpsgd", TransformWhiten, ""},
+		{600, 12, false, "dpplmean", TransformNone, "", 0},                    // ε = 0.3: n·μ = 50, below the gate's floor
+		{600, 7.5, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate}, // n·μ = 80: gated
+		{600, 7.5, true, "dpplmean", TransformNone, "", 0},                    // with public features: no transform
+		{AutoGateFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
+		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample, 0},    // ε = 1: n·μ = 161
+		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample, 0},     // ε = 0.1: n·μ = 194
+		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample, 0},       // ε = 4: n·μ = 571
+		{600, 3.73, true, "dpsgd", TransformWhiten, "", 0},                 // public features: the rule before #41
+		{30000, 30.7, false, "dpsgd", TransformWhiten, "", 0},              // ε = 0.1: n·μ = 977
+		{6000, 3.73, true, "dpsgd", TransformWhiten, "", 0},                // n·μ = 1608
+		{30000, 3.73, false, "dpfc", TransformWhiten, "", 0},               // n·μ = 8042
+		{6000, 0.6, false, "dpfc", TransformWhiten, "", 0},                 // ε = 8: n·μ = 9996
+		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample, 0}, // ε = 0.01: n·μ = 123
+		{AutoThreshold, 1, false, "dpfc", TransformWhiten, "", 0},          // the thresholds themselves
+		{AutoSampleRidge, 1, false, "dpsgd", TransformWhiten, "", 0},
+		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample, 0},
+		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
+		{AutoFloor, 1, true, "dpsgd", TransformWhiten, "", 0},
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 0)
-		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
+		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("n = %v, z* = %v, public %v: %+v, want %s %s %q", c.n, c.zStar, c.public, got, c.method, c.transform, c.ridge)
 		}
 	}
@@ -60,7 +64,7 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{6000, 3.73, false, 256, "dpsgd", 0, false},   // n·μ = 1608
 		{600, 12, true, 256, "dpplmean", 0, false},    // public features: the transform is theirs
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, c.d)
+		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d)
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
 			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
@@ -88,5 +92,21 @@ func TestAutoRunsItsChoice(t *testing.T) {
 	}
 	if _, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, Params: map[string]float64{"lr": 1}}); err == nil || !strings.Contains(err.Error(), "auto has no hyperparameter lr") {
 		t.Errorf("auto with a hyperparameter: %v", err)
+	}
+}
+
+// TestGateTells: auto gates its whitening below AutoFloor only where the
+// gate's estimate of ‖m‖² has a standard deviation of at most half the
+// gate on spread features: from n·μ ≈ 47.6 at D = 256, ≈ 40 at D = 128
+// (√(2D)/(s²·0.05) ≤ 0.2).
+func TestGateTells(t *testing.T) {
+	for _, c := range []struct {
+		snr  float64
+		dim  int
+		want bool
+	}{{50, 256, true}, {47, 256, false}, {48, 256, true}, {41, 128, true}, {39, 128, false}, {99, 2048, true}, {20, 16, false}} {
+		if got := gateTells(600, 600/c.snr, c.dim); got != c.want {
+			t.Errorf("n·μ = %v, D = %d: %v, want %v", c.snr, c.dim, got, c.want)
+		}
 	}
 }

@@ -103,6 +103,9 @@ type Options struct {
 	rel *accounting.Release
 	// auto is why auto chose the method being fitted ("" otherwise).
 	auto string
+	// gate is how a gated transform's test came out ("" when not gated;
+	// TransformSpec.Gate).
+	gate string
 	// examples is the true number of training examples (n; below the
 	// rows when examples have several rows).
 	examples int
@@ -263,7 +266,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := prepareOptions(m, &o, d.N, d.Examples()); err != nil {
 		return nil, err
 	}
-	if m, err = resolveAuto(m, int64(d.Examples()), &o); err != nil {
+	if m, err = resolveAuto(m, int64(d.Examples()), d.D, &o); err != nil {
 		return nil, err
 	}
 	t, err := learnTransform(ctx, m, DataRows(d), &o)
@@ -367,6 +370,12 @@ func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Opt
 	}
 	res.Method = m.Name
 	recordTransform(res, t, o.Transform, m.Private)
+	if o.gate != "" {
+		if res.Hyperparameters == nil {
+			res.Hyperparameters = map[string]any{}
+		}
+		res.Hyperparameters["transform_gate"] = o.gate
+	}
 	if o.auto != "" {
 		if res.Hyperparameters == nil {
 			res.Hyperparameters = map[string]any{}

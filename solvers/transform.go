@@ -125,6 +125,27 @@ type TransformSpec struct {
 	BasisName string
 	// Ridge is whiten's ridge ν, one of TransformRidges; "" is RidgeNoise.
 	Ridge string
+	// Gate, when > 0 (a private pca or whiten, not from Public or Basis),
+	// makes the second stage conditional on the released mean: only when
+	// ‖m‖², estimated from the noisy sum (‖Σx̂ + noise‖²/n² less the
+	// noise's expected D·σ²/n²), is at least Gate — the features are
+	// concentrated, as those of images unlike the encoder's data are — is
+	// the second-moment matrix released and the transform learned. Below
+	// it the fit has no transform, and the matrix's share of the budget
+	// goes to the method. The test reads a release only (post-processing);
+	// the releases that follow it are chosen from it, which Gaussian DP
+	// allows as long as the squares of their μ sum to the target on every
+	// path (Smith & Thakurta 2022, "Fully adaptive composition for Gaussian
+	// differential privacy": a filter with the nonadaptive parameters):
+	// the method is calibrated to what is left either way. auto's rule
+	// from n·μ = 60 to 100 (ChooseAuto).
+	Gate float64
+}
+
+// gated reports whether the spec's second stage waits on the mean
+// (Gate).
+func (s TransformSpec) gated() bool {
+	return s.Gate > 0 && s.Public == nil && s.Basis == nil && (s.Kind == TransformPCA || s.Kind == TransformWhiten)
 }
 
 // basis reports whether the spec takes its directions from Basis.
@@ -179,6 +200,12 @@ func CheckTransform(m Method, s TransformSpec) error {
 		if err := accounting.CheckFraction("the transform's share of the budget", s.Share); err != nil {
 			return err
 		}
+	}
+	switch {
+	case s.Gate < 0 || s.Gate >= 1 || math.IsNaN(s.Gate):
+		return fmt.Errorf("the transform's gate is a squared norm of a mean of unit rows, in [0, 1), got %v", s.Gate)
+	case s.Gate > 0 && !s.gated():
+		return fmt.Errorf("a gate applies to a private pca or whiten learned from the training rows, not %s from public or basis rows", s.Kind)
 	}
 	if m.Private && m.Pure && s.Public == nil {
 		return fmt.Errorf("%s is pure ε-DP and a private transform uses the Gaussian mechanism: learn it from public features (--public) or use --transform none", m.Name)
@@ -318,7 +345,11 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			stds[0], mechs = mean[0], mm
 		}
 		if private {
-			if err := chargeTransform(o, mechs); err != nil {
+			charge := mechs
+			if spec.gated() && !o.rel.DryRun() {
+				charge = mechs[:1] // the matrix once the gate opens
+			}
+			if err := chargeTransform(o, charge); err != nil {
 				return nil, err
 			}
 		}
@@ -346,9 +377,16 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	}
 	n := float64(total)
 	if private {
-		o.released("transform mean", 0, o.Gaussian("transform mean", sum, stds[0], 1), sum)
+		used := o.Gaussian("transform mean", sum, stds[0], 1)
+		o.released("transform mean", 0, used, sum)
 		if n, err = o.Rows(total); err != nil {
 			return nil, err
+		}
+		if spec.gated() {
+			open, err := transformGate(o, spec, sum, math.Max(n, 1), used)
+			if err != nil || !open {
+				return nil, err
+			}
 		}
 	}
 	n = math.Max(n, 1)
@@ -393,6 +431,29 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), bstd, false, o)
 	}
 	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, std, private, o)
+}
+
+// transformGate is a gated spec's test (TransformSpec.Gate) on the noisy
+// sum of n unit rows, each coordinate's noise of std: it records the
+// outcome, and charges the second stage's release when the gate opens.
+func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64) (bool, error) {
+	var ss float64
+	for _, v := range sum {
+		ss += v * v
+	}
+	est := (ss - float64(len(sum))*std*std) / (n * n)
+	if est < spec.Gate {
+		o.gate = fmt.Sprintf("closed: ‖m‖² ≈ %.2f < %g, no transform", est, spec.Gate)
+		o.note("transform gate %s", o.gate)
+		return false, nil
+	}
+	o.gate = fmt.Sprintf("open: ‖m‖² ≈ %.2f ≥ %g", est, spec.Gate)
+	o.note("transform gate %s", o.gate)
+	_, mechs, err := transformReleases(o, spec, true)
+	if err != nil {
+		return false, err
+	}
+	return true, chargeTransform(o, mechs[1:])
 }
 
 // transformMean sums the rows' unit x̂ (D values each, weighted by its share of its

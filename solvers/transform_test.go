@@ -210,6 +210,10 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter}, NoNormalize: true}, "unit-normalised"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Ridge: "tiny"}}, "unknown transform ridge"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Ridge: RidgeSample}}, "whiten only"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 1}}, "in [0, 1)"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Gate: 0.4}}, "a gate applies to a private pca or whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Public: blobs(20, 4, 2, 3)}}, "a gate applies to a private pca or whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Basis: blobs(20, 4, 2, 3)}}, "a gate applies to a private pca or whiten"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
@@ -347,4 +351,83 @@ func (r *recordingCharger) Charge(g accounting.Guarantee) error {
 func (r *recordingCharger) Settle(g accounting.Guarantee) error {
 	r.settled = append(r.settled, g)
 	return nil
+}
+
+// TestTransformGate: a gated whitening (TransformSpec.Gate) releases the
+// mean first; on concentrated features (‖m‖² ≈ 0.9) it goes on to the
+// second-moment matrix and whitens, on spread ones (‖m‖² < 0.2) it stops
+// there, fits without a transform and gives the matrix's share to the
+// method (a smaller noise multiplier). Either way the fit meets its
+// target tightly, every charge (the plan after each release is chosen,
+// then the settled whole) is the target itself, and the guarantee lists
+// the releases that were made.
+func TestTransformGate(t *testing.T) {
+	spread := blobs(600, 12, 3, 5)
+	var m2 float64
+	mean := make([]float64, spread.D)
+	for i := 0; i < spread.N; i++ {
+		row := append([]float64(nil), spread.Row(i)...)
+		Preprocessing{Normalize: true}.Apply(row)
+		for j, v := range row {
+			mean[j] += v / float64(spread.N)
+		}
+	}
+	for _, v := range mean {
+		m2 += v * v
+	}
+	if m2 > 0.2 {
+		t.Fatalf("the spread blobs have ‖m‖² = %v", m2)
+	}
+	z := map[bool]float64{}
+	for _, c := range []struct {
+		d      *Data
+		open   bool
+		matrix bool
+	}{{shifted(600, 12, 3, 5), true, true}, {spread, false, false}} {
+		var charged []float64
+		o := Options{
+			Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2), Charger: accounting.ChargeFunc(func(g accounting.Guarantee) error {
+				charged = append(charged, float64(*g.Mu))
+				return nil
+			})},
+			Transform: TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Gate: AutoGate},
+		}
+		res, err := Fit(context.Background(), "dpls", c.d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate, _ := res.Hyperparameters["transform_gate"].(string)
+		if strings.HasPrefix(gate, "open") != c.open || (res.Prep.Transform != nil) != c.open || (c.open && res.Prep.Transform.Kind != TransformWhiten) {
+			t.Errorf("open %v: gate %q, transform %+v", c.open, gate, res.Prep.Transform)
+		}
+		names := ""
+		for _, m := range res.Guarantee.Mechanisms {
+			names += m.Name + "; "
+		}
+		if !strings.Contains(names, "transform: noisy feature sum") || strings.Contains(names, "second-moment") != c.matrix {
+			t.Errorf("open %v: the guarantee lists %s", c.open, names)
+		}
+		if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
+			t.Errorf("open %v: ε = %v, want within [0.99, 1]", c.open, eps)
+		}
+		if want := 2 + b2i(c.open); len(charged) != want {
+			t.Errorf("open %v: charged %d times, want %d", c.open, len(charged), want)
+		}
+		for _, mu := range charged {
+			if math.Abs(mu-float64(*res.Guarantee.Mu)) > 1e-9 {
+				t.Errorf("open %v: charged μ = %v, the whole %v", c.open, mu, *res.Guarantee.Mu)
+			}
+		}
+		z[c.open] = res.NoiseMultiplier
+	}
+	if z[false] >= z[true] {
+		t.Errorf("the closed gate's method has noise multiplier %v, the open one's %v: it did not get the matrix's share", z[false], z[true])
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
