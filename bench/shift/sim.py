@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""A NumPy model of auto's small-data path, to screen directions before a Go bench (issue 41).
+
+Not dpfeat's code and not a claim about it: a re-implementation of what its releases do, fast
+enough to try a direction in minutes, whose figures only rank directions. What it models
+(solvers/transform.go, prototypes/prototypes.go, solvers/dpsgd.go):
+
+  - GDP budget μ from (ε, δ); the transform takes `share` of μ², split 1:3 between the noisy
+    feature sum (the mean) and the noisy second-moment matrix of the centred, renormalised rows
+    (symmetric noise); whitening scales direction i by 1/sqrt(max(λ_i, 0) + ν), ν = 4/sqrt(n·D)
+    (the sample ridge); rows are renormalised after it;
+  - DPPL-Mean: noisy class sums of the unit rows (noise z per coordinate), cosine distance;
+  - DP-SGD: full-batch Adam on the one-vs-all sigmoid loss, clip 1 jointly over classes,
+    bias −10, 50 steps, lr 0.2.
+
+Variants (comma-separated; the rest of μ² after the transform goes to the method):
+  none                  DPPL-Mean on the unit rows, no transform
+  center                DPPL-Mean after centring alone (5% of μ²)
+  proto[:SHARE]         DPPL-Mean on the whitening (SHARE of μ², default 0.2): auto at n·μ 100–300
+  proto-noise[:SHARE]   the same with the noise ridge 2√D·σ/n
+  oracle-mean[:SHARE]   the same with the mean exact (what its noise costs)
+  oracle-matrix[:SHARE] the same with the second-moment matrix exact
+  sgd[:T]               DP-SGD on the whitening, T steps
+  warm:A:ALPHA[:T]      A of the method's μ² to DPPL-Mean, whose unit prototypes start DP-SGD
+                        (weights ALPHA·p̂_c, logits −3) on the rest
+  avg:A:ALPHA           the same split; the scores are DP-SGD's logits + ALPHA·cos(x, p̂_c)
+  pool:K/VARIANT        VARIANT on the features average-pooled into K groups of consecutive
+                        coordinates (renormalised), as DPPL-Mean's k_pool does
+  orp:K/VARIANT         VARIANT on a seeded orthonormal projection to K dimensions
+
+Input: NumPy exports of bench/out/shift-small (its Arrow files through
+`dpfeat convert --in X.arrow --out X.npz`), a subsample of n = 600 private rows per seed.
+
+  python3 bench/shift/sim.py EPS VARIANTS [ENCODERS] [SEEDS]
+  python3 bench/shift/sim.py 1 proto,warm:0.5:20 resnet,vit 3
+"""
+import os
+import sys
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+DIR = "bench/out/shift-small/"
+SETS = ["invert", "rot90", "blur", "edge"]  # and "id" (in distribution) with SETS=...
+DELTA = 1e-5
+N = int(os.environ.get("SIM_N", "600"))  # private rows per seed (at most the file's 7,000)
+
+
+def gdp_mu(eps, delta):
+    """The μ of μ-GDP whose (ε, δ) curve passes through (eps, delta)."""
+    f = lambda m: norm.cdf(-eps / m + m / 2) - np.exp(eps) * norm.cdf(-eps / m - m / 2) - delta
+    return brentq(f, 1e-4, 50)
+
+
+def unit(x):
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def whiten(x, rng, std_mean, std_matrix, ridge="sample"):
+    """Private centring and sample-ridge whitening of unit rows x: (mean, projection)."""
+    n, d = x.shape
+    s = x.sum(0)
+    if std_mean > 0:
+        s = s + rng.normal(0, std_mean, d)
+    mean = s / n
+    y = unit(x - mean)
+    g = y.T @ y
+    if std_matrix > 0:
+        u = np.triu(rng.normal(0, std_matrix, (d, d)))
+        g = g + u + np.triu(u, 1).T
+    vals, vecs = np.linalg.eigh(g / n)
+    nu = (4 / np.sqrt(n * d) if ridge == "sample" else 2 * np.sqrt(d) * std_matrix / n) + 1e-6 * max(vals[-1], 0)
+    return mean, (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
+
+
+def through(x, mean, proj):
+    return unit((x - mean) @ proj.T)
+
+
+def class_sums(z, y, m, std, rng):
+    s = np.zeros((m, z.shape[1]))
+    np.add.at(s, y, z)
+    return s + rng.normal(0, std, s.shape)
+
+
+def dpsgd(z, y, m, std, rng, steps=50, lr=0.2, theta=None):
+    """Full-batch DP-Adam, one-vs-all sigmoid, clip 1; std is the noise per step."""
+    n, d = z.shape
+    u = np.hstack([z, np.ones((n, 1))]) / np.sqrt(2)
+    onehot = np.eye(m)[y]
+    if theta is None:
+        theta = np.zeros((m, d + 1))
+        theta[:, -1] = -10 * np.sqrt(2)
+    m1, m2 = np.zeros_like(theta), np.zeros_like(theta)
+    for t in range(1, steps + 1):
+        r = 1 / (1 + np.exp(-np.clip(u @ theta.T, -50, 50))) - onehot
+        f = np.minimum(1, 1 / np.maximum(np.linalg.norm(r, axis=1) * np.linalg.norm(u, axis=1), 1e-12))
+        g = ((r * f[:, None]).T @ u + rng.normal(0, std, theta.shape)) / n
+        m1, m2 = 0.9 * m1 + 0.1 * g, 0.999 * m2 + 0.001 * g * g
+        theta = theta - lr * (m1 / (1 - 0.9**t)) / (np.sqrt(m2 / (1 - 0.999**t)) + 1e-8)
+    return theta
+
+
+def logits(theta, z):
+    return np.hstack([z, np.ones((len(z), 1))]) @ theta.T / np.sqrt(2)
+
+
+def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
+    if "/" in variant:  # PRE/VARIANT: a public projection to K dimensions first
+        pre, variant = variant.split("/", 1)
+        how, k = pre.split(":")
+        k = int(k)
+        if how == "pool":  # average-pooled, DPPL-Mean's k_pool (D/K each)
+            x, xt = [unit(v.reshape(len(v), k, -1).mean(2)) for v in (x, xt)]
+        else:  # orthonormal rows (QR of a seeded Gaussian): no row grows, none renormalised
+            q, _ = np.linalg.qr(np.random.default_rng(12345).normal(size=(x.shape[1], k)))
+            x, xt = x @ q, unit(xt) @ q
+    parts = variant.split(":")
+    kind = parts[0]
+    rng = np.random.default_rng(seed)
+    zstar = 1 / gdp_mu(eps, DELTA)
+    if kind == "none":
+        return np.mean(np.argmax(xt @ unit(class_sums(x, y, m, zstar, rng)).T, 1) == yt)
+    if kind == "center":
+        mean = (x.sum(0) + rng.normal(0, zstar / np.sqrt(0.05), x.shape[1])) / len(x)
+        s = class_sums(unit(x - mean), y, m, zstar / np.sqrt(0.95), rng)
+        return np.mean(np.argmax(unit(xt - mean) @ unit(s).T, 1) == yt)
+    ridge = "sample"
+    if kind == "proto-noise":  # the noise ridge 2√D·σ/n instead
+        kind, ridge = "proto", "noise"
+    share = float(parts[1]) if kind in ("proto", "oracle-mean", "oracle-matrix") and len(parts) > 1 else 0.2
+    std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
+    rest = zstar / np.sqrt(1 - share)  # the method's noise multiplier for one release
+    mean, proj = whiten(x, rng, 0 if kind == "oracle-mean" else std_mean, 0 if kind == "oracle-matrix" else std_matrix, ridge)
+    z, zt = through(x, mean, proj), through(xt, mean, proj)  # x, xt: unit rows, or their projections
+    if kind in ("proto", "oracle-mean", "oracle-matrix"):
+        pred = np.argmax(zt @ unit(class_sums(z, y, m, rest, rng)).T, 1)
+    elif kind == "sgd":
+        steps = int(parts[1]) if len(parts) > 1 else 50
+        pred = np.argmax(logits(dpsgd(z, y, m, rest * np.sqrt(steps), rng, steps), zt), 1)
+    elif kind in ("warm", "avg"):
+        a, alpha = float(parts[1]), float(parts[2])
+        steps = int(parts[3]) if len(parts) > 3 else 50
+        p = unit(class_sums(z, y, m, rest / np.sqrt(a), rng))
+        std = rest / np.sqrt(1 - a) * np.sqrt(steps)
+        if kind == "warm":
+            theta = np.hstack([alpha * p * np.sqrt(2), np.full((m, 1), -3 * np.sqrt(2))])
+            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps, theta=theta), zt), 1)
+        else:
+            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps), zt) + alpha * unit(zt) @ p.T, 1)
+    else:
+        sys.exit(f"sim.py: unknown variant {variant!r}")
+    return np.mean(pred == yt)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    eps, variants = float(sys.argv[1]), sys.argv[2].split(",")
+    encoders = sys.argv[3].split(",") if len(sys.argv) > 3 else ["resnet", "vit"]
+    seeds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    sets = sys.argv[5].split(",") if len(sys.argv) > 5 else SETS
+    print(f"ε = {eps}, n = {N}, medians of {seeds} seeds\n")
+    print("| features | " + " | ".join(variants) + " |")
+    print("|---" * (len(variants) + 1) + "|")
+    cells = []
+    for enc in encoders:
+        for name in sets:
+            a, b = np.load(f"{DIR}{name}-fmnist-{enc}-private.npz"), np.load(f"{DIR}{name}-fmnist-{enc}-test.npz")
+            acc = np.zeros((seeds, len(variants)))
+            for seed in range(seeds):
+                idx = np.random.default_rng(1000 + seed).choice(len(a["X"]), N, replace=False)
+                x, y = unit(a["X"][idx].astype(np.float64)), a["y"][idx]
+                for j, v in enumerate(variants):
+                    acc[seed, j] = accuracy(v, x, y, unit(b["X"].astype(np.float64)), b["y"], eps, seed)
+            cells.append(np.median(acc, 0))
+            print(f"| {name}-{enc} | " + " | ".join(f"{v:.3f}" for v in cells[-1]) + " |", flush=True)
+    print("| mean | " + " | ".join(f"{v:.3f}" for v in np.mean(cells, 0)) + " |")
+
+
+if __name__ == "__main__":
+    main()
