@@ -61,8 +61,8 @@ func basisDims(d int) int {
 // z*/(n·√share) the mean's noise per coordinate (the mean's share of the
 // default whitening's), is at most half the gate, so that spread
 // features open it by noise alone at most about 2% of the time (a
-// two-σ margin). Below that (n·μ ≈ 47 for D = 256, 40 for 128) auto
-// fits without a transform.
+// two-σ margin): from n·μ = √(100·√(2D)), ≈ 48 for D = 256, 63 for 768
+// and 80 for 2048. Below it auto fits without a transform.
 func gateTells(n, zStar float64, dim int) bool {
 	share := DefaultTransformShare(TransformWhiten) * weightMean / (weightMean + weightMatrix)
 	sigma := zStar / (n * math.Sqrt(share))
