@@ -97,14 +97,14 @@ func TestAutoRunsItsChoice(t *testing.T) {
 
 // TestGateTells: auto gates its whitening below AutoFloor only where the
 // gate's estimate of ‖m‖² has a standard deviation of at most half the
-// gate on spread features: from n·μ ≈ 47.6 at D = 256, ≈ 40 at D = 128
-// (√(2D)/(s²·0.05) ≤ 0.2).
+// gate on spread features: from n·μ ≈ 47.6 at D = 256, ≈ 40 at 128, ≈ 62.6
+// at 768 and 80 at 2048 (√(2D)/(s²·0.05) ≤ 0.2).
 func TestGateTells(t *testing.T) {
 	for _, c := range []struct {
 		snr  float64
 		dim  int
 		want bool
-	}{{50, 256, true}, {47, 256, false}, {48, 256, true}, {41, 128, true}, {39, 128, false}, {99, 2048, true}, {20, 16, false}} {
+	}{{50, 256, true}, {47, 256, false}, {48, 256, true}, {41, 128, true}, {39, 128, false}, {62, 768, false}, {63, 768, true}, {79, 2048, false}, {81, 2048, true}, {20, 16, false}} {
 		if got := gateTells(600, 600/c.snr, c.dim); got != c.want {
 			t.Errorf("n·μ = %v, D = %d: %v, want %v", c.snr, c.dim, got, c.want)
 		}
