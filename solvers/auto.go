@@ -64,8 +64,7 @@ func basisDims(d int) int {
 // two-σ margin): from n·μ = √(100·√(2D)), ≈ 48 for D = 256, 63 for 768
 // and 80 for 2048. Below it auto fits without a transform.
 func gateTells(n, zStar float64, dim int) bool {
-	share := DefaultTransformShare(TransformWhiten) * weightMean / (weightMean + weightMatrix)
-	sigma := zStar / (n * math.Sqrt(share))
+	sigma := zStar / (n * math.Sqrt(TransformSpec{Kind: TransformWhiten}.meanShare()))
 	return math.Sqrt(2*float64(dim))*sigma*sigma <= AutoGate/2
 }
 
@@ -243,7 +242,7 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	case spec.Public != nil:
 		c.Why += fmt.Sprintf(", %s transform from the public features (free)", spec.Kind)
 	case spec.gated():
-		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget (%g%% for the mean, the rest to the method if the gate stays closed)", spec.Kind, 100*spec.share(), 100*spec.share()*weightMean/(weightMean+weightMatrix))
+		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget (%g%% for the mean, the rest to the method if the gate stays closed)", spec.Kind, 100*spec.share(), 100*spec.meanShare())
 	case spec.Ridge == RidgeSample:
 		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget", spec.Kind, 100*spec.share())
 	case spec.basis():

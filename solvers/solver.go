@@ -370,17 +370,13 @@ func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Opt
 	}
 	res.Method = m.Name
 	recordTransform(res, t, o.Transform, m.Private)
-	if o.gate != "" {
-		if res.Hyperparameters == nil {
-			res.Hyperparameters = map[string]any{}
+	for k, v := range map[string]string{"transform_gate": o.gate, "auto": o.auto} {
+		if v != "" {
+			if res.Hyperparameters == nil {
+				res.Hyperparameters = map[string]any{}
+			}
+			res.Hyperparameters[k] = v
 		}
-		res.Hyperparameters["transform_gate"] = o.gate
-	}
-	if o.auto != "" {
-		if res.Hyperparameters == nil {
-			res.Hyperparameters = map[string]any{}
-		}
-		res.Hyperparameters["auto"] = o.auto
 	}
 	for _, k := range res.read {
 		if _, ok := m.Param(k); !ok {

@@ -156,6 +156,12 @@ func (s TransformSpec) basis() bool {
 // Enabled reports whether a transform is asked for.
 func (s TransformSpec) Enabled() bool { return s.Kind != "" && s.Kind != TransformNone }
 
+// meanShare is the share of the budget the mean's release takes within
+// a pca or whiten transform's (transformReleases' weights).
+func (s TransformSpec) meanShare() float64 {
+	return s.share() * weightMean / (weightMean + weightMatrix)
+}
+
 // share is the budget share the spec's private releases take.
 func (s TransformSpec) share() float64 {
 	switch {
@@ -328,6 +334,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	// has no Gaussian release to compare with (and may have δ = 0): its
 	// public transform is exact.
 	var stds []float64
+	var deferred []accounting.Mechanism // a gated spec's matrix, charged once the gate opens
 	if m.Private && !m.Pure {
 		var mechs []accounting.Mechanism
 		var err error
@@ -345,11 +352,10 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			stds[0], mechs = mean[0], mm
 		}
 		if private {
-			charge := mechs
 			if spec.gated() && !o.rel.DryRun() {
-				charge = mechs[:1] // the matrix once the gate opens
+				mechs, deferred = mechs[:1], mechs[1:]
 			}
-			if err := chargeTransform(o, charge); err != nil {
+			if err := chargeTransform(o, mechs); err != nil {
 				return nil, err
 			}
 		}
@@ -383,7 +389,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 			return nil, err
 		}
 		if spec.gated() {
-			open, err := transformGate(o, spec, sum, math.Max(n, 1), used)
+			open, err := transformGate(o, spec, sum, math.Max(n, 1), used, deferred)
 			if err != nil || !open {
 				return nil, err
 			}
@@ -435,8 +441,9 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 
 // transformGate is a gated spec's test (TransformSpec.Gate) on the noisy
 // sum of n unit rows, each coordinate's noise of std: it records the
-// outcome, and charges the second stage's release when the gate opens.
-func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64) (bool, error) {
+// outcome, and charges the second stage's releases (deferred) when the
+// gate opens.
+func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64, deferred []accounting.Mechanism) (bool, error) {
 	var ss float64
 	for _, v := range sum {
 		ss += v * v
@@ -449,11 +456,7 @@ func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64
 	}
 	o.gate = fmt.Sprintf("open: ‖m‖² ≈ %.2f ≥ %g", est, spec.Gate)
 	o.note("transform gate %s", o.gate)
-	_, mechs, err := transformReleases(o, spec, true)
-	if err != nil {
-		return false, err
-	}
-	return true, chargeTransform(o, mechs[1:])
+	return true, chargeTransform(o, deferred)
 }
 
 // transformMean sums the rows' unit x̂ (D values each, weighted by its share of its
