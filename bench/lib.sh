@@ -18,6 +18,14 @@ features() {
 	esac
 }
 
+# publish NAME: bench/results/NAME.md.tmp, written whole by the caller
+# (a failed run stops the script before this), replaces NAME.md, and
+# RESULTS.md is rebuilt.
+publish() {
+	mv "bench/results/$1.md.tmp" "bench/results/$1.md"
+	assemble
+}
+
 # assemble rebuilds bench/RESULTS.md from the committed sections in
 # bench/results/, so running one benchmark keeps the others' tables.
 assemble() {

@@ -54,8 +54,7 @@ if [ "${1:-}" = basis ]; then
 		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 0.3 -seeds "${SEEDS:-5}" -configs auto,auto@basis
 		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -configs auto,auto@basis
 	} | tee bench/results/shift-basis.md.tmp
-	mv bench/results/shift-basis.md.tmp bench/results/shift-basis.md
-	assemble
+	publish shift-basis
 	exit 0
 fi
 if [ "${1:-}" = ridge ]; then
@@ -77,8 +76,7 @@ if [ "${1:-}" = ridge ]; then
 		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpsgd+whiten,auto -before dpsgd+whiten
 	} | tee bench/results/shift-ridge.md.tmp
-	mv bench/results/shift-ridge.md.tmp bench/results/shift-ridge.md
-	assemble
+	publish shift-ridge
 	exit 0
 fi
 if [ "${1:-}" = gate ]; then
@@ -100,8 +98,7 @@ if [ "${1:-}" = gate ]; then
 		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.03 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpplmean+whiten^sample,auto -before dpplmean
 	} | tee bench/results/shift-gate.md.tmp
-	mv bench/results/shift-gate.md.tmp bench/results/shift-gate.md
-	assemble
+	publish shift-gate
 	exit 0
 fi
 if [ "${1:-}" = rule ]; then
@@ -116,8 +113,7 @@ if [ "${1:-}" = rule ]; then
 		go run ./bench/shift/run -rule -sets "$sets" -n 600,6000,0 -eps 0.1,1,8 -seeds 1 -refs "" \
 			-configs dpsgd+center,dpsgd+whiten,dpfc+center,dpfc+whiten,dpls+whiten
 	} | tee bench/results/shift-rule.md.tmp
-	mv bench/results/shift-rule.md.tmp bench/results/shift-rule.md
-	assemble
+	publish shift-rule
 	exit 0
 fi
 {
@@ -131,5 +127,4 @@ fi
 	echo "default hyperparameters; auto@public learns its transform from the public file. Non-private references on the same rows."
 	go run ./bench/shift/run -sets "$sets" -n 600,6000,0 -eps 0.1,1,8 -seeds "${SEEDS:-3}" "$@"
 } | tee bench/results/shift.md.tmp
-mv bench/results/shift.md.tmp bench/results/shift.md
-assemble
+publish shift

@@ -90,6 +90,5 @@ secs=$(cat "$took" 2>/dev/null || echo "?")
 	echo "ε = 0.1 the most); on inverted images it beats them in 4 of 12 cells and is 2.8 to 12.2 points below plain. Its"
 	echo "fits cost about 1.6 times k4m2's (6 rows per example plus the soft labels' second rows)."
 } >bench/results/views.md.tmp
-mv bench/results/views.md.tmp bench/results/views.md
-assemble
+publish views
 cat bench/results/views.md
