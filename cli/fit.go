@@ -86,7 +86,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
 		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},
-		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), what auto uses below n·μ = 700)"},
+		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), n the training rows, what auto uses below n·μ = 700)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
 		&ucli.BoolFlag{Name: "n-public", Value: true, Usage: "treat the number of training examples n as public (listed in the guarantee); --n-public=false releases a noisy n̂ from --n-share of the budget instead and uses it everywhere (dpls, dpfc, dpnewton, dpsgd, dplp)"},

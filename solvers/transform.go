@@ -34,7 +34,9 @@ const (
 	// sampling error of the second moment of n unit rows spread over D
 	// directions (2√(D/n)·1/D, the Marchenko–Pastur edge), whatever the
 	// release's noise: every direction is equalised but those a sample of
-	// n cannot tell apart. Auto's choice in the small-data band (#41,
+	// n cannot tell apart. n is the training rows' count (the method's
+	// fit is what the ridge guards) even when the statistics come from
+	// public or basis rows. Auto's choice in the small-data band (#41,
 	// ChooseAuto).
 	RidgeSample = "sample"
 )
@@ -83,8 +85,9 @@ var TransformKinds = []string{TransformNone, TransformCenter, TransformStandardi
 // are). The method renormalises t. With Public set, every statistic comes
 // from public rows at no privacy cost (PCA from public data, as in Tramèr
 // & Boneh and DPPL's public set), with τ and ν still those the private
-// releases would have: how much of the spectrum to trust depends on the
-// noise the method faces. For a non-private reference the statistics are
+// releases would have (RidgeSample's ν that of the training rows' count):
+// how much of the spectrum to trust depends on the noise and the sample
+// the method faces. For a non-private reference the statistics are
 // the training rows' exactly.
 //
 // Privacy: x̂ has norm ≤ 1, so Σx̂ (L2), Σx̂∘x̂ (L2: ‖x̂∘x̂‖ ≤ ‖x̂‖²) and
@@ -396,6 +399,14 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		}
 	}
 	n = math.Max(n, 1)
+	// RidgeSample's ν is set by the training rows' count, whatever rows
+	// the statistics come from: it guards the method's fit on them.
+	train := n
+	if public != nil {
+		if train, err = o.Rows(ExamplesOf(rows)); err != nil {
+			return nil, err
+		}
+	}
 	t := &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}
 	if spec.Public != nil {
 		t.Source = "public"
@@ -434,9 +445,9 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if spec.Kind == TransformPCA && spec.Dims > 0 {
 			bstd = 0
 		}
-		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), bstd, false, o)
+		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), math.Max(train, 1), bstd, false, o)
 	}
-	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, std, private, o)
+	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, math.Max(train, 1), std, private, o)
 }
 
 // transformGate is a gated spec's test (TransformSpec.Gate) on the noisy
@@ -517,7 +528,7 @@ func transformSecond(ctx context.Context, visit visitRows, mean []float64, matri
 // (public nil) the training rows centred on t.Mean — releases it with
 // noise std when private, sets t's scale or projection from it, rounded
 // to float32 as a classifier file stores them, and checks t.
-func secondStage(ctx context.Context, rows Rows, public visitRows, center []float64, t *preprocessing.Transform, spec TransformSpec, n, std float64, private bool, o *Options) error {
+func secondStage(ctx context.Context, rows Rows, public visitRows, center []float64, t *preprocessing.Transform, spec TransformSpec, n, train, std float64, private bool, o *Options) error {
 	D := t.In
 	matrix := spec.Kind != TransformStandardize
 	var stat []float64
@@ -540,7 +551,7 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, center []floa
 			o.released("transform matrix", 0, used, stat)
 			std = used
 		}
-		err = principal(t, spec, stat, n, std)
+		err = principal(t, spec, stat, n, train, std)
 	} else {
 		if private {
 			used := o.Gaussian("transform squares", stat, std, 1)
@@ -622,7 +633,7 @@ func standardize(t *preprocessing.Transform, sq []float64, n, std float64) {
 // (all but the numerically zero ones when exact), at most spec.Dims;
 // whiten scales direction i by 1/√(λᵢ + ν), or with RidgeSample by
 // 1/√(λᵢ + 4/√(n·D)). None above the noise leaves centring alone.
-func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n, std float64) error {
+func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n, train, std float64) error {
 	D := t.In
 	for i := range gram {
 		gram[i] /= n
@@ -643,7 +654,7 @@ func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n
 	if spec.Kind == TransformWhiten {
 		k = D
 		if spec.Ridge == RidgeSample {
-			nu = 4/math.Sqrt(n*float64(D)) + 1e-6*top
+			nu = 4/math.Sqrt(train*float64(D)) + 1e-6*top
 		}
 	}
 	if spec.Dims > 0 {

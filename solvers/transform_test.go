@@ -197,6 +197,46 @@ func TestPublicTransformIsFree(t *testing.T) {
 	}
 }
 
+// TestPublicSampleRidgeReadsTheTrainingRows: with public features,
+// RidgeSample's ν = 4/√(n·D) takes n from the training rows the method
+// fits, not from the public rows the whitening is learned on (#41: with
+// the public rows' count it was ≈ 7 times smaller at n ≈ 600 and the
+// whitening amplified what 600 rows cannot tell apart). The same public
+// rows with 300 and 1,200 training rows: every direction's 1/scale²,
+// λᵢ + ν, differs by exactly 4/√(300·D) − 4/√(1200·D).
+func TestPublicSampleRidgeReadsTheTrainingRows(t *testing.T) {
+	const D = 8
+	pub := shifted(500, D, 3, 9)
+	for i := range pub.Y {
+		pub.Y[i] = -1
+	}
+	inv := map[int][]float64{}
+	for _, n := range []int{300, 1200} {
+		o := Options{
+			Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)},
+			Transform: TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Public: pub, PublicName: "pub.arrow"},
+		}
+		res, err := Fit(context.Background(), "dpls", shifted(n, D, 3, 1), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := res.Prep.Transform
+		for r := range tr.Dims {
+			var ss float64
+			for _, v := range tr.Projection[r*D : (r+1)*D] {
+				ss += v * v
+			}
+			inv[n] = append(inv[n], 1/ss)
+		}
+	}
+	want := 4/math.Sqrt(300*D) - 4/math.Sqrt(1200*D)
+	for r := range inv[300] {
+		if got := inv[300][r] - inv[1200][r]; math.Abs(got-want) > 1e-5*want {
+			t.Errorf("direction %d: λ + ν differs by %v between 300 and 1200 training rows, want %v", r, got, want)
+		}
+	}
+}
+
 // TestTransformRefusals: bad requests fail before anything is released.
 func TestTransformRefusals(t *testing.T) {
 	d := blobs(50, 4, 2, 1)
@@ -247,7 +287,7 @@ func TestWhitenRidges(t *testing.T) {
 			gram[i*D+i] = l * n
 		}
 		tr := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: make([]float64, D)}
-		if err := principal(tr, TransformSpec{Kind: TransformWhiten, Ridge: c.ridge}, gram, n, std); err != nil {
+		if err := principal(tr, TransformSpec{Kind: TransformWhiten, Ridge: c.ridge}, gram, n, n, std); err != nil {
 			t.Fatal(err)
 		}
 		nu := c.nu + 1e-6*lambda[0]
