@@ -11,6 +11,7 @@
 #   bench/shift.sh basis     small data with and without a public basis (bench/results/shift-basis.md)
 #   bench/shift.sh ridge     small data: auto's sample-ridge rule against its earlier one (bench/results/shift-ridge.md)
 #   bench/shift.sh gate      below n·μ = 100: auto's gated whitening against no transform (bench/results/shift-gate.md)
+#   bench/shift.sh public    small data with public features: auto@public against a candidate rule (bench/results/shift-public.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -99,6 +100,32 @@ if [ "${1:-}" = gate ]; then
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpplmean+whiten^sample,auto -before dpplmean
 	} | tee bench/results/shift-gate.md.tmp
 	publish shift-gate
+	exit 0
+fi
+if [ "${1:-}" = public ]; then
+	# #41: auto with public features (the set's train rows 0–29999,
+	# unlabelled) against a candidate rule for it at n·μ 100–300: DPPL-Mean
+	# on their whitening with the sample ridge of the training rows (DP-SGD
+	# with it to 700), in one run with the same seeds; auto without them
+	# beside it. n ≈ 600 at ε = 1, 2, 4 (n·μ ≈ 155, 300, 600), n ≈ 6,000
+	# at ε = 0.1 (n·μ ≈ 195). Digits has no public rows.
+	psets=fmnist-resnet,fmnist-vit
+	for e in fmnist-resnet fmnist-vit; do
+		for v in invert rot90 blur edge; do psets="$psets,$v-$e"; done
+	done
+	cfg=dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public,dpplmean+whiten^sample@public,dpsgd+whiten^sample@public
+	{
+		echo "## Small data with public features (issue 41)"
+		echo
+		echo "\`bench/shift.sh public\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@public:"
+		echo "\`fit --method auto --public\` with the set's public rows (train rows 0–29999, unlabelled); the candidates: its"
+		echo "whitening with the training rows' sample ridge under DPPL-Mean and DP-SGD; auto: without the public rows."
+		go run ./bench/shift/run -sets "$psets" -n 600 -eps 1,2,4 -seeds "${SEEDS:-5}" -refs ls \
+			-configs "$cfg" -auto dpplmean+whiten^sample@public -before auto@public
+		go run ./bench/shift/run -sets "$psets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs "$cfg" -auto dpplmean+whiten^sample@public -before auto@public
+	} | tee bench/results/shift-public.md.tmp
+	publish shift-public
 	exit 0
 fi
 if [ "${1:-}" = rule ]; then

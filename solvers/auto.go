@@ -166,6 +166,14 @@ type AutoChoice struct {
 //     (ResNet) and 0.799 → 0.823 (ViT). It also beat
 //     DPPL-Mean on the basis's directions in 7 of 10 shifted cells at
 //     s ≈ 155, so the basis is used below AutoFloor only;
+//   - with public features, the private rule (DPPL-Mean, then DP-SGD,
+//     on their whitening with the sample ridge of the training rows)
+//     was measured as auto@public's rule and not adopted
+//     (bench/results/shift-public.md, 5 seeds): at n ≈ 600 it beat the
+//     rule kept here in 23 of 24 shifted cells (ε = 1: mean 0.543 →
+//     0.626, 1.7 to 7.4 points above auto without them), but at
+//     n ≈ 6,000, ε = 0.1 it lost 0.3 to 1.0 points in 4 of 10 cells
+//     (in distribution, blurred and edge ResNet features);
 //   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
 //     where its many cheap steps beat DP-FC's few full-batch ones (up
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its

@@ -32,6 +32,7 @@ func main() {
 	configs := flag.String("configs", "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public", "configurations")
 	seeds := flag.Int("seeds", 3, "seeds per cell")
 	refs := flag.String("refs", "ls,logreg", "non-private references")
+	flag.StringVar(&autoName, "auto", "auto", "the configuration the summary reads as auto (auto@public: auto with the set's public features)")
 	flag.StringVar(&before, "before", "", "a configuration that is auto's earlier rule on these cells: the summary shows the gap it recovered beside auto's")
 	rule := flag.Bool("rule", false, "print auto's rule table (the configurations' accuracy by n·μ) instead of the auto summary")
 	flag.StringVar(&basisPattern, "basis", "bench/out/fmnist-%s-public.arrow", "a configuration's @basis file, %s the encoder (the set name's last part): public features whose directions its transform takes")
@@ -321,8 +322,9 @@ func ruleTable(cells []cell, epss []string, cfgs []config) error {
 	return nil
 }
 
-// before is the configuration that reproduces auto's earlier rule (-before).
-var before string
+// before is the configuration that reproduces auto's earlier rule
+// (-before); autoName is the one the summary reads as auto (-auto).
+var before, autoName string
 
 // summary prints, per table and ε, the best configuration without auto
 // (today's best default method), auto's accuracy, non-private ls, and
@@ -331,8 +333,8 @@ func summary(cells []cell, epss []string, cfgs []config) {
 	fmt.Printf("\n### auto against the best default method\n\n")
 	fmt.Printf("Gap recovered: (auto − best default) / (ls − best default), when ls is above the best default.\n\n")
 	if before != "" {
-		fmt.Printf("Before: %s, auto's earlier rule on these cells, in the same run (same seeds).\n\n", before)
-		fmt.Printf("| features | n | ε | best default | before | auto | ls | gap recovered before | after |\n|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Printf("Before: %s, %s's earlier rule on these cells, in the same run (same seeds).\n\n", before, autoName)
+		fmt.Printf("| features | n | ε | best default | before | %s | ls | gap recovered before | after |\n|---|---|---|---|---|---|---|---|---|\n", autoName)
 	} else {
 		fmt.Printf("| features | n | ε | best default | auto | auto@public | ls | gap recovered |\n|---|---|---|---|---|---|---|---|\n")
 	}
@@ -347,7 +349,7 @@ func summary(cells []cell, epss []string, cfgs []config) {
 					best, bestName = v, c.name
 				}
 			}
-			auto, pub, ls := cl.median["auto"][e], cl.median["auto@public"][e], cl.ref["ls"]
+			auto, pub, ls := cl.median[autoName][e], cl.median["auto@public"][e], cl.ref["ls"]
 			recovered := func(v float64) string {
 				if ls > best+0.005 {
 					return fmt.Sprintf("%.0f%%", 100*(v-best)/(ls-best))
