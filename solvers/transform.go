@@ -406,6 +406,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if train, err = o.Rows(ExamplesOf(rows)); err != nil {
 			return nil, err
 		}
+		train = math.Max(train, 1)
 	}
 	t := &preprocessing.Transform{Kind: TransformCenter, Source: "private", In: D, Dims: D, Mean: make([]float64, D)}
 	if spec.Public != nil {
@@ -445,9 +446,9 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		if spec.Kind == TransformPCA && spec.Dims > 0 {
 			bstd = 0
 		}
-		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), math.Max(train, 1), bstd, false, o)
+		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), train, bstd, false, o)
 	}
-	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, math.Max(train, 1), std, private, o)
+	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, train, std, private, o)
 }
 
 // transformGate is a gated spec's test (TransformSpec.Gate) on the noisy
@@ -632,7 +633,8 @@ func standardize(t *preprocessing.Transform, sq []float64, n, std float64) {
 // eigenvalues above ν = 2√D·std/n, the noise's expected spectral norm
 // (all but the numerically zero ones when exact), at most spec.Dims;
 // whiten scales direction i by 1/√(λᵢ + ν), or with RidgeSample by
-// 1/√(λᵢ + 4/√(n·D)). None above the noise leaves centring alone.
+// 1/√(λᵢ + 4/√(train·D)), train the training rows' count (n itself
+// when gram is theirs). None above the noise leaves centring alone.
 func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n, train, std float64) error {
 	D := t.In
 	for i := range gram {
