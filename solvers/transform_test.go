@@ -222,11 +222,8 @@ func TestPublicSampleRidgeReadsTheTrainingRows(t *testing.T) {
 		}
 		tr := res.Prep.Transform
 		for r := range tr.Dims {
-			var ss float64
-			for _, v := range tr.Projection[r*D : (r+1)*D] {
-				ss += v * v
-			}
-			inv[n] = append(inv[n], 1/ss)
+			scale := preprocessing.Norm(tr.Projection[r*D : (r+1)*D])
+			inv[n] = append(inv[n], 1/(scale*scale))
 		}
 	}
 	want := 4/math.Sqrt(300*D) - 4/math.Sqrt(1200*D)
@@ -292,12 +289,9 @@ func TestWhitenRidges(t *testing.T) {
 		}
 		nu := c.nu + 1e-6*lambda[0]
 		for r := range D { // rows in descending eigenvalue order
-			norm := 0.0
-			for j := range D {
-				norm += tr.Projection[r*D+j] * tr.Projection[r*D+j]
-			}
-			if want := 1 / math.Sqrt(lambda[r]+nu); math.Abs(math.Sqrt(norm)-want) > 1e-9*want {
-				t.Errorf("ridge %q: direction %d scaled by %v, want %v", c.ridge, r, math.Sqrt(norm), want)
+			scale := preprocessing.Norm(tr.Projection[r*D : (r+1)*D])
+			if want := 1 / math.Sqrt(lambda[r]+nu); math.Abs(scale-want) > 1e-9*want {
+				t.Errorf("ridge %q: direction %d scaled by %v, want %v", c.ridge, r, scale, want)
 			}
 		}
 	}
