@@ -38,6 +38,16 @@ type Scaled interface {
 	GaussianScale() float64
 }
 
+// Quiet is implemented by benchmark noise sources that leave the named
+// releases without noise, to measure what each release's noise costs a fit
+// (bench/shift/run's NAME!RELEASE configurations), while the others draw
+// as usual. A quiet release reports its nominal std as the std used, so
+// what is derived from that std (a noise ridge) stays as calibrated. Like
+// Scaled, for measurement only: with it the guarantee does not hold.
+type Quiet interface {
+	Quiet(release string) bool
+}
+
 // source implements Noise over ChaCha8, a cryptographically strong generator
 // (math/rand/v2). A secure source is keyed with 32 bytes from the operating
 // system's CSPRNG (crypto/rand), so its output cannot be predicted; a seeded

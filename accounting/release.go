@@ -303,14 +303,17 @@ func (r *Release) Symmetric(name string, a []float64, d int, std, sens float64) 
 }
 
 // draw runs add (which returns the std used) unless the release has no
-// noise, and shows Observe the noise it added.
+// noise or a Quiet source leaves it quiet, and shows Observe the noise it
+// added.
 func (r *Release) draw(name string, values []float64, std float64, add func() float64) float64 {
 	var before []float64
 	if r.opt.Observe != nil {
 		before = slices.Clone(values)
 	}
 	used := 0.0
-	if r.opt.Noise != nil && std > 0 {
+	if q, ok := r.opt.Noise.(Quiet); ok && q.Quiet(name) {
+		used = std
+	} else if r.opt.Noise != nil && std > 0 {
 		used = add()
 	}
 	if r.opt.Observe != nil {

@@ -3,6 +3,7 @@ package accounting
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,3 +98,36 @@ type countingNoise struct {
 }
 
 func (c countingNoise) Uint64() uint64 { *c.n++; return c.Noise.Uint64() }
+
+// quietNoise leaves the releases it names without noise (Quiet).
+type quietNoise struct {
+	Noise
+	names []string
+}
+
+func (q quietNoise) Quiet(release string) bool { return slices.Contains(q.names, release) }
+
+// TestQuietReleases: a Quiet source leaves exactly the releases it names
+// unchanged, reporting their nominal std; the others get noise.
+func TestQuietReleases(t *testing.T) {
+	rel, err := NewRelease("m", Approximate, ReleaseOptions{Sigma: 1, Delta: 1e-5, Noise: quietNoise{SeededNoise(1), []string{"mean", "matrix"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		quiet bool
+	}{{"mean", true}, {"matrix", true}, {"sums", false}} {
+		v := make([]float64, 16)
+		var std float64
+		if c.name == "matrix" {
+			std = rel.Symmetric(c.name, v, 4, 2, 1)
+		} else {
+			std = rel.Gaussian(c.name, v, 2, 1)
+		}
+		changed := slices.ContainsFunc(v, func(x float64) bool { return x != 0 })
+		if changed == c.quiet || (c.quiet && std != 2) || std < 2 {
+			t.Errorf("%s: changed %v, std %v (quiet %v)", c.name, changed, std, c.quiet)
+		}
+	}
+}
