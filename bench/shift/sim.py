@@ -27,6 +27,14 @@ Variants (comma-separated; the rest of μ² after the transform goes to the meth
   pool:K/VARIANT        VARIANT on the features average-pooled into K groups of consecutive
                         coordinates (renormalised), as DPPL-Mean's k_pool does
   orp:K/VARIANT         VARIANT on a seeded orthonormal projection to K dimensions
+  oracle-sums[:SHARE]   DPPL-Mean on the whitening as released, its class sums exact
+  eb[:BANDS]            DPPL-Mean on the whitening, its noisy class sums shrunk in BANDS groups of
+                        principal directions by q/(q + σ²), q = mean(s²) − σ² (8; 0: an isotonic q)
+  cap-t[:NU][+lda|+lda1] noise-free ceilings: exact total-covariance whitening (ridge NU, default the
+                        sample ridge) and DPPL-Mean; +lda: unrenormalised rows, score z·μ_c − |μ_c|²/2;
+                        +lda1: renormalised rows, that score
+  cap-w[:NU]            the same with the within-class covariance
+  cap-ls                noise-free least squares on the centred unit rows (ridge 1e-3)
 
 Input: NumPy exports of bench/out/shift-small (its Arrow files through
 `dpfeat convert --in X.arrow --out X.npz`), a subsample of n = 600 private rows per seed.
@@ -55,6 +63,19 @@ def gdp_mu(eps, delta):
 
 def unit(x):
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def pava(v):
+    """Non-increasing least-squares fit (pool adjacent violators)."""
+    vals, sizes = [], []
+    for x in v:
+        vals.append(x); sizes.append(1)
+        while len(vals) > 1 and vals[-2] < vals[-1]:
+            w = sizes[-2] + sizes[-1]
+            vals[-2] = (vals[-2] * sizes[-2] + vals[-1] * sizes[-1]) / w
+            sizes[-2] = w
+            vals.pop(); sizes.pop()
+    return np.repeat(vals, sizes)
 
 
 def whiten(x, rng, std_mean, std_matrix, ridge="sample"):
@@ -117,7 +138,7 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
             q, _ = np.linalg.qr(np.random.default_rng(12345).normal(size=(x.shape[1], k)))
             x, xt = x @ q, unit(xt) @ q
     parts = variant.split(":")
-    kind = parts[0]
+    kind = parts[0].split("+")[0]
     rng = np.random.default_rng(seed)
     zstar = 1 / gdp_mu(eps, DELTA)
     if kind == "none":
@@ -126,29 +147,58 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
         mean = (x.sum(0) + rng.normal(0, zstar / np.sqrt(0.05), x.shape[1])) / len(x)
         s = class_sums(unit(x - mean), y, m, zstar / np.sqrt(0.95), rng)
         return np.mean(np.argmax(unit(xt - mean) @ unit(s).T, 1) == yt)
+    if kind in ("cap-t", "cap-w", "cap-ls"):  # noise-free ceilings: total / within-class whitening, least squares
+        n, d = x.shape
+        mean = x.mean(0)
+        y0 = unit(x - mean)
+        if kind == "cap-ls":
+            a = np.hstack([y0, np.ones((n, 1))])
+            w = np.linalg.solve(a.T @ a + 1e-3 * np.eye(d + 1), a.T @ np.eye(m)[y])
+            return np.mean(np.argmax(np.hstack([unit(xt - mean), np.ones((len(xt), 1))]) @ w, 1) == yt)
+        if kind == "cap-w":
+            cm = np.zeros((m, d))
+            np.add.at(cm, y, y0)
+            cm /= np.maximum(np.bincount(y, minlength=m), 1)[:, None]
+            r = y0 - cm[y]
+            g = r.T @ r / n
+        else:
+            g = y0.T @ y0 / n
+        vals, vecs = np.linalg.eigh(g)
+        nu = float(parts[1].split("+")[0]) if len(parts) > 1 else 4 / np.sqrt(n * d)
+        proj = (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
+        z, zt = through(x, mean, proj), through(xt, mean, proj)
+        if variant.endswith("+lda"):  # no renormalisation, LDA score z·μ_c − |μ_c|²/2
+            z, zt = (x - mean) @ proj.T, (xt - mean) @ proj.T
+            mu = class_sums(z, y, m, 0, rng) / np.bincount(y, minlength=m)[:, None]
+            return np.mean(np.argmax(zt @ mu.T - 0.5 * (mu**2).sum(1), 1) == yt)
+        if variant.endswith("+lda1"):  # renormalised rows, LDA score
+            mu = class_sums(z, y, m, 0, rng) / np.bincount(y, minlength=m)[:, None]
+            return np.mean(np.argmax(zt @ mu.T - 0.5 * (mu**2).sum(1), 1) == yt)
+        return np.mean(np.argmax(zt @ unit(class_sums(z, y, m, 0, rng)).T, 1) == yt)
     ridge = "sample"
     if kind == "proto-noise":  # the noise ridge 2√D·σ/n instead
         kind, ridge = "proto", "noise"
-    share = float(parts[1]) if kind in ("proto", "oracle-mean", "oracle-matrix") and len(parts) > 1 else 0.2
+    share = float(parts[1]) if kind in ("proto", "oracle-mean", "oracle-matrix", "oracle-sums") and len(parts) > 1 else 0.2
     std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
     rest = zstar / np.sqrt(1 - share)  # the method's noise multiplier for one release
     mean, proj = whiten(x, rng, 0 if kind == "oracle-mean" else std_mean, 0 if kind == "oracle-matrix" else std_matrix, ridge)
     z, zt = through(x, mean, proj), through(xt, mean, proj)  # x, xt: unit rows, or their projections
     if kind in ("proto", "oracle-mean", "oracle-matrix"):
         pred = np.argmax(zt @ unit(class_sums(z, y, m, rest, rng)).T, 1)
-    elif kind == "sgd":
-        steps = int(parts[1]) if len(parts) > 1 else 50
-        pred = np.argmax(logits(dpsgd(z, y, m, rest * np.sqrt(steps), rng, steps), zt), 1)
-    elif kind in ("warm", "avg"):
-        a, alpha = float(parts[1]), float(parts[2])
-        steps = int(parts[3]) if len(parts) > 3 else 50
-        p = unit(class_sums(z, y, m, rest / np.sqrt(a), rng))
-        std = rest / np.sqrt(1 - a) * np.sqrt(steps)
-        if kind == "warm":
-            theta = np.hstack([alpha * p * np.sqrt(2), np.full((m, 1), -3 * np.sqrt(2))])
-            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps, theta=theta), zt), 1)
+    elif kind == "oracle-sums":  # the whitening as released, the class sums exact
+        pred = np.argmax(zt @ unit(class_sums(z, y, m, 0, rng)).T, 1)
+    elif kind == "eb":  # class sums shrunk per whitened direction by its estimated signal share
+        bands = int(parts[1]) if len(parts) > 1 else 16
+        s = class_sums(z, y, m, rest, rng)
+        q = (s**2).mean(0) - rest**2  # per direction: signal second moment across classes
+        d = s.shape[1]
+        qs = np.zeros(d)
+        if bands == 0:  # isotonic: the signal share does not grow as the eigenvalue falls
+            qs = np.maximum(pava(q[::-1])[::-1], 0)  # coordinates here ascend in eigenvalue
         else:
-            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps), zt) + alpha * unit(zt) @ p.T, 1)
+            for b in np.array_split(np.arange(d), bands):
+                qs[b] = max(q[b].mean(), 0)
+        pred = np.argmax(zt @ unit(s * (qs / (qs + rest**2))).T, 1)
     else:
         sys.exit(f"sim.py: unknown variant {variant!r}")
     return np.mean(pred == yt)

@@ -36,7 +36,17 @@ func main() {
 	flag.StringVar(&before, "before", "", "a configuration that is auto's earlier rule on these cells: the summary shows the gap it recovered beside auto's")
 	rule := flag.Bool("rule", false, "print auto's rule table (the configurations' accuracy by n·μ) instead of the auto summary")
 	flag.StringVar(&basisPattern, "basis", "bench/out/fmnist-%s-public.arrow", "a configuration's @basis file, %s the encoder (the set name's last part): public features whose directions its transform takes")
+	goal := flag.String("goal", "1=0.5,8=0.8", "the share of the gap auto should recover, by ε: with an auto! configuration (auto, its noise removed) the summary shows what the noise costs and what the goal allows")
 	flag.Parse()
+	for _, g := range split(*goal) {
+		e, v, ok := strings.Cut(g, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			fmt.Fprintf(os.Stderr, "bench/shift/run: -goal %q: expected EPS=SHARE,...\n", g)
+			os.Exit(1)
+		}
+		goals[e] = f
+	}
 	if err := run(split(*sets), split(*ns), split(*epss), split(*configs), split(*refs), *seeds, *rule); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/shift/run:", err)
 		os.Exit(1)
@@ -72,7 +82,13 @@ func basisFor(set string) string {
 }
 
 type config struct {
-	basis        bool
+	basis bool
+	// noiseless fits the configuration at the same ε with noise removed
+	// (its calibration, ridges and clipping unchanged): from every release
+	// when the name ends in "!", from the releases whose names start with
+	// quiet when it ends in "!QUIET" ("!sums", "!transform").
+	noiseless    bool
+	quiet        string
 	name, method string
 	params       map[string]float64
 	spec         solvers.TransformSpec
@@ -81,6 +97,9 @@ type config struct {
 
 func parseConfig(s string) (config, error) {
 	c := config{name: s}
+	if i := strings.Index(s, "!"); i >= 0 {
+		c.noiseless, c.quiet, s = true, s[i+1:], s[:i]
+	}
 	if i := strings.Index(s, "@"); i >= 0 {
 		switch s[i+1:] {
 		case "public":
@@ -215,7 +234,13 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 					eps, _ := strconv.ParseFloat(es, 64)
 					var accs []float64
 					for s := 0; s < seeds; s++ {
-						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(uint64(s))}, Transform: c.spec, Params: c.params}
+						var noise accounting.Noise = accounting.SeededNoise(uint64(s))
+						if c.noiseless && c.quiet == "" {
+							noise = noiseless{noise}
+						} else if c.noiseless {
+							noise = quietNoise{noise, c.quiet}
+						}
+						o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: noise}, Transform: c.spec, Params: c.params}
 						r, err := fit(c.method, c.public, c.basis, o)
 						if err != nil {
 							return fmt.Errorf("%s %s ε=%v: %w", set, c.name, eps, err)
@@ -322,6 +347,26 @@ func ruleTable(cells []cell, epss []string, cfgs []config) error {
 	return nil
 }
 
+// noiseless is a noise source whose Gaussian releases add nothing
+// (accounting.Scaled with scale 0); sampling still draws from the seeded
+// stream it wraps.
+type noiseless struct{ accounting.Noise }
+
+func (noiseless) GaussianScale() float64 { return 0 }
+
+// quietNoise leaves the releases whose names start with prefix without
+// noise (accounting.Quiet); the others draw from the stream it wraps.
+type quietNoise struct {
+	accounting.Noise
+	prefix string
+}
+
+func (q quietNoise) Quiet(release string) bool { return strings.HasPrefix(release, q.prefix) }
+
+// goals is the share of the gap the issue asks auto to recover at each ε
+// (-goal).
+var goals = map[string]float64{}
+
 // before is the configuration that reproduces auto's earlier rule
 // (-before); autoName is the one the summary reads as auto (-auto).
 var before, autoName string
@@ -340,19 +385,11 @@ func summary(cells []cell, epss []string, cfgs []config) {
 	}
 	for _, cl := range cells {
 		for _, e := range epss {
-			best, bestName := -1.0, ""
-			for _, c := range cfgs {
-				if strings.HasPrefix(c.name, "auto") || c.spec.Enabled() || c.public {
-					continue
-				}
-				if v, ok := cl.median[c.name][e]; ok && v > best {
-					best, bestName = v, c.name
-				}
-			}
+			best, bestName := bestDefault(cl, e, cfgs)
 			auto, pub, ls := cl.median[autoName][e], cl.median["auto@public"][e], cl.ref["ls"]
 			recovered := func(v float64) string {
 				if ls > best+0.005 {
-					return fmt.Sprintf("%.0f%%", 100*(v-best)/(ls-best))
+					return fmt.Sprintf("%.1f%%", 100*(v-best)/(ls-best))
 				}
 				return "—"
 			}
@@ -367,6 +404,86 @@ func summary(cells []cell, epss []string, cfgs []config) {
 				ps = fmt.Sprintf("%.4f", pub)
 			}
 			fmt.Printf("| %s | %d | %s | %.4f (%s) | %.4f | %s | %.4f | %s |\n", cl.set, cl.n, e, best, bestName, auto, ps, ls, gap)
+		}
+	}
+	noiseCost(cells, epss, cfgs)
+}
+
+// bestDefault is the best configuration of a cell at ε that is a method
+// with its defaults (no auto, transform, public rows or removed noise).
+func bestDefault(cl cell, e string, cfgs []config) (float64, string) {
+	best, bestName := -1.0, ""
+	for _, c := range cfgs {
+		if strings.HasPrefix(c.name, "auto") || c.spec.Enabled() || c.public || c.noiseless {
+			continue
+		}
+		if v, ok := cl.median[c.name][e]; ok && v > best {
+			best, bestName = v, c.name
+		}
+	}
+	return best, bestName
+}
+
+// noiseCost prints, for each cell with a goal at its ε (-goal), the
+// target (best default + goal × (ls − best default)), auto, and the best
+// configuration measured in the run; then auto with noise removed, where
+// the run has it: "auto!" (every release; meaningful where auto's method
+// has no noise-tuned optimiser: DPPL-Mean), with what the noise costs auto
+// and what the goal allows it to cost ((auto!) − target; negative: the
+// method and transform auto chose cannot reach the target even without
+// noise), and "auto!RELEASE" (only those releases exact).
+func noiseCost(cells []cell, epss []string, cfgs []config) {
+	if len(goals) == 0 {
+		return
+	}
+	var quiet []string
+	for _, c := range cfgs {
+		if c.noiseless && strings.HasPrefix(c.name, autoName+"!") {
+			quiet = append(quiet, c.name)
+		}
+	}
+	fmt.Printf("\n### Against the goal\n\n")
+	fmt.Printf("Target: best default + goal × (ls − best default). Best measured: the best configuration of this run (noise removed excluded).\n")
+	head := fmt.Sprintf("| features | n | ε | goal | target | %s | best measured |", autoName)
+	rule := "|---|---|---|---|---|---|---|"
+	for _, q := range quiet {
+		head += fmt.Sprintf(" %s |", q)
+		rule += "---|"
+		if q == autoName+"!" {
+			head += " the noise costs | the goal allows |"
+			rule += "---|---|"
+		}
+	}
+	if len(quiet) > 0 {
+		fmt.Printf("%s!: the same fits at the same ε with every release's noise removed (calibration, ridges, clipping unchanged); the goal\n", autoName)
+		fmt.Printf("allows: %s! − target. %s!NAME: only the releases whose names start with NAME exact.\n", autoName, autoName)
+	}
+	fmt.Printf("\n%s\n%s\n", head, rule)
+	for _, cl := range cells {
+		for _, e := range epss {
+			g, ok := goals[e]
+			best, _ := bestDefault(cl, e, cfgs)
+			ls := cl.ref["ls"]
+			if !ok || ls <= best+0.005 {
+				continue
+			}
+			target := best + g*(ls-best)
+			top, topName := -1.0, ""
+			for _, c := range cfgs {
+				if v, ok := cl.median[c.name][e]; ok && !c.noiseless && v > top {
+					top, topName = v, c.name
+				}
+			}
+			auto := cl.median[autoName][e]
+			fmt.Printf("| %s | %d | %s | %.0f%% | %.4f | %.4f | %.4f (%s) |", cl.set, cl.n, e, 100*g, target, auto, top, topName)
+			for _, qn := range quiet {
+				q := cl.median[qn][e]
+				fmt.Printf(" %.4f |", q)
+				if qn == autoName+"!" {
+					fmt.Printf(" %+.1f | %+.1f |", 100*(q-auto), 100*(q-target))
+				}
+			}
+			fmt.Println()
 		}
 	}
 }
