@@ -179,6 +179,17 @@ type AutoChoice struct {
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
 //     preconditioner pays (0.5 to 3 points).
 //
+// What is left at n ≈ 600 (bench/results/shift-ceiling.md, 5 seeds):
+// without noise, the fits this rule makes at ε = 1 would reach #41's
+// targets (half the gap to non-private ls) in all 10 shifted cells; with
+// it they reach 1. The noise of DPPL-Mean's class sums costs more than the
+// whitening's: with the sums exact 8 cells reach the target, with the
+// whitening exact 6. Measured and not kept: shrinking the noisy sums per
+// group of principal directions (+0.2 points on average), whitening on
+// fewer directions (−3.3 at 96 of D), mixing the basis's second-moment
+// matrix into the private one (+0.3 on average, −4.3 on inverted ResNet
+// features).
+//
 // The choice reads the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
