@@ -188,7 +188,7 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
     elif kind == "oracle-sums":  # the whitening as released, the class sums exact
         pred = np.argmax(zt @ unit(class_sums(z, y, m, 0, rng)).T, 1)
     elif kind == "eb":  # class sums shrunk per whitened direction by its estimated signal share
-        bands = int(parts[1]) if len(parts) > 1 else 16
+        bands = int(parts[1]) if len(parts) > 1 else 8
         s = class_sums(z, y, m, rest, rng)
         q = (s**2).mean(0) - rest**2  # per direction: signal second moment across classes
         d = s.shape[1]
@@ -199,6 +199,19 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
             for b in np.array_split(np.arange(d), bands):
                 qs[b] = max(q[b].mean(), 0)
         pred = np.argmax(zt @ unit(s * (qs / (qs + rest**2))).T, 1)
+    elif kind == "sgd":
+        steps = int(parts[1]) if len(parts) > 1 else 50
+        pred = np.argmax(logits(dpsgd(z, y, m, rest * np.sqrt(steps), rng, steps), zt), 1)
+    elif kind in ("warm", "avg"):
+        a, alpha = float(parts[1]), float(parts[2])
+        steps = int(parts[3]) if len(parts) > 3 else 50
+        p = unit(class_sums(z, y, m, rest / np.sqrt(a), rng))
+        std = rest / np.sqrt(1 - a) * np.sqrt(steps)
+        if kind == "warm":
+            theta = np.hstack([alpha * p * np.sqrt(2), np.full((m, 1), -3 * np.sqrt(2))])
+            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps, theta=theta), zt), 1)
+        else:
+            pred = np.argmax(logits(dpsgd(z, y, m, std, rng, steps), zt) + alpha * unit(zt) @ p.T, 1)
     else:
         sys.exit(f"sim.py: unknown variant {variant!r}")
     return np.mean(pred == yt)
