@@ -104,15 +104,15 @@ if [ "${1:-}" = gate ]; then
 	exit 0
 fi
 if [ "${1:-}" = ceiling ]; then
-	# #41 at n ≈ 600: the issue's targets (half the gap at ε = 1, 80% at
-	# ε = 8; at n ≈ 6,000 half at ε = 0.1) against auto, the best configuration measured, and at ε = 1
-	# auto with its noise removed (auto!): what the noise costs DPPL-Mean
-	# on the whitening, against what the target allows it to cost, and
-	# which release's noise that is (auto!sums: the class sums exact,
-	# auto!transform: the whitening's mean and matrix exact). At
-	# ε = 8 auto is DP-Adam, whose steps are tuned to its noise, so no
-	# auto! there; the whitening's other methods and ridges are measured
-	# instead.
+	# #41's targets (half the gap at n ≈ 600, ε = 1 and n ≈ 6,000,
+	# ε = 0.1; 80% at n ≈ 600, ε = 8) against auto and the best
+	# configuration measured; where auto is DPPL-Mean on the whitening,
+	# auto with its noise removed (auto!): what the noise costs, against
+	# what the target allows it to cost, and which release's noise that
+	# is (auto!sums: the class sums exact, auto!transform: the
+	# whitening's mean and matrix exact). At ε = 8 auto is DP-Adam, whose
+	# steps are tuned to its noise, so no auto! there; the whitening's
+	# other methods and ridges are measured instead.
 	{
 		echo "## Small data: how far the targets are (issue 41)"
 		echo
