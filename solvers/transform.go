@@ -160,9 +160,33 @@ func (s TransformSpec) basis() bool {
 func (s TransformSpec) Enabled() bool { return s.Kind != "" && s.Kind != TransformNone }
 
 // meanShare is the share of the budget the mean's release takes within
-// a pca or whiten transform's (transformReleases' weights).
+// a pca or whiten transform's.
 func (s TransformSpec) meanShare() float64 {
-	return s.share() * weightMean / (weightMean + weightMatrix)
+	shares, _ := s.releaseShares(true)
+	return shares[0]
+}
+
+// releaseShares splits the spec's share among its private releases by
+// their weights and names them: the mean's, and the second stage's unless
+// centring only (matrix: the second-moment matrix, else a standardize
+// spec's sums of squares).
+func (s TransformSpec) releaseShares(matrix bool) ([]float64, []string) {
+	weights, names := []float64{weightMean}, []string{"transform: noisy feature sum"}
+	switch {
+	case matrix:
+		weights, names = append(weights, weightMatrix), append(names, "transform: noisy second-moment matrix of the centred rows")
+	case s.Kind == TransformStandardize:
+		weights, names = append(weights, weightSquares), append(names, "transform: noisy sums of squares of the centred rows")
+	}
+	var all float64
+	for _, w := range weights {
+		all += w
+	}
+	shares := make([]float64, len(weights))
+	for i, w := range weights {
+		shares[i] = s.share() * w / all
+	}
+	return shares, names
 }
 
 // share is the budget share the spec's private releases take.
@@ -580,23 +604,11 @@ func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	share := spec.share()
-	weights := []float64{weightMean}
-	names := []string{"transform: noisy feature sum"}
-	switch {
-	case matrix:
-		weights, names = append(weights, weightMatrix), append(names, "transform: noisy second-moment matrix of the centred rows")
-	case spec.Kind == TransformStandardize:
-		weights, names = append(weights, weightSquares), append(names, "transform: noisy sums of squares of the centred rows")
-	}
-	var all float64
-	for _, w := range weights {
-		all += w
-	}
-	stds := make([]float64, len(weights))
+	shares, names := spec.releaseShares(matrix)
+	stds := make([]float64, len(shares))
 	var mechs []accounting.Mechanism
-	for i, w := range weights {
-		stds[i] = zStar / math.Sqrt(share*w/all)
+	for i, sh := range shares {
+		stds[i] = zStar / math.Sqrt(sh)
 		mechs = append(mechs, accounting.Mechanism{Name: names[i], Kind: accounting.KindGaussian, Sensitivity: 1, NoiseStd: stds[i], Count: 1})
 	}
 	return stds, mechs, nil
