@@ -56,6 +56,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/solvers"
 
@@ -86,6 +88,11 @@ type Config struct {
 	// the transform's releases alone and is held to their own claim
 	// (transformShift, transformClaim).
 	Transform string
+	// Subspace, with Transform whiten, audits the whitening within the
+	// top Subspace directions of public basis rows
+	// (solvers.TransformSpec.Subspace): rows spread most along the
+	// canary's coordinate, so that the subspace keeps the canary whole.
+	Subspace int
 	// CanaryNorm, when above 1, scales the canary row of D′ to this norm:
 	// the neighbour a method sees when rows reach it unnormalised
 	// (--no-normalize). Exponential-mechanism methods only, whose
@@ -251,7 +258,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if stats != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, exact shifts"
 	}
-	var public *solvers.Data
+	var public, basis *solvers.Data
 	if m.Pure {
 		// k prototypes per class (dpplpublick; dpplpublic chooses one)
 		public = exponentialCanary(D, c.Epsilon, int(setting(c.Method, "k", c.Params)))
@@ -263,7 +270,17 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if m.Pure {
 			return Result{}, fmt.Errorf("%s is pure ε-DP: its transform can only come from public data, which the audit has nothing to test in", c.Method)
 		}
-		adaptive, stats = transformShift(D), nil
+		var v *mat.Dense
+		if c.Subspace > 0 {
+			if c.Transform != solvers.TransformWhiten {
+				return Result{}, fmt.Errorf("a basis subspace audits a whiten transform, not %s", c.Transform)
+			}
+			basis = subspaceBasis(c.Dim, c.Subspace)
+			if v, err = solvers.SubspaceDirections(ctx, basis, c.Subspace); err != nil {
+				return Result{}, err
+			}
+		}
+		adaptive, stats = transformShift(D, v), nil
 	}
 	if adaptive != nil {
 		res.Statistic = "likelihood ratio of the noisy releases at the canary's coordinates, shifts from each step's state"
@@ -283,6 +300,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			params[k] = v
 		}
 		o := solvers.Options{Params: params, Optimizer: c.Optimizer, Public: public, Transform: solvers.TransformSpec{Kind: c.Transform}}
+		if basis != nil {
+			o.Transform.Basis, o.Transform.Subspace, o.Transform.Dims = basis, true, c.Subspace
+		}
 		o.Privacy = accounting.ReleaseOptions{Epsilon: c.Epsilon, Delta: c.Delta, Noise: c.Noise(),
 			Released: func(name string, index int, std float64, values []float64) {
 				if shifts != nil {

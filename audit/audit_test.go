@@ -298,8 +298,11 @@ func TestAuditCoversTheTransform(t *testing.T) {
 	// whole claim; for whiten a little more (2.64 for 2.56, measured),
 	// what n being public adds: D's rows are centred by s̃/n or s̃/(n+1).
 	const runs = 600
-	for _, kind := range []string{"center", "standardize", "whiten"} {
+	for _, kind := range []string{"center", "standardize", "whiten", "whiten:3"} { // whiten:3: within a basis's top 3 directions
 		cfg := Config{Method: "dpls", Transform: kind, Epsilon: 40, Delta: 1e-5, Runs: runs, Alpha: 0.01}
+		if kind == "whiten:3" {
+			cfg.Transform, cfg.Subspace = "whiten", 3
+		}
 		ok, broken := correctAndBroken(t, cfg)
 		t.Logf("%s: correct μ_LB %.3f, broken μ_LB %.3f, claim %.3f, canary %.3f", kind, ok.MuLB, broken.MuLB, *ok.MuClaim, deref(ok.MuCanary))
 		if !ok.Pass || broken.Pass {

@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"math/rand/v2"
 	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/preprocessing"
@@ -25,7 +28,10 @@ const transformPrefix = "transform:"
 //     y_c∘y_c or y_c y_cᵀ plus the small change of D's rows' centring, and
 //     the base is D's (every entry of the upper triangle: the noise is
 //     symmetric).
-func transformShift(rows *solvers.Data) func(release string, index int, theta, values []float64) []shiftAt {
+//
+// With v (D×R, a basis's subspace: solvers.TransformSpec.Subspace) the
+// matrix is VᵀΣyyᵀV, R×R, and so are its parts.
+func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index int, theta, values []float64) []shiftAt {
 	d, n := rows.D, rows.N
 	margin := preprocessing.ClipMargin
 	var sum []float64 // the last released sum
@@ -77,6 +83,10 @@ func transformShift(rows *solvers.Data) func(release string, index int, theta, v
 			squares := release == "transform squares"
 			base := part(dRows, meanOver(n), squares)
 			alt := part(append([][]float64{canary}, dRows...), meanOver(n+1), squares)
+			d := d
+			if v != nil && !squares {
+				base, alt, d = solvers.ProjectGram(v, base), solvers.ProjectGram(v, alt), v.RawMatrix().Cols
+			}
 			var out []shiftAt
 			if squares {
 				for i := 0; i < d; i++ {
@@ -105,4 +115,20 @@ func transformClaim(g accounting.Guarantee) (accounting.Guarantee, error) {
 		}
 	}
 	return accounting.Account(mechs, g.Delta, accounting.AccountantGDP, accounting.Options{})
+}
+
+// subspaceBasis is the public basis of a Subspace audit: 400 Gaussian
+// rows of dimension d whose coordinate 0, the canary's, has ten times the
+// spread of the others, so that it leads the basis's top r directions.
+func subspaceBasis(d, r int) *solvers.Data {
+	rng := rand.New(rand.NewPCG(17, uint64(r)))
+	const n = 400
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		if i%d == 0 {
+			x[i] *= 10
+		}
+	}
+	return &solvers.Data{X: x, Y: make([]int32, n), N: n, D: d, M: 1}
 }

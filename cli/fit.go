@@ -86,6 +86,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
 		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},
+		&ucli.BoolFlag{Name: "transform-basis-subspace", Usage: "with --transform whiten and --transform-basis: keep the basis's top --transform-dims directions (32 by default) as a subspace only, and whiten privately within it (what auto does at n·μ 100–200 with at most 8·D rows)"},
 		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), n the training rows, what auto uses below n·μ = 700)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
@@ -271,7 +272,10 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 
 // transformSpec reads the --transform flags.
 func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, error) {
-	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge")}
+	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge"), Subspace: c.Bool("transform-basis-subspace")}
+	if spec.Subspace && (spec.Kind != solvers.TransformWhiten || !c.IsSet("transform-basis")) {
+		return spec, userErrorf("--transform-basis-subspace needs --transform whiten and --transform-basis (auto chooses its own)")
+	}
 	if c.IsSet("transform-ridge") && spec.Kind == "" {
 		return spec, userErrorf("--transform-ridge needs --transform whiten (auto chooses its own)")
 	}
@@ -294,6 +298,7 @@ func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, er
 		if k := spec.Kind; k != "" && k != solvers.TransformPCA && k != solvers.TransformWhiten && m.Name != solvers.Auto {
 			return spec, userErrorf("--transform-basis gives directions: it goes with --transform pca or whiten (or --method auto), not %q", k)
 		}
+		check.Basis = &solvers.Data{} // checked for its presence only
 	}
 	if err := solvers.CheckTransform(m, check); err != nil {
 		return spec, userErrorf("--transform: %v", err)

@@ -598,6 +598,8 @@ func TestFitTransformFlags(t *testing.T) {
 		{[]string{"--method", "dpls", "--transform", "pca", "--transform-ridge", "sample"}, "--transform: a ridge (--transform-ridge) applies to whiten only, not pca"},
 		{[]string{"--method", "auto", "--transform-ridge", "sample"}, "--transform-ridge needs --transform whiten"},
 		{[]string{"--method", "dpls", "--transform", "whiten", "--transform-ridge", "tiny"}, "unknown transform ridge"},
+		{[]string{"--method", "dpls", "--transform", "whiten", "--transform-basis-subspace"}, "--transform-basis-subspace needs --transform whiten and --transform-basis"},
+		{[]string{"--method", "auto", "--transform-basis-subspace"}, "--transform-basis-subspace needs --transform whiten and --transform-basis"},
 		{[]string{"--method", "dpplpublic", "--transform", "center"}, "pure ε-DP"},
 		{[]string{"--method", "dpls", "--transform", "center", "--no-normalize"}, "unit-normalised"},
 		{[]string{"--method", "auto", "--lr", "1"}, "auto has no hyperparameter lr"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
@@ -45,13 +47,15 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 		std   map[string]float64
 		mu    float64 // dpls: three releases at z, plus the transform's share
 		basis bool    // directions from public basis rows: the mean alone is released
+		sub   bool    // within the basis's subspace: the mean and the R×R matrix
 	}{
-		{TransformCenter, 0.05, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, false},
-		{TransformStandardize, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform squares": z / math.Sqrt(0.05)}, math.Sqrt(3+0.1) / z, false},
-		{TransformWhiten, 0.2, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z, false},
-		{TransformPCA, 0.4, map[string]float64{"transform mean": z / math.Sqrt(0.1), "transform matrix": z / math.Sqrt(0.3)}, math.Sqrt(3+0.4) / z, false},
-		{TransformPCA, 0, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, true},
-		{TransformWhiten, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.1)}, math.Sqrt(3+0.1) / z, true},
+		{TransformCenter, 0.05, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, false, false},
+		{TransformStandardize, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform squares": z / math.Sqrt(0.05)}, math.Sqrt(3+0.1) / z, false, false},
+		{TransformWhiten, 0.2, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z, false, false},
+		{TransformPCA, 0.4, map[string]float64{"transform mean": z / math.Sqrt(0.1), "transform matrix": z / math.Sqrt(0.3)}, math.Sqrt(3+0.4) / z, false, false},
+		{TransformPCA, 0, map[string]float64{"transform mean": z / math.Sqrt(0.05)}, math.Sqrt(3+0.05) / z, true, false},
+		{TransformWhiten, 0.1, map[string]float64{"transform mean": z / math.Sqrt(0.1)}, math.Sqrt(3+0.1) / z, true, false},
+		{TransformWhiten, 0, map[string]float64{"transform mean": z / math.Sqrt(0.05), "transform matrix": z / math.Sqrt(0.15)}, math.Sqrt(3+0.2) / z, true, true},
 	}
 	for _, c := range cases {
 		seen := map[string][]float64{}
@@ -74,7 +78,7 @@ func TestTransformNoiseHasTheCalibratedScale(t *testing.T) {
 			Transform: TransformSpec{Kind: c.kind, Share: c.share},
 		}
 		if c.basis {
-			o.Transform.Basis = blobs(200, 12, 3, 9)
+			o.Transform.Basis, o.Transform.Subspace, o.Transform.Dims = blobs(200, 12, 3, 9), c.sub, 6
 		}
 		res, err := Fit(context.Background(), "dpls", d, o)
 		if err != nil {
@@ -464,4 +468,60 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestSubspaceMatrixMovesByItsSensitivity: within a basis's subspace
+// (TransformSpec.Subspace) one more centred, renormalised row y moves the
+// released R×R matrix VᵀΣyyᵀV by ‖Vᵀy‖² ≤ 1 in Frobenius norm, the
+// sensitivity it is calibrated with, and by exactly 1 for a row inside
+// the subspace; a copy that projected without renormalising V's columns
+// would move it by more.
+func TestSubspaceMatrixMovesByItsSensitivity(t *testing.T) {
+	const D, R = 12, 4
+	r := rand.New(rand.NewPCG(3, 3))
+	a := mat.NewDense(D, R, nil)
+	for i := 0; i < D; i++ {
+		for j := 0; j < R; j++ {
+			a.Set(i, j, r.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	v := q.Slice(0, D, 0, R)
+	frob := func(y []float64, v mat.Matrix) float64 {
+		g := make([]float64, D*D)
+		for i := range y {
+			for j := range y {
+				g[i*D+j] = y[i] * y[j]
+			}
+		}
+		var s float64
+		for _, x := range ProjectGram(v, g) {
+			s += x * x
+		}
+		return math.Sqrt(s)
+	}
+	for k := 0; k < 200; k++ {
+		y := make([]float64, D)
+		for i := range y {
+			y[i] = r.NormFloat64()
+		}
+		Preprocessing{Normalize: true}.Apply(y)
+		var vy mat.VecDense
+		vy.MulVec(v.T(), mat.NewVecDense(D, y))
+		if got, want := frob(y, v), mat.Dot(&vy, &vy); got > 1+1e-12 || math.Abs(got-want) > 1e-12 {
+			t.Fatalf("row %d: ‖Δ‖ = %v, want ‖Vᵀy‖² = %v ≤ 1", k, got, want)
+		}
+	}
+	inside := mat.Col(nil, 0, v)
+	if got := frob(inside, v); math.Abs(got-1) > 1e-12 {
+		t.Errorf("a row inside the subspace moves it by %v, want 1", got)
+	}
+	var scaled mat.Dense
+	scaled.Scale(1.5, v)
+	if got := frob(inside, &scaled); got <= 1 {
+		t.Errorf("a broken copy (columns of norm 1.5) moves it by only %v", got)
+	}
 }
