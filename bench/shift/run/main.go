@@ -3,9 +3,11 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis]:
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis|@subspace]:
 // the method with defaults (or the given hyperparameters), a feature
-// transform learned privately or from the variant's public file. It prints Markdown tables.
+// transform learned privately or from the variant's public file (@public),
+// with the directions of the encoder's public features (@basis, -basis),
+// or privately within their subspace (@subspace). It prints Markdown tables.
 package main
 
 import (
@@ -106,8 +108,10 @@ func parseConfig(s string) (config, error) {
 			c.public = true
 		case "basis":
 			c.basis = true
+		case "subspace":
+			c.basis, c.spec.Subspace = true, true
 		default:
-			return c, fmt.Errorf("config %q: @%s (expected @public or @basis)", s, s[i+1:])
+			return c, fmt.Errorf("config %q: @%s (expected @public, @basis or @subspace)", s, s[i+1:])
 		}
 		s = s[:i]
 	}
@@ -387,8 +391,12 @@ func summary(cells []cell, epss []string, cfgs []config) {
 		for _, e := range epss {
 			best, bestName := bestDefault(cl, e, cfgs)
 			auto, pub, ls := cl.median[autoName][e], cl.median["auto@public"][e], cl.ref["ls"]
+			bestCol := fmt.Sprintf("%.4f (%s)", best, bestName)
+			if bestName == "" { // no method with its defaults in this run
+				bestCol = "—"
+			}
 			recovered := func(v float64) string {
-				if ls > best+0.005 {
+				if bestName != "" && ls > best+0.005 {
 					return fmt.Sprintf("%.1f%%", 100*(v-best)/(ls-best))
 				}
 				return "—"
@@ -396,14 +404,14 @@ func summary(cells []cell, epss []string, cfgs []config) {
 			gap := recovered(auto)
 			if before != "" {
 				b := cl.median[before][e]
-				fmt.Printf("| %s | %d | %s | %.4f (%s) | %.4f | %.4f | %.4f | %s | %s |\n", cl.set, cl.n, e, best, bestName, b, auto, ls, recovered(b), gap)
+				fmt.Printf("| %s | %d | %s | %s | %.4f | %.4f | %.4f | %s | %s |\n", cl.set, cl.n, e, bestCol, b, auto, ls, recovered(b), gap)
 				continue
 			}
 			ps := "—"
 			if _, ok := cl.median["auto@public"]; ok {
 				ps = fmt.Sprintf("%.4f", pub)
 			}
-			fmt.Printf("| %s | %d | %s | %.4f (%s) | %.4f | %s | %.4f | %s |\n", cl.set, cl.n, e, best, bestName, auto, ps, ls, gap)
+			fmt.Printf("| %s | %d | %s | %s | %.4f | %s | %.4f | %s |\n", cl.set, cl.n, e, bestCol, auto, ps, ls, gap)
 		}
 	}
 	noiseCost(cells, epss, cfgs)
@@ -442,8 +450,7 @@ func noiseCost(cells []cell, epss []string, cfgs []config) {
 			quiet = append(quiet, c.name)
 		}
 	}
-	fmt.Printf("\n### Against the goal\n\n")
-	fmt.Printf("Target: best default + goal × (ls − best default). Best measured: the best configuration of this run (noise removed excluded).\n")
+	var rows strings.Builder
 	head := fmt.Sprintf("| features | n | ε | goal | target | %s | best measured |", autoName)
 	rule := "|---|---|---|---|---|---|---|"
 	for _, q := range quiet {
@@ -454,17 +461,12 @@ func noiseCost(cells []cell, epss []string, cfgs []config) {
 			rule += "---|---|"
 		}
 	}
-	if len(quiet) > 0 {
-		fmt.Printf("%s!: the same fits at the same ε with every release's noise removed (calibration, ridges, clipping unchanged); the goal\n", autoName)
-		fmt.Printf("allows: %s! − target. %s!NAME: only the releases whose names start with NAME exact.\n", autoName, autoName)
-	}
-	fmt.Printf("\n%s\n%s\n", head, rule)
 	for _, cl := range cells {
 		for _, e := range epss {
 			g, ok := goals[e]
-			best, _ := bestDefault(cl, e, cfgs)
+			best, bestName := bestDefault(cl, e, cfgs)
 			ls := cl.ref["ls"]
-			if !ok || ls <= best+0.005 {
+			if !ok || bestName == "" || ls <= best+0.005 {
 				continue
 			}
 			target := best + g*(ls-best)
@@ -475,15 +477,25 @@ func noiseCost(cells []cell, epss []string, cfgs []config) {
 				}
 			}
 			auto := cl.median[autoName][e]
-			fmt.Printf("| %s | %d | %s | %.0f%% | %.4f | %.4f | %.4f (%s) |", cl.set, cl.n, e, 100*g, target, auto, top, topName)
+			fmt.Fprintf(&rows, "| %s | %d | %s | %.0f%% | %.4f | %.4f | %.4f (%s) |", cl.set, cl.n, e, 100*g, target, auto, top, topName)
 			for _, qn := range quiet {
 				q := cl.median[qn][e]
-				fmt.Printf(" %.4f |", q)
+				fmt.Fprintf(&rows, " %.4f |", q)
 				if qn == autoName+"!" {
-					fmt.Printf(" %+.1f | %+.1f |", 100*(q-auto), 100*(q-target))
+					fmt.Fprintf(&rows, " %+.1f | %+.1f |", 100*(q-auto), 100*(q-target))
 				}
 			}
-			fmt.Println()
+			rows.WriteString("\n")
 		}
 	}
+	if rows.Len() == 0 { // no cell with a goal, or no method with its defaults to set one
+		return
+	}
+	fmt.Printf("\n### Against the goal\n\n")
+	fmt.Printf("Target: best default + goal × (ls − best default). Best measured: the best configuration of this run (noise removed excluded).\n")
+	if len(quiet) > 0 {
+		fmt.Printf("%s!: the same fits at the same ε with every release's noise removed (calibration, ridges, clipping unchanged); the goal\n", autoName)
+		fmt.Printf("allows: %s! − target. %s!NAME: only the releases whose names start with NAME exact.\n", autoName, autoName)
+	}
+	fmt.Printf("\n%s\n%s\n%s", head, rule, rows.String())
 }
