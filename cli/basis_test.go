@@ -53,3 +53,41 @@ func TestFitWithATransformBasis(t *testing.T) {
 		}
 	}
 }
+
+// TestFitWithABasisSubspace (#41): --transform-basis-subspace whitens
+// privately within the basis's top directions, and auto does so at
+// n·μ 100–200 with at most 8·D rows; both say so and list the basis.
+func TestFitWithABasisSubspace(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	train, basis := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "basis.arrow")
+	blobFile(t, train, 600, 80, classes, "sha-1", 1)
+	blobFile(t, basis, 400, 80, classes, "sha-1", 2)
+	for _, c := range []struct {
+		args   []string
+		method string
+		dims   float64
+	}{
+		{[]string{"--method", "dpplmean", "--transform", "whiten", "--transform-basis-subspace", "--transform-dims", "8"}, "dpplmean", 8},
+		{[]string{"--method", "auto", "--epsilon", "1"}, "dpplmean", 32}, // n·μ ≈ 161, 600 ≤ 8·80 rows
+	} {
+		out := filepath.Join(dir, c.method+c.args[1]+".safetensors")
+		args := append([]string{"fit", "--train", train, "--transform-basis", basis, "--epsilon", "1", "--delta", "1e-5", "--out", out, "--json"}, c.args...)
+		code, stdout, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		var rep fitReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		h := rep.Hyperparameters
+		if rep.Method != c.method || h["transform"] != "whiten" || h["transform_subspace"] != true || h["transform_dims"] != c.dims {
+			t.Errorf("%v: method %s, hyperparameters %v\n%s", c.args, rep.Method, h, errs)
+		}
+		g, _ := json.Marshal(rep.Guarantee)
+		if !strings.Contains(string(g), "basis.arrow") || !strings.Contains(string(g), "whiten subspace") {
+			t.Errorf("%v: the guarantee does not list the basis's subspace: %s", c.args, g)
+		}
+	}
+}

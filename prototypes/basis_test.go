@@ -36,11 +36,7 @@ func TestBasisTransformReleasesOnlyTheMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, m := range res.Guarantee.Mechanisms {
-		names = append(names, m.Name)
-	}
-	all := strings.Join(names, "; ")
+	all := mechanismNames(res)
 	if !strings.Contains(all, "transform: noisy feature sum") || strings.Contains(all, "second-moment") {
 		t.Errorf("releases %q: want the mean's and no matrix", all)
 	}
@@ -50,16 +46,61 @@ func TestBasisTransformReleasesOnlyTheMean(t *testing.T) {
 	if res.Hyperparameters["transform_share"] != solvers.DefaultTransformShare(solvers.TransformCenter) || res.Hyperparameters["transform_basis"] != "the basis rows B" {
 		t.Errorf("hyperparameters %v", res.Hyperparameters)
 	}
-	var assumed []string
-	for _, a := range res.Guarantee.Assumptions() {
-		assumed = append(assumed, a.Text())
-	}
-	if !strings.Contains(strings.Join(assumed, "\n"), "pca directions), learned from the basis rows B") {
+	if assumed := assumedTexts(res); !strings.Contains(assumed, "pca directions), learned from the basis rows B") {
 		t.Errorf("the guarantee does not list the basis: %q", assumed)
 	}
 	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
 		t.Errorf("ε = %v, want the target 1", eps)
 	}
+}
+
+// TestBasisSubspaceWhitensPrivately (#41): a whitening within the basis's
+// top directions (Subspace) releases the private mean and the R×R matrix
+// within them, from the whitening's share, keeps R directions, and the
+// guarantee lists the basis's subspace as public.
+func TestBasisSubspaceWhitensPrivately(t *testing.T) {
+	d := shifted(500, 12, 3, 1)
+	basis := shifted(300, 12, 3, 2)
+	res, err := solvers.Fit(context.Background(), "dpplmean", d, solvers.Options{
+		Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)},
+		Transform: solvers.TransformSpec{Kind: solvers.TransformWhiten, Dims: 5, Basis: basis, BasisName: "the basis rows B", Subspace: true, Ridge: solvers.RidgeSample},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := mechanismNames(res); !strings.Contains(all, "transform: noisy feature sum") || !strings.Contains(all, "second-moment") {
+		t.Errorf("releases %q: want the mean's and the matrix's", all)
+	}
+	if tr := res.Prep.Transform; tr == nil || tr.Dims != 5 || tr.Kind != solvers.TransformWhiten || len(tr.Projection) != 5*12 {
+		t.Fatalf("transform %+v, want whiten with 5 directions", tr)
+	}
+	if res.Hyperparameters["transform_share"] != solvers.DefaultTransformShare(solvers.TransformWhiten) || res.Hyperparameters["transform_subspace"] != true {
+		t.Errorf("hyperparameters %v", res.Hyperparameters)
+	}
+	if assumed := assumedTexts(res); !strings.Contains(assumed, "whiten subspace), learned from the basis rows B") {
+		t.Errorf("the guarantee does not list the basis: %q", assumed)
+	}
+	if eps := float64(res.Guarantee.Epsilon); eps > 1 || eps < 0.99 {
+		t.Errorf("ε = %v, want the target 1", eps)
+	}
+}
+
+// mechanismNames is a result's releases, as its guarantee names them.
+func mechanismNames(res *solvers.Result) string {
+	var names []string
+	for _, m := range res.Guarantee.Mechanisms {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, "; ")
+}
+
+// assumedTexts is what a result's guarantee assumes public, a line each.
+func assumedTexts(res *solvers.Result) string {
+	var assumed []string
+	for _, a := range res.Guarantee.Assumptions() {
+		assumed = append(assumed, a.Text())
+	}
+	return strings.Join(assumed, "\n")
 }
 
 // TestAutoChoosesFromPublicQuantitiesOnly (#41 acceptance): auto's
@@ -71,9 +112,9 @@ func TestBasisTransformReleasesOnlyTheMean(t *testing.T) {
 // post-processing and may differ, so a spread dataset (its gate closed)
 // must give the same method and reasons, not the same transform.
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
-	a, b := shifted(600, 16, 4, 1), shifted(600, 16, 4, 99)
-	spread := blobs(600, 16, 4, 5)
-	basis := shifted(200, 16, 4, 7)
+	a, b := shifted(600, 80, 4, 1), shifted(600, 80, 4, 99) // n ≤ 8·D: the basis's subspace at n·μ 100–200
+	spread := blobs(600, 80, 4, 5)
+	basis := shifted(200, 80, 4, 7)
 	for _, eps := range []float64{0.1, 0.3, 0.5, 1, 8, 64} { // 0.5: n·μ ≈ 81, gated
 		for _, withBasis := range []bool{false, true} {
 			choice := func(d *solvers.Data) string {
@@ -89,7 +130,7 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_gate"])
+				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
 			}
 			if x, y := choice(a), choice(b); x != y {
 				t.Errorf("ε = %g, basis %v: %q and %q", eps, withBasis, x, y)
@@ -98,6 +139,9 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			x, y := choice(a), choice(spread)
 			if why(x) != why(y) {
 				t.Errorf("ε = %g, basis %v, spread rows: %q and %q", eps, withBasis, x, y)
+			}
+			if sub := eps == 1 && withBasis; sub != strings.Contains(x, "subspace=true") {
+				t.Errorf("ε = %g, basis %v: the basis's subspace should be chosen at n·μ ≈ 161 only: %q", eps, withBasis, x)
 			}
 			if gated := eps == 0.5 && !withBasis; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
 				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)

@@ -45,7 +45,9 @@ func TestChooseAuto(t *testing.T) {
 
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
 // 16 of their top directions (at most D/4, at least 8) below n·μ =
-// AutoFloor; above it, or with public features, the basis is not used.
+// AutoFloor, and whiten privately within their top 32 (at most D) from
+// there to AutoSubspace with at most AutoSubspaceRows·D rows; elsewhere,
+// or with public features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -59,13 +61,17 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 12, false, 40, "dpplmean", 10, true},  // D/4
 		{600, 12, false, 20, "dpplmean", 8, true},
 		{600, 12, false, 6, "dpplmean", 6, true},
-		{600, 3.73, false, 256, "dpplmean", 0, false}, // ε = 1: n·μ = 161, the private whitening
-		{6000, 31, false, 128, "dpplmean", 0, false},  // ε = 0.1: n·μ = 194
-		{6000, 3.73, false, 256, "dpsgd", 0, false},   // n·μ = 1608
-		{600, 12, true, 256, "dpplmean", 0, false},    // public features: the transform is theirs
+		{600, 3.73, false, 256, "dpplmean", 32, true},  // ε = 1: n·μ = 161, whitened within the basis's top 32
+		{180, 1.2, false, 24, "dpplmean", 24, true},    // n·μ = 150, all D
+		{600, 3.73, false, 64, "dpplmean", 0, false},   // n > 8·D: the private whitening in all D
+		{2000, 11.2, false, 256, "dpplmean", 32, true}, // ε = 0.3: n·μ = 179
+		{600, 2.5, false, 256, "dpplmean", 0, false},   // n·μ = 240
+		{6000, 31, false, 128, "dpplmean", 0, false},   // ε = 0.1: n·μ = 194, n > 8·D
+		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
+		{600, 12, true, 256, "dpplmean", 0, false},     // public features: the transform is theirs
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d)
-		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis {
+		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis || got.Subspace != (c.basis && got.Transform == TransformWhiten) {
 			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
 	}
