@@ -35,6 +35,13 @@ Variants (comma-separated; the rest of μ² after the transform goes to the meth
                         +lda1: renormalised rows, that score
   cap-w[:NU]            the same with the within-class covariance
   cap-ls                noise-free least squares on the centred unit rows (ridge 1e-3)
+  trunc[:K]             DPPL-Mean on the unit rows of the whole whitening, only its top K directions
+                        kept, not renormalised (16); otrunc: the same with the matrix exact
+  bsub[:R[:SHARE]]      the basis's top R directions (32), the centred rows projected on them and
+                        renormalised, a private R×R matrix whitened there (TransformSpec.Subspace, as
+                        modelled: the Go code does not renormalise before the matrix); obsub: that
+                        matrix exact; bsubnw: no whitening. Needs DIR/basis-fmnist-ENC.npz (`dpfeat
+                        convert` of bench/out/shift-small/basis-fmnist-ENC.arrow)
 
 Input: NumPy exports of bench/out/shift-small (its Arrow files through
 `dpfeat convert --in X.arrow --out X.npz`), a subsample of n = 600 private rows per seed.
@@ -175,15 +182,38 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
             mu = class_sums(z, y, m, 0, rng) / np.bincount(y, minlength=m)[:, None]
             return np.mean(np.argmax(zt @ mu.T - 0.5 * (mu**2).sum(1), 1) == yt)
         return np.mean(np.argmax(zt @ unit(class_sums(z, y, m, 0, rng)).T, 1) == yt)
+    if kind in ("bsub", "obsub", "bsubnw"):  # the basis's top R directions, then a private whitening in them
+        r = int(parts[1]) if len(parts) > 1 else 32
+        share = float(parts[2]) if len(parts) > 2 else 0.2
+        std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
+        rest = zstar / np.sqrt(1 - share)
+        vr = BASIS[x.shape[1]][:r]
+        n = len(x)
+        mean = (x.sum(0) + rng.normal(0, std_mean, x.shape[1])) / n
+        u, ut = unit(unit(x - mean) @ vr.T), unit(unit(xt - mean) @ vr.T)
+        if kind != "bsubnw":
+            g = u.T @ u
+            if kind == "bsub":
+                e = np.triu(rng.normal(0, std_matrix, (r, r)))
+                g = g + e + np.triu(e, 1).T
+            vals, vecs = np.linalg.eigh(g / n)
+            nu = 4 / np.sqrt(n * r) + 1e-6 * max(vals[-1], 0)
+            proj = (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
+            u, ut = unit(u @ proj.T), unit(ut @ proj.T)
+        return np.mean(np.argmax(ut @ unit(class_sums(u, y, m, rest, rng)).T, 1) == yt)
     ridge = "sample"
     if kind == "proto-noise":  # the noise ridge 2√D·σ/n instead
         kind, ridge = "proto", "noise"
     share = float(parts[1]) if kind in ("proto", "oracle-mean", "oracle-matrix", "oracle-sums") and len(parts) > 1 else 0.2
     std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
     rest = zstar / np.sqrt(1 - share)  # the method's noise multiplier for one release
-    mean, proj = whiten(x, rng, 0 if kind == "oracle-mean" else std_mean, 0 if kind == "oracle-matrix" else std_matrix, ridge)
+    mean, proj = whiten(x, rng, 0 if kind == "oracle-mean" else std_mean, 0 if kind in ("oracle-matrix", "otrunc") else std_matrix, ridge)
     z, zt = through(x, mean, proj), through(xt, mean, proj)  # x, xt: unit rows, or their projections
     if kind in ("proto", "oracle-mean", "oracle-matrix"):
+        pred = np.argmax(zt @ unit(class_sums(z, y, m, rest, rng)).T, 1)
+    elif kind in ("trunc", "otrunc"):  # unit rows of the whole whitening, only the top K directions kept (no renormalisation)
+        k = int(parts[1]) if len(parts) > 1 else 16
+        z, zt = z[:, -k:], zt[:, -k:]
         pred = np.argmax(zt @ unit(class_sums(z, y, m, rest, rng)).T, 1)
     elif kind == "oracle-sums":  # the whitening as released, the class sums exact
         pred = np.argmax(zt @ unit(class_sums(z, y, m, 0, rng)).T, 1)
@@ -217,6 +247,16 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
     return np.mean(pred == yt)
 
 
+BASIS = {}  # feature dimension → the basis's principal directions (rows), of the encoder being read
+
+
+def load_basis(enc):
+    """The principal directions of 10,000 of the encoder's public rows, centred (bsub variants)."""
+    b = unit(np.load(f"{DIR}basis-fmnist-{enc}.npz")["X"][:10000].astype(np.float64))
+    _, _, vt = np.linalg.svd(b - b.mean(0), full_matrices=False)
+    BASIS[b.shape[1]] = vt
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -229,6 +269,8 @@ def main():
     print("|---" * (len(variants) + 1) + "|")
     cells = []
     for enc in encoders:
+        if any(v.split(":")[0] in ("bsub", "obsub", "bsubnw") for v in variants):
+            load_basis(enc)
         for name in sets:
             a, b = np.load(f"{DIR}{name}-fmnist-{enc}-private.npz"), np.load(f"{DIR}{name}-fmnist-{enc}-test.npz")
             acc = np.zeros((seeds, len(variants)))
