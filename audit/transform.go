@@ -30,9 +30,14 @@ const transformPrefix = "transform:"
 //     symmetric).
 //
 // With v (D×R, a basis's subspace: solvers.TransformSpec.Subspace) the
-// matrix is VᵀΣyyᵀV, R×R, and so are its parts.
+// matrix is Σuuᵀ, u = Vᵀ(x̂ − m̃)/‖Vᵀ(x̂ − m̃)‖, R×R, and so are its parts.
 func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index int, theta, values []float64) []shiftAt {
 	d, n := rows.D, rows.N
+	var proj []float64
+	r := d // the matrix's side
+	if v != nil {
+		proj, r = solvers.SubspaceProjection(v), v.RawMatrix().Cols
+	}
 	margin := preprocessing.ClipMargin
 	var sum []float64 // the last released sum
 	canary := make([]float64, d)
@@ -41,7 +46,10 @@ func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index
 	// Σ y∘y (squares) or Σ yyᵀ.
 	part := func(src [][]float64, m []float64, squares bool) []float64 {
 		tf := &preprocessing.Transform{Kind: solvers.TransformCenter, In: d, Dims: d, Mean: m}
-		out := make([]float64, d*d)
+		if proj != nil && !squares {
+			tf.Projection, tf.Dims = proj, r
+		}
+		out := make([]float64, r*r)
 		if squares {
 			out = out[:d]
 		}
@@ -57,7 +65,7 @@ func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index
 					continue
 				}
 				for j, b := range y {
-					out[i*d+j] += a * b
+					out[i*r+j] += a * b
 				}
 			}
 		}
@@ -83,10 +91,6 @@ func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index
 			squares := release == "transform squares"
 			base := part(dRows, meanOver(n), squares)
 			alt := part(append([][]float64{canary}, dRows...), meanOver(n+1), squares)
-			d := d
-			if v != nil && !squares {
-				base, alt, d = solvers.ProjectGram(v, base), solvers.ProjectGram(v, alt), v.RawMatrix().Cols
-			}
 			var out []shiftAt
 			if squares {
 				for i := 0; i < d; i++ {
@@ -94,9 +98,9 @@ func transformShift(rows *solvers.Data, v *mat.Dense) func(release string, index
 				}
 				return out
 			}
-			for i := 0; i < d; i++ {
-				for j := i; j < d; j++ {
-					out = append(out, shiftAt{at: i*d + j, shift: alt[i*d+j] - base[i*d+j], base: base[i*d+j], offDiag: i != j})
+			for i := 0; i < r; i++ {
+				for j := i; j < r; j++ {
+					out = append(out, shiftAt{at: i*r + j, shift: alt[i*r+j] - base[i*r+j], base: base[i*r+j], offDiag: i != j})
 				}
 			}
 			return out

@@ -64,6 +64,10 @@ type Pass struct {
 	// noisy mean (PassLPGradient); Scale is DP-LP's row norm C.
 	Mean  []float64 `json:"mean,omitempty"`
 	Scale float64   `json:"scale,omitempty"`
+	// Projection (R×dim, row-major), with PassTransformMatrix, makes the
+	// rows y = P(x̂ − Mean)/‖P(x̂ − Mean)‖ and the sum R×R (a whitening
+	// within a basis's subspace, TransformSpec.Subspace).
+	Projection []float64 `json:"projection,omitempty"`
 	// Public, DMin and DMax are DPPL-Public(K)'s clipped utilities'
 	// (PassPublicUtilities): the public features' path, which every
 	// worker reads (Options.PublicPath), and the similarity's clip.
@@ -153,7 +157,10 @@ func RunPass(ctx context.Context, rows Rows, p Pass) ([]float64, error) {
 		if len(p.Mean) != rows.Dim() {
 			return nil, fmt.Errorf("pass %s: a centre of %d values for rows of %d", p.Kind, len(p.Mean), rows.Dim())
 		}
-		return transformSecond(ctx, visitTraining(rows), p.Mean, p.Kind == PassTransformMatrix)
+		if p.Projection != nil && (p.Kind != PassTransformMatrix || len(p.Projection) == 0 || len(p.Projection)%rows.Dim() != 0) {
+			return nil, fmt.Errorf("pass %s: a projection of %d values for rows of %d", p.Kind, len(p.Projection), rows.Dim())
+		}
+		return transformSecond(ctx, visitTraining(rows), p.Mean, p.Projection, p.Kind == PassTransformMatrix)
 	case PassLPMean, PassLPGradient:
 		return lpPass(ctx, rows, p)
 	case PassLogReg:

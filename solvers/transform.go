@@ -128,11 +128,12 @@ type TransformSpec struct {
 	BasisName string
 	// Subspace, with Basis and Kind whiten, keeps the basis's top Dims
 	// directions (DefaultSubspaceDims when 0) as a subspace only: the
-	// second-moment matrix of the centred rows projected onto it (R×R)
-	// is a private release, and the whitening is learned there from it.
-	// The release is the Gaussian mechanism on Σ(Vᵀy)(Vᵀy)ᵀ, V the D×R
-	// orthonormal basis directions, sensitivity 1 since ‖Vᵀy‖ ≤ ‖y‖ = 1;
-	// its noise's spectral norm grows as √R rather than √D, and the
+	// second-moment matrix of the centred rows projected onto it and
+	// renormalised there (R×R) is a private release, and the whitening is
+	// learned there from it. The release is the Gaussian mechanism on
+	// Σuuᵀ, u = Vᵀ(x̂ − m)/‖Vᵀ(x̂ − m)‖, V the D×R orthonormal basis
+	// directions, sensitivity 1 since ‖u‖ ≤ 1; its noise's spectral norm
+	// grows as √R rather than √D, and the
 	// classes of shifted images lie mostly in the encoder's own top
 	// directions (82–98% of their between-class energy in the top 32 for
 	// every shift of bench/shift.sh), while the basis's eigenvalues, which
@@ -539,15 +540,20 @@ func transformMean(ctx context.Context, visit visitRows, D int) ([]float64, int6
 
 // transformSecond sums, over the rows centred on mean and renormalised,
 // y∘y (matrix false) or yyᵀ (true, D×D), each row weighted by its share of
-// its example.
-func transformSecond(ctx context.Context, visit visitRows, mean []float64, matrix bool) ([]float64, error) {
+// its example. With proj (R×D, row-major; matrix only) the rows are
+// y = P(x̂ − mean)/‖P(x̂ − mean)‖ instead and the sum is R×R.
+func transformSecond(ctx context.Context, visit visitRows, mean, proj []float64, matrix bool) ([]float64, error) {
 	D := len(mean)
 	center := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: mean}
+	if proj != nil {
+		center.Projection, center.Dims = proj, len(proj)/D
+	}
+	R := center.Dims
 	var sq []float64
 	var acc *gramAcc
-	row32 := make([]float32, D)
+	row32 := make([]float32, R)
 	if matrix {
-		acc = newGramAcc(D, 2) // pushed blocks are split in two SYRKs
+		acc = newGramAcc(R, 2) // pushed blocks are split in two SYRKs
 	} else {
 		sq = make([]float64, D)
 	}
@@ -591,7 +597,7 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, center []floa
 		}
 		stat, err = o.pass(ctx, rows, p, size)
 	} else {
-		stat, err = transformSecond(ctx, public, center, matrix)
+		stat, err = transformSecond(ctx, public, center, nil, matrix)
 	}
 	if err != nil {
 		return err
@@ -624,8 +630,11 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, center []floa
 
 // subspaceStage is a Subspace spec's second stage: the basis's top R
 // directions V (of its rows centred on their own mean, no release), the
-// training rows' second-moment matrix of Vᵀy, y the rows centred on
-// t.Mean and renormalised, released with noise std when private, and t's
+// training rows' second-moment matrix of u = Vᵀ(x̂ − m)/‖Vᵀ(x̂ − m)‖, m
+// = t.Mean — the rows renormalised within the subspace, so that the
+// matrix has sensitivity 1 and holds their whole norm, not the 76–98% of
+// it the subspace keeps of the rows renormalised in all D (measured
+// better, #41) — released with noise std when private, and t's
 // projection: the whitening of that R×R matrix (principal) composed with
 // Vᵀ.
 func subspaceStage(ctx context.Context, rows Rows, t *preprocessing.Transform, spec TransformSpec, n, train, std float64, private bool, o *Options) error {
@@ -635,11 +644,10 @@ func subspaceStage(ctx context.Context, rows Rows, t *preprocessing.Transform, s
 	if err != nil {
 		return err
 	}
-	gram, err := o.pass(ctx, rows, Pass{Kind: PassTransformMatrix, Mean: t.Mean}, D*D)
+	stat, err := o.pass(ctx, rows, Pass{Kind: PassTransformMatrix, Mean: t.Mean, Projection: SubspaceProjection(v)}, R*R)
 	if err != nil {
 		return err
 	}
-	stat := ProjectGram(v, gram)
 	if private {
 		used := o.Symmetric("transform matrix", stat, R, std, 1)
 		o.released("transform matrix", 0, used, stat)
@@ -673,7 +681,7 @@ func SubspaceDirections(ctx context.Context, src PublicSource, R int) (*mat.Dens
 	if err != nil {
 		return nil, err
 	}
-	gram, err := transformSecond(ctx, basis, bsum, true)
+	gram, err := transformSecond(ctx, basis, bsum, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -702,22 +710,17 @@ func basisMean(ctx context.Context, basis visitRows, D int) ([]float64, int64, e
 	return sum, n, nil
 }
 
-// ProjectGram is VᵀGV (R×R, symmetrised), G the D×D matrix gram and V
-// D×R: the second-moment matrix of the rows Vᵀy when G is that of the
-// rows y. With V's columns orthonormal, one row y of norm ≤ 1 moves it by
-// ‖Vᵀy‖² ≤ 1 in Frobenius norm, the sensitivity it is released with.
-func ProjectGram(v mat.Matrix, gram []float64) []float64 {
+// SubspaceProjection is Vᵀ (R×D, row-major), the map from rows to their
+// coordinates in the subspace of v's columns (D×R).
+func SubspaceProjection(v *mat.Dense) []float64 {
 	D, R := v.Dims()
-	var vg, sub mat.Dense
-	vg.Mul(v.T(), mat.NewDense(D, D, gram))
-	sub.Mul(&vg, v)
-	stat := make([]float64, R*R)
+	p := make([]float64, R*D)
 	for i := 0; i < R; i++ {
-		for j := 0; j < R; j++ {
-			stat[i*R+j] = (sub.At(i, j) + sub.At(j, i)) / 2
+		for j := 0; j < D; j++ {
+			p[i*D+j] = v.At(j, i)
 		}
 	}
-	return stat
+	return p
 }
 
 // transformReleases returns the private releases — the mean's, and the

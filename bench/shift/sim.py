@@ -38,10 +38,13 @@ Variants (comma-separated; the rest of μ² after the transform goes to the meth
   trunc[:K]             DPPL-Mean on the unit rows of the whole whitening, only its top K directions
                         kept, not renormalised (16); otrunc: the same with the matrix exact
   bsub[:R[:SHARE]]      the basis's top R directions (32), the centred rows projected on them and
-                        renormalised, a private R×R matrix whitened there (TransformSpec.Subspace, as
-                        modelled: the Go code does not renormalise before the matrix); obsub: that
-                        matrix exact; bsubnw: no whitening. Needs DIR/basis-fmnist-ENC.npz (`dpfeat
-                        convert` of bench/out/shift-small/basis-fmnist-ENC.arrow)
+                        renormalised, a private R×R matrix whitened there (TransformSpec.Subspace);
+                        obsub: that matrix exact; bsubnw: no whitening. Needs DIR/basis-fmnist-ENC.npz
+                        (`dpfeat convert` of bench/out/shift-small/basis-fmnist-ENC.arrow). Screened
+                        and not kept: the matrix of the rows not renormalised in the subspace (−3.3
+                        points), mixed with the basis's own (−0.3 to −0.7), only its diagonal (−0.2),
+                        ridges 0.5–4 times the sample ridge (−0.3 to −0.8), the complement of the
+                        subspace added back at a quarter of the energy (−28)
 
 Input: NumPy exports of bench/out/shift-small (its Arrow files through
 `dpfeat convert --in X.arrow --out X.npz`), a subsample of n = 600 private rows per seed.
