@@ -62,18 +62,19 @@ if [ "${1:-}" = basis ]; then
 fi
 if [ "${1:-}" = subspace ]; then
 	# #41: auto given a basis whitens privately within its top 32
-	# directions at n·μ 100–200 with at most 8·D rows (solvers.AutoSubspace)
-	# instead of in all D, which is auto's rule without a basis (the
-	# "auto" rows: what auto@basis did before). n ≈ 600 at ε = 0.75, 1,
-	# 1.5 (n·μ ≈ 125, 165, 230), n ≈ 2,000 at ε = 0.3 (≈ 180; ResNet's
-	# D = 256 only: ViT's 128 allow 1,024 rows) and n ≈ 6,000 at ε = 0.1
-	# (≈ 195; above 8·D for both, unchanged).
+	# directions at n·μ 100–300 with at most 16·D rows
+	# (solvers.AutoSubspaceRows) instead of in all D, which is auto's rule
+	# without a basis (the "auto" rows: what auto@basis did before).
+	# n ≈ 600 at ε = 0.75, 1, 1.5 (n·μ ≈ 125, 165, 230), n ≈ 2,000 at
+	# ε = 0.3 (≈ 180) and n ≈ 6,000 at ε = 0.1 (≈ 195; above 16·D for
+	# both encoders: auto@basis unchanged, the subspace's whitening shown
+	# beside it).
 	{
 		echo "## Small data: whitening within a public basis's subspace (issue 41)"
 		echo
 		echo "\`bench/shift.sh subspace\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@basis:"
 		echo "\`fit --method auto --transform-basis\` with the encoder's own public features (bench/out/fmnist-ENCODER-public.arrow),"
-		echo "which from n·μ = 100 to 200 with at most 8·D rows now whitens privately within the basis's top 32 directions"
+		echo "which from n·μ = 100 to 300 with at most 16·D rows now whitens privately within the basis's top 32 directions"
 		echo "(\`--transform whiten --transform-basis-subspace\`); auto: the rule without a basis, what auto@basis did there before."
 		echo "The summaries read auto@basis as auto. dpplmean+whiten^sample@subspace: the subspace's whitening (32 directions) where auto@basis"
 		echo "does not choose it, for the bounds of the rule."

@@ -56,7 +56,7 @@ func TestFitWithATransformBasis(t *testing.T) {
 
 // TestFitWithABasisSubspace (#41): --transform-basis-subspace whitens
 // privately within the basis's top directions, and auto does so at
-// n·μ 100–200 with at most 8·D rows; both say so and list the basis.
+// n·μ 100–300 with at most 16·D rows; both say so and list the basis.
 func TestFitWithABasisSubspace(t *testing.T) {
 	dir := t.TempDir()
 	classes := []string{"a", "b", "c"}
@@ -69,7 +69,7 @@ func TestFitWithABasisSubspace(t *testing.T) {
 		dims   float64
 	}{
 		{[]string{"--method", "dpplmean", "--transform", "whiten", "--transform-basis-subspace", "--transform-dims", "8"}, "dpplmean", 8},
-		{[]string{"--method", "auto", "--epsilon", "1"}, "dpplmean", 32}, // n·μ ≈ 161, 600 ≤ 8·80 rows
+		{[]string{"--method", "auto", "--epsilon", "1"}, "dpplmean", 32}, // n·μ ≈ 161, 600 ≤ 16·80 rows
 	} {
 		out := filepath.Join(dir, c.method+c.args[1]+".safetensors")
 		args := append([]string{"fit", "--train", train, "--transform-basis", basis, "--epsilon", "1", "--delta", "1e-5", "--out", out, "--json"}, c.args...)

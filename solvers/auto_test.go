@@ -46,8 +46,8 @@ func TestChooseAuto(t *testing.T) {
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
 // 16 of their top directions (at most D/4, at least 8) below n·μ =
 // AutoFloor, and whiten privately within their top 32 (at most D) from
-// there to AutoSubspace with at most AutoSubspaceRows·D rows; elsewhere,
-// or with public features, the basis is not used.
+// there to AutoPrototypes with at most AutoSubspaceRows·D rows;
+// elsewhere, or with public features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -63,10 +63,11 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 12, false, 6, "dpplmean", 6, true},
 		{600, 3.73, false, 256, "dpplmean", 32, true},  // ε = 1: n·μ = 161, whitened within the basis's top 32
 		{180, 1.2, false, 24, "dpplmean", 24, true},    // n·μ = 150, all D
-		{600, 3.73, false, 64, "dpplmean", 0, false},   // n > 8·D: the private whitening in all D
-		{2000, 11.2, false, 256, "dpplmean", 32, true}, // ε = 0.3: n·μ = 179
-		{600, 2.5, false, 256, "dpplmean", 0, false},   // n·μ = 240
-		{6000, 31, false, 128, "dpplmean", 0, false},   // ε = 0.1: n·μ = 194, n > 8·D
+		{600, 3.73, false, 32, "dpplmean", 0, false},   // n > 16·D: the private whitening in all D
+		{2000, 11.2, false, 128, "dpplmean", 32, true}, // ε = 0.3: n·μ = 179
+		{600, 2.5, false, 256, "dpplmean", 32, true},   // n·μ = 240
+		{600, 1.9, false, 256, "dpsgd", 0, false},      // n·μ = 316
+		{6000, 31, false, 256, "dpplmean", 0, false},   // ε = 0.1: n·μ = 194, n > 16·D
 		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
 		{600, 12, true, 256, "dpplmean", 0, false},     // public features: the transform is theirs
 	} {
