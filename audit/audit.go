@@ -272,8 +272,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		var v *mat.Dense
 		if c.Subspace > 0 {
-			if c.Transform != solvers.TransformWhiten {
-				return Result{}, fmt.Errorf("a basis subspace audits a whiten transform, not %s", c.Transform)
+			if c.Transform != solvers.TransformWhiten || c.Subspace > c.Dim {
+				return Result{}, fmt.Errorf("a basis subspace audits a whiten transform within at most the %d features' directions, not %s within %d", c.Dim, c.Transform, c.Subspace)
 			}
 			basis = subspaceBasis(c.Dim, c.Subspace)
 			if v, err = solvers.SubspaceDirections(ctx, basis, c.Subspace); err != nil {
