@@ -191,7 +191,7 @@ type AutoChoice struct {
 //     above all but the top few eigenvalues; that of an R×R one grows
 //     as √R). At n ≈ 600 it was ahead in all 12 cells at ε = 0.75
 //     (s ≈ 125, mean +2.4 points, up to +6.4), in 11 of 12 at ε = 1
-//     (s ≈ 165, mean +1.5; rotated ViT −0.3) and in 10 of 12 at ε = 1.5
+//     (s ≈ 165, mean +1.4; rotated ViT −0.3) and in 10 of 12 at ε = 1.5
 //     (s ≈ 230, mean +0.4; digits ResNet −3.0); at n ≈ 2,000, ε = 0.3
 //     (s ≈ 180; 7.8·D rows for ResNet, 15.6·D for ViT) in 7 of 10
 //     (mean +1.5; in distribution −0.2 on both, edge ViT −0.3). At
