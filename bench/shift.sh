@@ -82,6 +82,12 @@ if [ "${1:-}" = subspace ]; then
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto -goal 1=0.5
 		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 2000 -eps 0.3 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
 		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
+		# What its noise costs at n ≈ 600, ε = 1: the same fits with every
+		# release's noise removed (!), only the class sums exact (!sums),
+		# only the transform's releases exact (!transform).
+		s=dpplmean+whiten^sample@subspace
+		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,$s,$s!,$s!sums,$s!transform" -auto "$s" -goal 1=0.5
 	} | tee bench/results/shift-subspace.md.tmp
 	publish shift-subspace
 	exit 0
