@@ -404,6 +404,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	if c.Transform != "" {
 		res.Statistic = "likelihood ratio of the " + c.Transform + " transform's releases at the canary's coordinates"
+		if c.Subspace > 0 {
+			res.Statistic = fmt.Sprintf("likelihood ratio of the whiten transform's releases within a basis's top %d directions at the canary's coordinates", c.Subspace)
+		}
 		var err error
 		if g, err = transformClaim(g); err != nil {
 			return Result{}, err

@@ -32,6 +32,7 @@ func auditCommand() *ucli.Command {
 			&ucli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "probability that a correct mechanism fails the audit"},
 			&ucli.StringSliceFlag{Name: "param", Usage: "a hyperparameter as name=value (repeatable)"},
 			&ucli.StringFlag{Name: "transform", Usage: "audit the private feature transform of this kind (center, standardize, pca, whiten) learned before --method, against its own share of the claim"},
+			&ucli.IntFlag{Name: "transform-subspace", Usage: "with --transform whiten: audit the whitening within the top R directions of a public basis (fit's --transform-basis-subspace); the audit makes the basis, spread most along the canary's coordinate"},
 			&ucli.Float64Flag{Name: "canary-norm", Value: 1, Usage: "norm of the canary row, as data reaches a method under --no-normalize (dpplpublic, dpplpublick)"},
 			&ucli.IntFlag{Name: "views", Value: 1, Usage: "the canary as one example of K rows (its augmented views and mixes, as extract --views writes them): the method must average them into one example's contribution"},
 			&ucli.IntFlag{Name: "mix-diff", Usage: "add M mixups with public images to the canary's example: soft-labelled rows, as extract --mix-diff writes them (not for dpplpublic, dpplpublick, which refuse soft labels)"},
@@ -59,6 +60,9 @@ func auditAction(c *ucli.Context) error {
 	if m := c.Int("mix-diff"); m < 0 {
 		return userErrorf("--mix-diff must be ≥ 0, got %d", m)
 	}
+	if r := c.Int("transform-subspace"); r < 0 || (r > 0 && c.String("transform") != solvers.TransformWhiten) {
+		return userErrorf("--transform-subspace needs --transform whiten and a number of directions ≥ 1, got %d", r)
+	}
 	params := map[string]float64{}
 	if err := readParams(c, params); err != nil {
 		return err
@@ -70,7 +74,7 @@ func auditAction(c *ucli.Context) error {
 	prog := newFitProgress(c.App.ErrWriter)
 	r, err := audit.Run(c.Context, audit.Config{Method: method, Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 		Runs: c.Int("runs"), Alpha: c.Float64("alpha"), Params: params, CanaryNorm: c.Float64("canary-norm"),
-		Transform: c.String("transform"), Views: c.Int("views"), MixDiff: c.Int("mix-diff"), Neighbours: neighbours,
+		Transform: c.String("transform"), Subspace: c.Int("transform-subspace"), Views: c.Int("views"), MixDiff: c.Int("mix-diff"), Neighbours: neighbours,
 		Progress: func(done, total int) { prog.line("audit %s: %d of %d runs on D and D′", method, done, total) }})
 	prog.done()
 	if err != nil {

@@ -194,6 +194,15 @@ func TestAuditCommand(t *testing.T) {
 	if code, _, errs := run(t, "audit", "--method", "ls", "--epsilon", "4", "--runs", "60"); code != 1 || !strings.Contains(errs, "not private") {
 		t.Errorf("audit of a reference: %d %s", code, errs)
 	}
+	if code, _, errs := run(t, "audit", "--method", "dpls", "--epsilon", "4", "--runs", "60", "--transform-subspace", "3"); code != 1 || !strings.Contains(errs, "--transform-subspace needs --transform whiten") {
+		t.Errorf("audit --transform-subspace without whiten: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "audit", "--method", "dpls", "--epsilon", "4", "--runs", "60", "--transform", "whiten", "--transform-subspace", "99"); code != 1 || !strings.Contains(errs, "within at most the 8 features' directions") {
+		t.Errorf("audit --transform-subspace wider than the features: exit %d, %q", code, errs)
+	}
+	if code, stdout, errs := run(t, "audit", "--method", "dpls", "--epsilon", "40", "--runs", "60", "--transform", "whiten", "--transform-subspace", "3", "--json"); code != 0 || !strings.Contains(stdout, "whiten transform") {
+		t.Errorf("audit --transform whiten --transform-subspace 3: exit %d\n%s\n%s", code, stdout, errs)
+	}
 	if code, _, errs := run(t, "audit", "--method", "dpls", "--epsilon", "4", "--runs", "5"); code != 1 || !strings.Contains(errs, "at least 20 runs") {
 		t.Errorf("too few runs: %d %s", code, errs)
 	}
