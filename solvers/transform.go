@@ -617,15 +617,22 @@ func secondStage(ctx context.Context, rows Rows, public visitRows, center []floa
 		}
 		standardize(t, stat, n, std)
 	}
+	roundStored(t)
+	if err != nil {
+		return err
+	}
+	return t.Check(D)
+}
+
+// roundStored rounds t's scale and projection to float32, as a classifier
+// file stores them, so that the fit scores its rows as a loaded
+// classifier will.
+func roundStored(t *preprocessing.Transform) {
 	for _, s := range [][]float64{t.Scale, t.Projection} {
 		for i, v := range s {
 			s[i] = float64(float32(v))
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return t.Check(D)
 }
 
 // subspaceStage is a Subspace spec's second stage: the basis's top R
@@ -659,13 +666,8 @@ func subspaceStage(ctx context.Context, rows Rows, t *preprocessing.Transform, s
 	}
 	var p mat.Dense // whiten keeps all R directions (principal)
 	p.Mul(mat.NewDense(w.Dims, R, w.Projection), v.T())
-	t.Kind, t.Dims = TransformWhiten, w.Dims
-	t.Projection = make([]float64, t.Dims*D)
-	for i := 0; i < t.Dims; i++ {
-		for j := 0; j < D; j++ {
-			t.Projection[i*D+j] = float64(float32(p.At(i, j)))
-		}
-	}
+	t.Kind, t.Dims, t.Projection = TransformWhiten, w.Dims, p.RawMatrix().Data
+	roundStored(t)
 	return t.Check(D)
 }
 
@@ -713,14 +715,7 @@ func basisMean(ctx context.Context, basis visitRows, D int) ([]float64, int64, e
 // SubspaceProjection is Vᵀ (R×D, row-major), the map from rows to their
 // coordinates in the subspace of v's columns (D×R).
 func SubspaceProjection(v *mat.Dense) []float64 {
-	D, R := v.Dims()
-	p := make([]float64, R*D)
-	for i := 0; i < R; i++ {
-		for j := 0; j < D; j++ {
-			p[i*D+j] = v.At(j, i)
-		}
-	}
-	return p
+	return mat.DenseCopyOf(v.T()).RawMatrix().Data
 }
 
 // transformReleases returns the private releases — the mean's, and the
