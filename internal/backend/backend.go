@@ -16,6 +16,12 @@ func Name() string { return name }
 // Accelerated reports whether an optimised BLAS is in use.
 func Accelerated() bool { return accelerated }
 
+// Kernel names the CPU kernels the backend computes with: OpenBLAS's
+// core name ("Haswell", "Zen", "SkylakeX", …, which OpenBLAS picks per
+// CPU or from OPENBLAS_CORETYPE; their floating-point results differ in
+// the last bits), "" for pure Go.
+func Kernel() string { return kernel() }
+
 // Parallel calls fn(i) for i = 0..n−1 on up to GOMAXPROCS goroutines, each
 // taking the next index, and returns when all are done. fn must be safe
 // to run concurrently for different i. (The OpenBLAS backend computes on

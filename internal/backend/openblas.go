@@ -7,6 +7,7 @@ package backend
 // void openblas_set_num_threads(int num_threads);
 // int openblas_get_num_threads(void);
 // int blas_thread_shutdown_(void);
+// char *openblas_get_corename(void);
 import "C"
 
 import (
@@ -49,6 +50,8 @@ func init() {
 		C.blas_thread_shutdown_()
 	}
 }
+
+func kernel() string { return C.GoString(C.openblas_get_corename()) }
 
 // Cholesky factors the symmetric positive definite n×n row-major matrix a
 // (its upper triangle is read) in place: the upper triangle becomes U with
