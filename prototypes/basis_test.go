@@ -106,7 +106,8 @@ func assumedTexts(res *solvers.Result) string {
 // TestAutoChoosesFromPublicQuantitiesOnly (#41 acceptance): auto's
 // choice — method, transform, its directions, the basis or not, and the
 // words saying why — is the same for two datasets of the same n, D and
-// classes whose rows differ, at every ε and with or without a basis.
+// classes whose rows differ, at every ε and with or without a basis
+// (its ridge included: the sample ridge wherever n ≤ 16·D).
 // From n·μ = 60 to 100 the whitening it chooses is gated on its released mean
 // (solvers.AutoGate): the gate's outcome is that release's
 // post-processing and may differ, so a spread dataset (its gate closed)
@@ -130,7 +131,7 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
+				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
 			}
 			if x, y := choice(a), choice(b); x != y {
 				t.Errorf("ε = %g, basis %v: %q and %q", eps, withBasis, x, y)
@@ -142,6 +143,9 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			}
 			if sub := eps == 1 && withBasis; sub != strings.Contains(x, "subspace=true") {
 				t.Errorf("ε = %g, basis %v: the basis's subspace should be chosen at n·μ ≈ 161 only: %q", eps, withBasis, x)
+			}
+			if eps >= 8 && !strings.Contains(x, "ridge=sample") {
+				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)
 			}
 			if gated := eps == 0.5 && !withBasis; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
 				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)

@@ -31,13 +31,19 @@ const (
 	AutoFloor       = 100
 )
 
-// AutoSubspaceRows bounds where auto, given basis features, whitens
-// within their top directions (TransformSpec.Subspace) instead of in all
-// D, in DPPL-Mean's band (AutoFloor ≤ n·μ < AutoPrototypes): at most
-// AutoSubspaceRows·D rows, where a sample of n rows cannot tell the D
-// directions apart and the private D×D matrix is mostly noise
-// (bench/results/shift-subspace.md; ChooseAuto).
-const AutoSubspaceRows = 16
+// AutoFewRows bounds small data relative to the feature dimension: at
+// most AutoFewRows·D training rows, where a sample of n rows cannot tell
+// the D directions apart (its second-moment matrix's sampling error, of
+// spectral size ≈ 2/√(n·D) for unit rows, is above most of its
+// eigenvalues). There auto's whitening takes the sample ridge
+// (RidgeSample) whatever n·μ, and, given basis features, in DPPL-Mean's
+// band (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
+// directions (TransformSpec.Subspace) instead of in all D
+// (bench/results/shift-subspace.md, shift-fewrows.md; ChooseAuto).
+const AutoFewRows = 16
+
+// fewRows reports whether n rows of dim features are few (AutoFewRows).
+func fewRows(n float64, dim int) bool { return n <= AutoFewRows*float64(dim) }
 
 // AutoGate is the gate (TransformSpec.Gate) of auto's whitening below
 // AutoFloor: whiten only features whose released mean has ‖m‖² ≥ 0.4.
@@ -116,13 +122,15 @@ type AutoChoice struct {
 //	                             gateTells: D above ≈ 650 at s = 60)
 //	s < 100 with basis features  dpplmean on 16 of their principal
 //	                             directions
-//	100 ≤ s < 300 with basis features and n ≤ 16·D (AutoSubspaceRows)
+//	100 ≤ s < 300 with basis features and n ≤ 16·D (AutoFewRows)
 //	                             dpplmean + whiten within their top 32
 //	                             directions (Subspace), sample ridge
 //	100 ≤ s < 300 (AutoPrototypes)   dpplmean + whiten, sample ridge
 //	300 ≤ s < 700 (AutoSampleRidge)  dpsgd + whiten, sample ridge
-//	700 ≤ s < 4000 (AutoThreshold)   dpsgd + whiten, noise ridge
-//	s ≥ 4000                     dpfc + whiten, noise ridge
+//	700 ≤ s < 4000 (AutoThreshold)   dpsgd + whiten, noise ridge (sample
+//	                             ridge with n ≤ 16·D, AutoFewRows)
+//	s ≥ 4000                     dpfc + whiten, noise ridge (sample ridge
+//	                             with n ≤ 16·D)
 //
 // With public features the transform is learned from them (free), its
 // ridge is the noise ridge and dpplmean + whiten is not chosen: from
@@ -167,7 +175,16 @@ type AutoChoice struct {
 //     0.641 to 0.659 at ε = 2 and from 0.687 to 0.699 at ε = 4, and
 //     from 0.575 to 0.591 at n ≈ 6,000, ε = 0.1; but in distribution at
 //     n = 30,000, ε = 0.1 (s ≈ 976) it lost 0.3–0.5 points, hence
-//     AutoSampleRidge = 700;
+//     AutoSampleRidge = 700. With few rows the sample ridge pays at every
+//     s (#41, bench/results/shift-fewrows.md, 5 seeds): with at most
+//     AutoFewRows·D = 16·D rows, against the noise ridge at n ≈ 600,
+//     ε = 8 (s ≈ 1300, DP-SGD) all 10 shifted cells up, mean +0.79 points
+//     (+0.28 to +1.67), in distribution −0.05 and −0.16; at n ≈ 2,000,
+//     ε = 2 (s ≈ 1100) all 8 up, mean +0.91, in distribution −0.09 and
+//     −0.34; at n ≈ 2,000, ε = 8 (s ≈ 4400, DP-FC) 7 of 8 up, mean
+//     +0.72 (blurred ViT −0.02), in distribution −0.46 and −0.64. Cells
+//     above 16·D rows (n ≈ 6,000 and 30,000 for both encoders, bench/
+//     fit.sh's tables) choose as before;
 //   - with the sample ridge DPPL-Mean's class means in the whitened space
 //     beat DP-SGD by 4.4 points (10 shifted sets, n ≈ 600, ε = 1,
 //     s ≈ 155: 0.603 against 0.559; 0.536 for the rule before) and by
@@ -197,7 +214,7 @@ type AutoChoice struct {
 //     (mean +1.5; in distribution −0.2 on both, edge ViT −0.3). At
 //     n ≈ 6,000, ε = 0.1 (23·D and 47·D rows) it lost 0.6 and 0.4 in
 //     distribution and up to 1.6 on shifted cells, hence at most
-//     AutoSubspaceRows·D = 16·D rows. At ε = 8 (DP-SGD's band) it lost
+//     AutoFewRows·D = 16·D rows. At ε = 8 (DP-SGD's band) it lost
 //     on every cell, measured without the renormalisation (the signal
 //     outside the subspace, 2–18%, outweighs its noise);
 //   - with public features, the private rule (DPPL-Mean, then DP-SGD,
@@ -231,13 +248,19 @@ type AutoChoice struct {
 // 7.0 for the whitening in all D), where its noise costs 6.0 and 10.4:
 // it lowers the noise's cost by whitening in fewer directions, and loses
 // the signal outside them; with its class sums exact it would reach 8 of
-// 10, with its whitening exact 7.
+// 10, with its whitening exact 7. More directions in the subspace (48
+// instead of 32, 3 seeds) gained 0.6 to 1.0 points on the shifted mean
+// at n ≈ 600 (ε = 0.75, 1, 1.5) but lost 0.44 at n ≈ 2,000, ε = 0.3
+// (ViT cells up to 3.1), and 64 gained 0.1 or lost: 32 stays. At ε = 8,
+// n ≈ 600, the sample ridge brings the 80% goal to 3 of 10 cells (2
+// before); the rest stay 1.0 to 8.6 points short.
 //
 // The choice reads the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
 	private := !public
+	few := fewRows(n, dim)
 	switch {
 	case basisDim > 0 && private && snr < AutoFloor:
 		c.Method, c.Transform, c.Dims, c.Basis = "dpplmean", TransformPCA, basisDims(basisDim), true
@@ -248,21 +271,24 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	case snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means", snr, AutoFloor)
-	case basisDim > 0 && private && snr < AutoPrototypes && n <= AutoSubspaceRows*float64(dim):
+	case basisDim > 0 && private && snr < AutoPrototypes && few:
 		c.Method, c.Ridge, c.Dims, c.Basis, c.Subspace = "dpplmean", RidgeSample, min(DefaultSubspaceDims, dim), true, true
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, AutoPrototypes, AutoSubspaceRows, c.Dims)
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, AutoPrototypes, AutoFewRows, c.Dims)
 	case private && snr < AutoPrototypes:
 		c.Method, c.Ridge = "dpplmean", RidgeSample
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpplmean's noisy class means on whitened features", snr, AutoPrototypes)
 	case snr < AutoThreshold:
 		c.Method = "dpsgd"
-		if private && snr < AutoSampleRidge {
-			c.Ridge = RidgeSample
-		}
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpsgd", snr, AutoThreshold)
 	default:
 		c.Method = "dpfc"
 		c.Why = fmt.Sprintf("n·μ = %.0f ≥ %d: dpfc", snr, AutoThreshold)
+	}
+	if c.Method != "dpplmean" && private && (snr < AutoSampleRidge || few) {
+		c.Ridge = RidgeSample
+		if snr >= AutoSampleRidge {
+			c.Why += fmt.Sprintf(" (n ≤ %d·D)", AutoFewRows)
+		}
 	}
 	return c
 }

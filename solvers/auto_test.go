@@ -30,8 +30,13 @@ func TestChooseAuto(t *testing.T) {
 		{30000, 3.73, false, "dpfc", TransformWhiten, "", 0},               // n·μ = 8042
 		{6000, 0.6, false, "dpfc", TransformWhiten, "", 0},                 // ε = 8: n·μ = 9996
 		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample, 0}, // ε = 0.01: n·μ = 123
-		{AutoThreshold, 1, false, "dpfc", TransformWhiten, "", 0},          // the thresholds themselves
-		{AutoSampleRidge, 1, false, "dpsgd", TransformWhiten, "", 0},
+		{600, 0.46, false, "dpsgd", TransformWhiten, RidgeSample, 0},       // ε = 8: n·μ = 1304, n ≤ 16·D
+		{2000, 0.46, false, "dpfc", TransformWhiten, RidgeSample, 0},       // n·μ = 4348, n ≤ 16·D
+		{2 * AutoThreshold, 2, false, "dpfc", TransformWhiten, "", 0},      // the thresholds themselves
+		{10 * AutoSampleRidge, 10, false, "dpsgd", TransformWhiten, "", 0}, // (n above 16·D)
+		{AutoFewRows * 256, 1, false, "dpfc", TransformWhiten, RidgeSample, 0},
+		{AutoFewRows*256 + 1, 1, false, "dpfc", TransformWhiten, "", 0},
+		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0}, // public features: their own ridge
 		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, true, "dpsgd", TransformWhiten, "", 0},
@@ -46,7 +51,7 @@ func TestChooseAuto(t *testing.T) {
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
 // 16 of their top directions (at most D/4, at least 8) below n·μ =
 // AutoFloor, and whiten privately within their top 32 (at most D) from
-// there to AutoPrototypes with at most AutoSubspaceRows·D rows;
+// there to AutoPrototypes with at most AutoFewRows·D rows;
 // elsewhere, or with public features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {

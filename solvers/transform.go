@@ -78,7 +78,8 @@ var TransformKinds = []string{TransformNone, TransformCenter, TransformStandardi
 //     damped rather than amplified; with RidgeSample ν = 4/√(n·D) instead,
 //     the sampling error of S alone, and every direction above it is
 //     equalised (measured better for DPPL-Mean and DP-SGD at n·μ below
-//     ≈ 700 on shifted features, #41; see ChooseAuto).
+//     ≈ 700 on shifted features, and for DP-SGD and DP-FC at every n·μ
+//     with at most 16·D rows, #41; see ChooseAuto).
 //
 // S is the Gaussian mechanism on Σyyᵀ ("Analyze Gauss", Dwork, Talwar,
 // Thakurta & Zhang 2014; the release DP-LS's G and DP-FC's covariance
