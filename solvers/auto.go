@@ -34,11 +34,12 @@ const (
 // AutoFewRows bounds small data relative to the feature dimension: at
 // most AutoFewRows·D training rows, where a sample of n rows cannot tell
 // the D directions apart (its second-moment matrix's sampling error, of
-// spectral size ≈ 2/√(n·D) for unit rows, is above most of its
-// eigenvalues). There auto's whitening takes the sample ridge
-// (RidgeSample) whatever n·μ, and, given basis features, in DPPL-Mean's
-// band (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
-// directions (TransformSpec.Subspace) instead of in all D
+// spectral size ≈ 2/√(n·D) for unit rows, is at 16·D rows still half
+// their mean eigenvalue 1/D, and above the smaller ones). There auto's
+// whitening takes the sample ridge (RidgeSample) whatever n·μ, and,
+// given basis features, in DPPL-Mean's band (AutoFloor ≤ n·μ <
+// AutoPrototypes) it whitens within their top directions
+// (TransformSpec.Subspace) instead of in all D
 // (bench/results/shift-subspace.md, shift-fewrows.md; ChooseAuto).
 const AutoFewRows = 16
 
