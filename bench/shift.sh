@@ -13,7 +13,7 @@
 #   bench/shift.sh gate      below n·μ = 100: auto's gated whitening against no transform (bench/results/shift-gate.md)
 #   bench/shift.sh public    small data with public features: auto@public against a candidate rule (bench/results/shift-public.md)
 #   bench/shift.sh subspace  small data with a public basis: whitening within its subspace (bench/results/shift-subspace.md)
-#   bench/shift.sh fewrows   small data: the sample ridge at every n·μ with at most 16·D rows (bench/results/shift-fewrows.md)
+#   bench/shift.sh fewrows   small data: the sample ridge and DP-SGD's clip and steps with at most 16·D rows (bench/results/shift-fewrows.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,22 +95,30 @@ if [ "${1:-}" = subspace ]; then
 fi
 if [ "${1:-}" = fewrows ]; then
 	# #41: with at most 16·D training rows (solvers.AutoFewRows) auto's
-	# whitening takes the sample ridge at every n·μ, not only below 700:
-	# auto against its earlier choice there (the noise ridge), same seeds.
-	# n ≈ 600 at ε = 8 (n·μ ≈ 1300: DP-SGD) with every method's defaults
-	# for the goal (80% of the gap); n ≈ 2,000 at ε = 2 (≈ 1100: DP-SGD)
-	# and ε = 8 (≈ 4400: DP-FC). Cells above 16·D rows (n ≈ 6,000 and
-	# 30,000 for both encoders) choose as before (solvers' TestChooseAuto).
+	# whitening takes the sample ridge at every n·μ, not only below 700,
+	# and its DP-SGD clip 0.5 and 100 steps (solvers.AutoFewRowsSGD):
+	# auto against its earlier choice on each cell, same seeds, with the
+	# ridge alone (dpsgd+whiten^sample) beside it. n ≈ 600 at ε = 8
+	# (n·μ ≈ 1050: DP-SGD, the noise ridge before) with every method's
+	# defaults for the goal (80% of the gap), at ε = 3 and 4 (≈ 430, 555:
+	# DP-SGD, the sample ridge before); n ≈ 2,000 at ε = 2 (≈ 1000: DP-SGD),
+	# ε = 8 (≈ 3300: DP-SGD) and ε = 16 (≈ 6000: DP-FC, whose clip and
+	# steps stay its defaults). Cells above 16·D rows (n ≈ 6,000
+	# and 30,000 for both encoders) choose as before (solvers'
+	# TestChooseAuto, TestAutoFewRowsSGD).
 	{
-		echo "## Small data: the sample ridge wherever rows are few (issue 41)"
+		echo "## Small data: the sample ridge and DP-SGD's clip and steps wherever rows are few (issue 41)"
 		echo
 		echo "\`bench/shift.sh fewrows\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto: the rule"
-		echo "with at most 16·D training rows (solvers.AutoFewRows) taking the whitening's sample ridge at every n·μ; before: its"
-		echo "earlier choice on these cells, the same method on the whitening with the noise ridge (dpsgd+whiten, dpfc+whiten)."
+		echo "with at most 16·D training rows (solvers.AutoFewRows): the whitening's sample ridge at every n·μ, and DP-SGD with"
+		echo "clip 0.5 and 100 steps (solvers.AutoFewRowsSGD). before: its choice on these cells at the last stop (dpsgd+whiten,"
+		echo "the noise ridge, or dpsgd+whiten^sample below n·μ = 700, with DP-SGD's defaults: clip 1, 50 steps); dpsgd+whiten^sample:"
+		echo "the ridge alone."
 		go run ./bench/shift/run -sets "$sets" -n 600 -eps 8 -seeds "${SEEDS:-5}" -refs ls \
-			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,dpsgd+whiten -before dpsgd+whiten -goal 8=0.8
-		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 2 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten -before dpsgd+whiten
-		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 8 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpfc+whiten -before dpfc+whiten
+			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,dpsgd+whiten,dpsgd+whiten^sample -before dpsgd+whiten -goal 8=0.8
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 3,4 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten^sample -before dpsgd+whiten^sample
+		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 2,8 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten,dpsgd+whiten^sample -before dpsgd+whiten
+		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 16 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpfc+whiten -before dpfc+whiten
 	} | tee bench/results/shift-fewrows.md.tmp
 	publish shift-fewrows
 	exit 0

@@ -122,3 +122,53 @@ func TestGateTells(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoFewRowsSGD: with at most 16·D private rows auto gives DP-SGD
+// AutoFewRowsSGD, added to the user's hyperparameters (a copy) only for
+// full-batch Adam; with more rows, public features or another method,
+// none.
+func TestAutoFewRowsSGD(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar float64
+		public   bool
+		want     bool
+	}{
+		{600, 1.05, false, true},             // ε = 4: n·μ = 571
+		{600, 0.46, false, true},             // ε = 8: n·μ = 1304
+		{AutoFewRows * 256, 1, false, false}, // n·μ = 4096: dpfc
+		{AutoFewRows*256 + 1, 4, false, false},
+		{600, 1.05, true, false},
+		{600, 3.73, false, false}, // dpplmean
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
+		if (got.Params != nil) != c.want || (c.want && got.Params["clip"] != 0.5) {
+			t.Errorf("n = %v, z* = %v, public %v: %s params %v", c.n, c.zStar, c.public, got.Method, got.Params)
+		}
+	}
+	user := map[string]float64{"lr": 0.1}
+	for _, c := range []struct {
+		optimizer string
+		params    map[string]float64
+		added     string
+	}{
+		{"", nil, "clip=0.5 steps=100"},
+		{"adam", user, "clip=0.5 steps=100"},
+		{"Adam", map[string]float64{"clip": 2}, "steps=100"},
+		{"sgd", user, ""},
+		{"", map[string]float64{"batch": 64}, ""},
+	} {
+		o := &Options{Optimizer: c.optimizer, Params: c.params}
+		p, added := autoParams(AutoFewRowsSGD, o)
+		if strings.Join(added, " ") != c.added {
+			t.Errorf("optimizer %q, params %v: added %v, want %q", c.optimizer, c.params, added, c.added)
+		}
+		for k, v := range c.params {
+			if p[k] != v {
+				t.Errorf("optimizer %q: the user's %s = %g became %g", c.optimizer, k, v, p[k])
+			}
+		}
+	}
+	if len(user) != 1 {
+		t.Errorf("the caller's map changed: %v", user)
+	}
+}
