@@ -205,8 +205,14 @@ type AutoChoice struct {
 //     to +0.22; DP-FC (ε = 16, s ≈ 6000, its defaults kept) all 8 up,
 //     +0.38, in distribution ±0.05. Clip 0.5 or 100 steps alone gained
 //     0.2 and 0.5 at n ≈ 600, ε = 8 (3 seeds), 200 steps, clip 0.3 or
-//     lr 0.5 lost. Cells above 16·D rows (n ≈ 6,000 and 30,000 for both
-//     encoders, bench/fit.sh's tables) choose as before;
+//     lr 0.5 lost. That DP-SGD also beat DP-FC above s = 4000 with few
+//     rows (5 seeds: n ≈ 2,000, ε = 16, +1.2 on the 8 shifted cells;
+//     n ≈ 4,000, ε = 8 and 16, +1.2 and +1.0 on 4 ResNet ones) but lost
+//     0.4 to 0.5 in distribution on ResNet's features, more than this
+//     rule gives up elsewhere: DP-FC stays. DPPL-Mean stays below
+//     s = 300: DP-SGD so set lost 2.5 points at s ≈ 160 and 0.3 at
+//     s ≈ 235 (3 seeds). Cells above 16·D rows (n ≈ 6,000 and 30,000
+//     for both encoders, bench/fit.sh's tables) choose as before;
 //   - with the sample ridge DPPL-Mean's class means in the whitened space
 //     beat DP-SGD by 4.4 points (10 shifted sets, n ≈ 600, ε = 1,
 //     s ≈ 155: 0.603 against 0.559; 0.536 for the rule before) and by
