@@ -317,7 +317,7 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 		c.Ridge = RidgeSample
 	}
 	if c.Method == "dpsgd" && private && few {
-		c.Params = AutoFewRowsSGD
+		c.Params = maps.Clone(AutoFewRowsSGD)
 	}
 	if c.Method != "dpplmean" && private && few {
 		c.Why += fmt.Sprintf(" (n ≤ %d·D)", AutoFewRows)
