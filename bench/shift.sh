@@ -14,6 +14,7 @@
 #   bench/shift.sh public    small data with public features: auto@public against a candidate rule (bench/results/shift-public.md)
 #   bench/shift.sh subspace  small data with a public basis: whitening within its subspace (bench/results/shift-subspace.md)
 #   bench/shift.sh fewrows   small data: the sample ridge and DP-SGD's clip and steps with at most 16·D rows (bench/results/shift-fewrows.md)
+#   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -121,6 +122,35 @@ if [ "${1:-}" = fewrows ]; then
 		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 16 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpfc+whiten -before dpfc+whiten
 	} | tee bench/results/shift-fewrows.md.tmp
 	publish shift-fewrows
+	exit 0
+fi
+if [ "${1:-}" = holdout ]; then
+	# #41: the few-rows rule (solvers.AutoFewRows, AutoFewRowsSGD) on two
+	# shifts it was not derived from (bench/shift/make.py holdout: pixel
+	# noise, the image at half size in a corner), both encoders: auto
+	# against its earlier choice on each cell, same seeds, as in fewrows.
+	[ -f "$img/corner/t10k-labels-idx1-ubyte.gz" ] || /usr/bin/python3 bench/shift/make.py "$data" "$img" holdout
+	hsets=
+	for e in fmnist-resnet fmnist-vit; do
+		for v in noise corner; do
+			o="bench/out/shift-$v-$e"
+			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split train --offset 30000 --limit 30000 --out "$o-private.arrow" --quiet
+			[ -f "$o-test.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split test --out "$o-test.arrow" --quiet
+			hsets="${hsets:+$hsets,}$v-$e"
+		done
+	done
+	{
+		echo "## Small data: the few-rows rule on shifts it was not derived from (issue 41)"
+		echo
+		echo "\`bench/shift.sh holdout\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. Fashion-MNIST with"
+		echo "Gaussian pixel noise (std 64) and at half size in a corner (bench/shift/make.py holdout), through both encoders; auto"
+		echo "and before as in \"the sample ridge and DP-SGD's clip and steps wherever rows are few\"."
+		go run ./bench/shift/run -sets "$hsets" -n 600 -eps 8 -seeds "${SEEDS:-5}" -refs ls \
+			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,dpsgd+whiten -before dpsgd+whiten -goal 8=0.8
+		go run ./bench/shift/run -sets "$hsets" -n 600 -eps 4 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten^sample -before dpsgd+whiten^sample
+		go run ./bench/shift/run -sets "$hsets" -n 2000 -eps 2,8 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten -before dpsgd+whiten
+	} | tee bench/results/shift-holdout.md.tmp
+	publish shift-holdout
 	exit 0
 fi
 if [ "${1:-}" = ridge ]; then
