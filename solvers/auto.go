@@ -49,9 +49,9 @@ const AutoFewRows = 16
 func fewRows(n float64, dim int) bool { return n <= AutoFewRows*float64(dim) }
 
 // AutoFewRowsSGD are the hyperparameters auto gives DP-SGD (full batch,
-// Adam) on private data with at most AutoFewRows·D rows, each where the
-// user set none of that name: the clipping norm halved and twice the
-// steps of its defaults (1 and 50, chosen on 30,000 public rows).
+// Adam) on private data with at most AutoFewRows·D rows: the clipping
+// norm halved and twice the steps of its defaults (1 and 50, chosen on
+// 30,000 public rows).
 // Measured, not derived (#41, bench/results/shift-fewrows.md;
 // ChooseAuto): a lower norm cuts each step's noise at the cost of
 // clipping the larger gradients, and with few rows the noise is the
@@ -114,8 +114,9 @@ type AutoChoice struct {
 	Subspace bool
 	// Gate is the transform's gate (TransformSpec.Gate; 0: none).
 	Gate float64
-	// Params are hyperparameters for the method, used where the user set
-	// none of that name (nil: the method's defaults).
+	// Params are the method's hyperparameters (nil: its defaults). auto
+	// takes none of its own (CheckParams refuses them), so these are all
+	// that are set.
 	Params map[string]float64
 	Why    string
 }
@@ -351,9 +352,13 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 		basisDim = o.Transform.Basis.Dim()
 	}
 	c := ChooseAuto(rows, zStar, public, dim, basisDim)
-	if p, added := autoParams(c.Params, o); len(added) > 0 {
-		o.Params = p
-		c.Why += " with " + strings.Join(added, ", ")
+	if c.Params != nil && sgdOptimizer(o) == "adam" { // tuned for Adam: another optimizer keeps its defaults
+		o.Params = c.Params
+		var set []string
+		for _, k := range slices.Sorted(maps.Keys(c.Params)) {
+			set = append(set, fmt.Sprintf("%s=%g", k, c.Params[k]))
+		}
+		c.Why += " with " + strings.Join(set, ", ")
 	}
 	if o.Transform.Kind == "" {
 		o.Transform.Kind = c.Transform
@@ -396,28 +401,4 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	}
 	o.method = chosen.Name
 	return chosen, CheckParams(chosen.Name, o.Params)
-}
-
-// autoParams returns o.Params with auto's hyperparameters added where
-// the user set none of that name, in a new map (the caller's is not
-// changed), and what it added ("clip=0.5", sorted). They are tuned for
-// full-batch Adam: with another optimizer, or with a batch (whose steps
-// default to ten epochs), none is added.
-func autoParams(auto map[string]float64, o *Options) (map[string]float64, []string) {
-	_, batch := o.Params["batch"]
-	if len(auto) == 0 || batch || (o.Optimizer != "" && !strings.EqualFold(o.Optimizer, "adam")) {
-		return o.Params, nil
-	}
-	p := maps.Clone(o.Params)
-	if p == nil {
-		p = map[string]float64{}
-	}
-	var added []string
-	for _, k := range slices.Sorted(maps.Keys(auto)) {
-		if _, ok := p[k]; !ok {
-			p[k] = auto[k]
-			added = append(added, fmt.Sprintf("%s=%g", k, auto[k]))
-		}
-	}
-	return p, added
 }

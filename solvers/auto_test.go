@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -124,9 +125,9 @@ func TestGateTells(t *testing.T) {
 }
 
 // TestAutoFewRowsSGD: with at most 16·D private rows auto gives DP-SGD
-// AutoFewRowsSGD, added to the user's hyperparameters (a copy) only for
-// full-batch Adam; with more rows, public features or another method,
-// none.
+// AutoFewRowsSGD, for Adam only (another optimizer keeps its defaults),
+// and says so; with more rows, public features or another method, none.
+// auto takes no hyperparameters of its own, so none can collide.
 func TestAutoFewRowsSGD(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -141,34 +142,30 @@ func TestAutoFewRowsSGD(t *testing.T) {
 		{600, 3.73, false, false}, // dpplmean
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
-		if (got.Params != nil) != c.want || (c.want && got.Params["clip"] != 0.5) {
+		if (got.Params != nil) != c.want || (c.want && (got.Params["clip"] != 0.5 || got.Params["steps"] != 100)) {
 			t.Errorf("n = %v, z* = %v, public %v: %s params %v", c.n, c.zStar, c.public, got.Method, got.Params)
 		}
 	}
-	user := map[string]float64{"lr": 0.1}
+	d := blobs(300, 40, 3, 7) // 300 ≤ 16·40 rows
 	for _, c := range []struct {
-		optimizer string
-		params    map[string]float64
-		added     string
+		optimizer   string
+		clip, steps any
+		why         string
 	}{
-		{"", nil, "clip=0.5 steps=100"},
-		{"adam", user, "clip=0.5 steps=100"},
-		{"Adam", map[string]float64{"clip": 2}, "steps=100"},
-		{"sgd", user, ""},
-		{"", map[string]float64{"batch": 64}, ""},
+		{"", 0.5, 100, "with clip=0.5, steps=100"},
+		{"Adam", 0.5, 100, "with clip=0.5, steps=100"},
+		{"sgd", 1.0, 50, ""},
 	} {
-		o := &Options{Optimizer: c.optimizer, Params: c.params}
-		p, added := autoParams(AutoFewRowsSGD, o)
-		if strings.Join(added, " ") != c.added {
-			t.Errorf("optimizer %q, params %v: added %v, want %q", c.optimizer, c.params, added, c.added)
+		res, err := Fit(context.Background(), Auto, d, Options{Optimizer: c.optimizer, Privacy: accounting.ReleaseOptions{Epsilon: 8, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for k, v := range c.params {
-			if p[k] != v {
-				t.Errorf("optimizer %q: the user's %s = %g became %g", c.optimizer, k, v, p[k])
-			}
+		why := fmt.Sprint(res.Hyperparameters["auto"])
+		if res.Method != "dpsgd" || res.Hyperparameters["clip"] != c.clip || res.Hyperparameters["steps"] != c.steps || strings.Contains(why, " with ") != (c.why != "") || !strings.Contains(why, c.why) {
+			t.Errorf("optimizer %q: %s clip %v steps %v, %q", c.optimizer, res.Method, res.Hyperparameters["clip"], res.Hyperparameters["steps"], why)
 		}
 	}
-	if len(user) != 1 {
-		t.Errorf("the caller's map changed: %v", user)
+	if _, err := Fit(context.Background(), Auto, d, Options{Params: map[string]float64{"clip": 2}, Privacy: accounting.ReleaseOptions{Epsilon: 8, Delta: 1e-5}}); err == nil {
+		t.Error("auto took a clip of its own")
 	}
 }

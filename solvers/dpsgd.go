@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -55,10 +56,7 @@ func init() {
 // Fashion-MNIST's public half (train rows 0–29999), never on private data.
 func fitSGD(ctx context.Context, rows Rows, M int, o *Options) (*Result, error) {
 	p := NewParams(o)
-	opt := strings.ToLower(o.Optimizer)
-	if opt == "" {
-		opt = "adam"
-	}
+	opt := sgdOptimizer(o)
 	p.Record("optimizer", opt)
 	defLR := 0.2
 	switch opt {
@@ -198,4 +196,10 @@ func step(opt string, theta, g, m1, m2 []float64, t int, lr float64, M, D int) {
 			}
 		}
 	}
+}
+
+// sgdOptimizer is the optimizer DP-SGD runs with: Options.Optimizer in
+// lower case, adam where unset.
+func sgdOptimizer(o *Options) string {
+	return cmp.Or(strings.ToLower(o.Optimizer), "adam")
 }
