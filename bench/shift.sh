@@ -54,10 +54,10 @@ if [ "${1:-}" = basis ]; then
 		echo "and n ≈ 6,000 (ε = 0.1), medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@basis: \`fit --method auto"
 		echo "--transform-basis\` with the encoder's own public features (bench/out/fmnist-ENCODER-public.arrow); the methods with"
 		echo "their defaults give the gap's baseline (the best of them), non-private ls its top."
-		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 1,8 -seeds "${SEEDS:-5}" \
+		go run ./bench/shift/run -rule -sets "$sets" -n 600 -eps 1,8 -seeds "${SEEDS:-5}" \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@basis
-		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 0.3 -seeds "${SEEDS:-5}" -configs auto,auto@basis
-		go run ./bench/shift/run -rule -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -configs auto,auto@basis
+		go run ./bench/shift/run -rule -sets "$sets" -n 600 -eps 0.3 -seeds "${SEEDS:-5}" -configs auto,auto@basis
+		go run ./bench/shift/run -rule -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -configs auto,auto@basis
 	} | tee bench/results/shift-basis.md.tmp
 	publish shift-basis
 	exit 0
@@ -80,15 +80,15 @@ if [ "${1:-}" = subspace ]; then
 		echo "(\`--transform whiten --transform-basis-subspace\`); auto: the rule without a basis, what auto@basis did there before."
 		echo "The summaries read auto@basis as auto. dpplmean+whiten^sample@subspace: the subspace's whitening (32 directions) where auto@basis"
 		echo "does not choose it, for the bounds of the rule."
-		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 0.75,1,1.5 -seeds "${SEEDS:-5}" -refs ls \
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 0.75,1,1.5 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto -goal 1=0.5
-		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 2000 -eps 0.3 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
-		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
+		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 0.3 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
+		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto,auto@basis,dpplmean+whiten^sample@subspace -auto auto@basis -before auto
 		# What its noise costs at n ≈ 600, ε = 1: the same fits with every
 		# release's noise removed (!), only the class sums exact (!sums),
 		# only the transform's releases exact (!transform).
 		s=dpplmean+whiten^sample@subspace
-		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 1 -seeds "${SEEDS:-5}" -refs ls \
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 1 -seeds "${SEEDS:-5}" -refs ls \
 			-configs "dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,$s,$s!,$s!sums,$s!transform" -auto "$s" -goal 1=0.5
 	} | tee bench/results/shift-subspace.md.tmp
 	publish shift-subspace
@@ -167,7 +167,7 @@ if [ "${1:-}" = ridge ]; then
 		echo "\`bench/shift.sh ridge\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto: the rule"
 		echo "of solvers.ChooseAuto now; dpsgd+whiten: auto's rule before it on these cells (the noise ridge), in the same run;"
 		echo "dpplmean+pca:32@basis: auto with \`--transform-basis\` before it at n·μ < 180 (the encoder's public features)."
-		go run ./bench/shift/run -basis "bench/out/fmnist-%s-public.arrow" -sets "$sets" -n 600 -eps 1,2,4 -seeds "${SEEDS:-5}" -refs ls \
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 1,2,4 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpplmean+pca:32@basis,dpsgd+whiten,auto -before dpsgd+whiten
 		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpsgd+whiten,auto -before dpsgd+whiten
