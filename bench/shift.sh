@@ -14,6 +14,7 @@
 #   bench/shift.sh public    small data with public features: auto@public against a candidate rule (bench/results/shift-public.md)
 #   bench/shift.sh subspace  small data with a public basis: whitening within its subspace (bench/results/shift-subspace.md)
 #   bench/shift.sh fewrows   small data: the sample ridge and DP-SGD's clip and steps with at most 16·D rows (bench/results/shift-fewrows.md)
+#   bench/shift.sh publicfew small data with public features: the private rule with at most 16·D rows (bench/results/shift-publicfew.md)
 #   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
@@ -122,6 +123,45 @@ if [ "${1:-}" = fewrows ]; then
 		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 16 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpfc+whiten -before dpfc+whiten
 	} | tee bench/results/shift-fewrows.md.tmp
 	publish shift-fewrows
+	exit 0
+fi
+if [ "${1:-}" = publicfew ]; then
+	# #41: with public features (the set's train rows 0–29999,
+	# unlabelled) and at most 16·D training rows (solvers.AutoFewRows)
+	# auto takes the private rule from n·μ = 60 on their whitening, with
+	# the training rows' sample ridge: DPPL-Mean below 300, DP-SGD with
+	# AutoFewRowsSGD to 4000; DP-FC from there keeps the noise ridge
+	# (dpfc+whiten^sample@public beside it). before: its rule at the
+	# last stop (DPPL-Mean without a transform below n·μ = 100, then
+	# DP-SGD or DP-FC on their whitening with the noise ridge); auto:
+	# without the public rows. n ≈ 600 at ε = 0.3 (n·μ ≈ 50: unchanged,
+	# the public whitening beside it), 0.45, 1, 2, 4, 8; n ≈ 2,000 at
+	# ε = 2, 8, 16. Digits has no public rows. Cells above 16·D rows
+	# choose as before (solvers' TestChooseAuto).
+	psets=fmnist-resnet,fmnist-vit
+	for e in fmnist-resnet fmnist-vit; do
+		for v in invert rot90 blur edge; do psets="$psets,$v-$e"; done
+	done
+	{
+		echo "## Small data with public features: the private rule wherever rows are few (issue 41)"
+		echo
+		echo "\`bench/shift.sh publicfew\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@public:"
+		echo "\`fit --method auto --public\` with the set's public rows (train rows 0–29999, unlabelled), the rule with at most 16·D"
+		echo "training rows: from n·μ = 60 their whitening with the training rows' sample ridge, DPPL-Mean below 300, DP-SGD (clip 0.5,"
+		echo "100 steps) to 4000, then DP-FC on the noise ridge. before: its rule at the last stop (dpplmean below n·μ = 100, then"
+		echo "dpsgd+whiten@public or dpfc+whiten@public, the noise ridge). auto: without the public rows. The gap tables' best default"
+		echo "is the best method with its defaults among those run here (dpplmean, in the first only); against every method's defaults"
+		echo "see \"Small data with public features\" (shift-public.md)."
+		go run ./bench/shift/run -sets "$psets" -n 600 -eps 0.3,0.45 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@public,dpplmean,dpplmean+whiten^sample@public -auto auto@public -before dpplmean
+		go run ./bench/shift/run -sets "$psets" -n 600 -eps 1,2,4,8 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@public,dpsgd+whiten@public -auto auto@public -before dpsgd+whiten@public
+		go run ./bench/shift/run -sets "$psets" -n 2000 -eps 2,8 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@public,dpsgd+whiten@public -auto auto@public -before dpsgd+whiten@public
+		go run ./bench/shift/run -sets "$psets" -n 2000 -eps 16 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@public,dpfc+whiten@public,dpfc+whiten^sample@public -auto auto@public -before dpfc+whiten@public
+	} | tee bench/results/shift-publicfew.md.tmp
+	publish shift-publicfew
 	exit 0
 fi
 if [ "${1:-}" = holdout ]; then

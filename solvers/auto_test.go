@@ -20,12 +20,15 @@ func TestChooseAuto(t *testing.T) {
 	}{
 		{600, 12, false, "dpplmean", TransformNone, "", 0},                    // ε = 0.3: n·μ = 50, below the gate's floor
 		{600, 7.5, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate}, // n·μ = 80: gated
-		{600, 7.5, true, "dpplmean", TransformNone, "", 0},                    // with public features: no transform
+		{600, 12, true, "dpplmean", TransformNone, "", 0},                     // with public features below the floor: no transform
+		{600, 7.5, true, "dpplmean", TransformWhiten, RidgeSample, 0},         // n·μ = 80, n ≤ 16·D: their whitening, ungated
 		{AutoGateFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample, 0},    // ε = 1: n·μ = 161
 		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample, 0},     // ε = 0.1: n·μ = 194
 		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample, 0},       // ε = 4: n·μ = 571
-		{600, 3.73, true, "dpsgd", TransformWhiten, "", 0},                 // public features: the rule before #41
+		{600, 3.73, true, "dpplmean", TransformWhiten, RidgeSample, 0},     // public features, n ≤ 16·D: the private rule
+		{600, 1.05, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 571
+		{600, 0.46, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 1304
 		{30000, 30.7, false, "dpsgd", TransformWhiten, "", 0},              // ε = 0.1: n·μ = 977
 		{6000, 3.73, true, "dpsgd", TransformWhiten, "", 0},                // n·μ = 1608
 		{30000, 3.73, false, "dpfc", TransformWhiten, "", 0},               // n·μ = 8042
@@ -37,10 +40,13 @@ func TestChooseAuto(t *testing.T) {
 		{10 * AutoSampleRidge, 10, false, "dpsgd", TransformWhiten, "", 0}, // (n above 16·D)
 		{AutoFewRows * 256, 1, false, "dpfc", TransformWhiten, RidgeSample, 0},
 		{AutoFewRows*256 + 1, 1, false, "dpfc", TransformWhiten, "", 0},
-		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0}, // public features: their own ridge
+		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0},     // public features: dpfc keeps their noise ridge
+		{AutoFewRows*256 + 1, 20, true, "dpsgd", TransformWhiten, "", 0}, // n·μ = 205: the rule before #41
 		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
-		{AutoFloor, 1, true, "dpsgd", TransformWhiten, "", 0},
+		{AutoFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
+		{AutoGateFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
+		{AutoGateFloor - 1, 1, true, "dpplmean", TransformNone, "", 0},
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
 		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
@@ -124,9 +130,10 @@ func TestGateTells(t *testing.T) {
 	}
 }
 
-// TestAutoFewRowsSGD: with at most 16·D private rows auto gives DP-SGD
+// TestAutoFewRowsSGD: with at most 16·D rows auto gives DP-SGD
 // AutoFewRowsSGD, for Adam only (another optimizer keeps its defaults),
-// and says so; with more rows, public features or another method, none.
+// and says so, with public features too; with more rows or another
+// method, none.
 // auto takes no hyperparameters of its own, so none can collide.
 func TestAutoFewRowsSGD(t *testing.T) {
 	for _, c := range []struct {
@@ -138,7 +145,8 @@ func TestAutoFewRowsSGD(t *testing.T) {
 		{600, 0.46, false, true},             // ε = 8: n·μ = 1304
 		{AutoFewRows * 256, 1, false, false}, // n·μ = 4096: dpfc
 		{AutoFewRows*256 + 1, 4, false, false},
-		{600, 1.05, true, false},
+		{600, 1.05, true, true}, // public features: the same
+		{AutoFewRows*256 + 1, 20, true, false},
 		{600, 3.73, false, false}, // dpplmean
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
