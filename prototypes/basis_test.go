@@ -106,8 +106,10 @@ func assumedTexts(res *solvers.Result) string {
 // TestAutoChoosesFromPublicQuantitiesOnly (#41 acceptance): auto's
 // choice — method, transform, its directions, the basis or not, and the
 // words saying why — is the same for two datasets of the same n, D and
-// classes whose rows differ, at every ε and with or without a basis
-// (its ridge included: the sample ridge wherever n ≤ 16·D).
+// classes whose rows differ, at every ε, without extra features, with a
+// basis and with public ones (its ridge included: the sample ridge
+// wherever n ≤ 16·D, under DPPL-Mean and DP-SGD with public features,
+// whose whitening it takes from n·μ = 60).
 // From n·μ = 60 to 100 the whitening it chooses is gated on its released mean
 // (solvers.AutoGate): the gate's outcome is that release's
 // post-processing and may differ, so a spread dataset (its gate closed)
@@ -117,11 +119,15 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 	spread := blobs(600, 80, 4, 5)
 	basis := shifted(200, 80, 4, 7)
 	for _, eps := range []float64{0.1, 0.3, 0.5, 1, 8, 64} { // 0.5: n·μ ≈ 81, gated
-		for _, withBasis := range []bool{false, true} {
+		for _, src := range []string{"", "basis", "public"} {
+			withBasis := src == "basis"
 			choice := func(d *solvers.Data) string {
 				o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: eps, Delta: 1e-5, Noise: accounting.SeededNoise(3)}}
-				if withBasis {
+				switch src {
+				case "basis":
 					o.Transform.Basis = basis
+				case "public":
+					o.Transform.Public = basis
 				}
 				res, err := solvers.Fit(context.Background(), solvers.Auto, d, o)
 				if err != nil {
@@ -131,23 +137,26 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
+				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v source=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_source"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
 			}
 			if x, y := choice(a), choice(b); x != y {
-				t.Errorf("ε = %g, basis %v: %q and %q", eps, withBasis, x, y)
+				t.Errorf("ε = %g, features %q: %q and %q", eps, src, x, y)
 			}
 			why := func(c string) string { return strings.SplitN(c, " dims=", 2)[0] }
 			x, y := choice(a), choice(spread)
 			if why(x) != why(y) {
-				t.Errorf("ε = %g, basis %v, spread rows: %q and %q", eps, withBasis, x, y)
+				t.Errorf("ε = %g, features %q, spread rows: %q and %q", eps, src, x, y)
 			}
 			if sub := eps == 1 && withBasis; sub != strings.Contains(x, "subspace=true") {
 				t.Errorf("ε = %g, basis %v: the basis's subspace should be chosen at n·μ ≈ 161 only: %q", eps, withBasis, x)
 			}
-			if eps >= 8 && !strings.Contains(x, "ridge=sample") {
+			if public := src == "public" && eps >= 0.5; public != strings.Contains(x, "source=public") || public && strings.HasPrefix(x, "dpfc") == strings.Contains(x, "ridge=sample") {
+				t.Errorf("ε = %g, public features: from n·μ = 60 their whitening, with the sample ridge unless dpfc: %q", eps, x)
+			}
+			if eps >= 8 && src != "public" && !strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)
 			}
-			if gated := eps == 0.5 && !withBasis; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
+			if gated := eps == 0.5 && src == ""; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
 				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)
 			}
 		}
