@@ -38,8 +38,11 @@ const (
 // the D directions apart (its second-moment matrix's sampling error, of
 // spectral size ≈ 2/√(n·D) for unit rows, is at 16·D rows still half
 // their mean eigenvalue 1/D, and above the smaller ones). There auto's
-// whitening takes the sample ridge (RidgeSample) whatever n·μ, its
-// DP-SGD AutoFewRowsSGD, and, given basis features, in DPPL-Mean's band
+// whitening takes the sample ridge (RidgeSample) whatever n·μ (with
+// public features, not under DP-FC), its DP-SGD AutoFewRowsSGD, public
+// features take the private rule from
+// AutoGateFloor on their whitening (shift-publicfew.md), and, given
+// basis features, in DPPL-Mean's band
 // (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
 // directions (TransformSpec.Subspace) instead of in all D
 // (bench/results/shift-subspace.md, shift-fewrows.md; ChooseAuto).
