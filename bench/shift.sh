@@ -134,8 +134,10 @@ if [ "${1:-}" = publicfew ]; then
 	# (dpfc+whiten^sample@public beside it). before: its rule at the
 	# last stop (DPPL-Mean without a transform below n·μ = 100, then
 	# DP-SGD or DP-FC on their whitening with the noise ridge); auto:
-	# without the public rows. n ≈ 600 at ε = 0.3 (n·μ ≈ 50: unchanged,
-	# the public whitening beside it), 0.45, 1, 2, 4, 8; n ≈ 2,000 at
+	# without the public rows. Below n·μ = 60 their whitening is gated
+	# on their own mean (exact, free: whitened only if ‖m‖² ≥ 0.4,
+	# solvers.AutoGate), the ungated one beside it. n ≈ 600 at ε = 0.15,
+	# 0.3 (n·μ ≈ 25, 50), 0.45, 1, 2, 4, 8; n ≈ 2,000 at
 	# ε = 2, 8, 16. Digits has no public rows. Cells above 16·D rows
 	# choose as before (solvers' TestChooseAuto).
 	psets=fmnist-resnet,fmnist-vit
@@ -147,12 +149,12 @@ if [ "${1:-}" = publicfew ]; then
 		echo
 		echo "\`bench/shift.sh publicfew\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@public:"
 		echo "\`fit --method auto --public\` with the set's public rows (train rows 0–29999, unlabelled), the rule with at most 16·D"
-		echo "training rows: from n·μ = 60 their whitening with the training rows' sample ridge, DPPL-Mean below 300, DP-SGD (clip 0.5,"
-		echo "100 steps) to 4000, then DP-FC on the noise ridge. before: its rule at the last stop (dpplmean below n·μ = 100, then"
+		echo "training rows: their whitening with the training rows' sample ridge (below n·μ = 60 only if their own mean has ‖m‖² ≥ 0.4),"
+		echo "DPPL-Mean below n·μ = 300, DP-SGD (clip 0.5, 100 steps) to 4000, then DP-FC on the noise ridge. before: its rule at the last stop (dpplmean below n·μ = 100, then"
 		echo "dpsgd+whiten@public or dpfc+whiten@public, the noise ridge). auto: without the public rows. The gap tables' best default"
 		echo "is the best method with its defaults among those run here (dpplmean, in the first only); against every method's defaults"
 		echo "see \"Small data with public features\" (shift-public.md)."
-		go run ./bench/shift/run -sets "$psets" -n 600 -eps 0.3,0.45 -seeds "${SEEDS:-5}" -refs ls \
+		go run ./bench/shift/run -sets "$psets" -n 600 -eps 0.15,0.3,0.45 -seeds "${SEEDS:-5}" -refs ls \
 			-configs auto,auto@public,dpplmean,dpplmean+whiten^sample@public -auto auto@public -before dpplmean
 		go run ./bench/shift/run -sets "$psets" -n 600 -eps 1,2,4,8 -seeds "${SEEDS:-5}" -refs ls \
 			-configs auto,auto@public,dpsgd+whiten@public -auto auto@public -before dpsgd+whiten@public

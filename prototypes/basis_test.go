@@ -150,13 +150,16 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			if sub := eps == 1 && withBasis; sub != strings.Contains(x, "subspace=true") {
 				t.Errorf("ε = %g, basis %v: the basis's subspace should be chosen at n·μ ≈ 161 only: %q", eps, withBasis, x)
 			}
-			if public := src == "public" && eps >= 0.5; public != strings.Contains(x, "source=public") || public && strings.HasPrefix(x, "dpfc") == strings.Contains(x, "ridge=sample") {
-				t.Errorf("ε = %g, public features: from n·μ = 60 their whitening, with the sample ridge unless dpfc: %q", eps, x)
+			if public := src == "public" && (eps >= 0.5 || strings.Contains(x, "gate=open")); public != strings.Contains(x, "source=public") || public && strings.HasPrefix(x, "dpfc") == strings.Contains(x, "ridge=sample") {
+				t.Errorf("ε = %g, public features: their whitening (below n·μ = 60 if their gate opens), with the sample ridge unless dpfc: %q", eps, x)
+			}
+			if src == "public" && (eps < 0.5) != (strings.Contains(x, "gate=open") || strings.Contains(x, "gate=closed")) {
+				t.Errorf("ε = %g, public features: the whitening should be gated on their mean below n·μ = 60 only: %q", eps, x)
 			}
 			if eps >= 8 && src != "public" && !strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)
 			}
-			if gated := eps == 0.5 && src == ""; gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed") {
+			if gated := eps == 0.5 && src == ""; src != "public" && (gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed")) {
 				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)
 			}
 		}

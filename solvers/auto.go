@@ -39,13 +39,13 @@ const (
 // spectral size ≈ 2/√(n·D) for unit rows, is at 16·D rows still half
 // their mean eigenvalue 1/D, and above the smaller ones). There auto's
 // whitening takes the sample ridge (RidgeSample) whatever n·μ (with
-// public features, not under DP-FC), its DP-SGD AutoFewRowsSGD, public
-// features take the private rule from
-// AutoGateFloor on their whitening (shift-publicfew.md), and, given
-// basis features, in DPPL-Mean's band
-// (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
+// public features, not under DP-FC), its DP-SGD AutoFewRowsSGD; public
+// features take the private rule on their whitening, gated on their own
+// mean below AutoGateFloor; and, given basis features, in DPPL-Mean's
+// band (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
 // directions (TransformSpec.Subspace) instead of in all D
-// (bench/results/shift-subspace.md, shift-fewrows.md; ChooseAuto).
+// (bench/results/shift-subspace.md, shift-fewrows.md,
+// shift-publicfew.md; ChooseAuto).
 const AutoFewRows = 16
 
 // fewRows reports whether n rows of dim features are few (AutoFewRows).
@@ -62,7 +62,9 @@ func fewRows(n float64, dim int) bool { return n <= AutoFewRows*float64(dim) }
 var AutoFewRowsSGD = map[string]float64{"clip": 0.5, "steps": 100}
 
 // AutoGate is the gate (TransformSpec.Gate) of auto's whitening below
-// AutoFloor: whiten only features whose released mean has ‖m‖² ≥ 0.4.
+// AutoFloor: whiten only features whose released mean has ‖m‖² ≥ 0.4
+// (with public features and few rows, below AutoGateFloor: their own
+// mean's, exact).
 // Measured (#41, bench/results/shift-small.md "A gated whitening
 // below n·μ = 100"): whitening gained up to 25 points there on features
 // whose unit-normalised mean carries most of the norm (‖m‖² 0.54–0.91:
@@ -131,7 +133,8 @@ type AutoChoice struct {
 // so that neighbouring datasets get the same choice unless n itself is
 // public. (Below AutoFloor the whitening it chooses is gated on a
 // release, the noisy mean: what the gate decides is that release's
-// post-processing, not part of the choice.)
+// post-processing, not part of the choice; with public features, on
+// their own mean, which holds no private row.)
 // With s = n·μ:
 //
 //	s < 60 (AutoGateFloor)       dpplmean, no transform
@@ -156,9 +159,11 @@ type AutoChoice struct {
 // With public features the transform is learned from them (free). With
 // at most 16·D rows the rule is the private one from s = 60
 // (AutoGateFloor), on their whitening with the training rows' sample
-// ridge and ungated (their mean is exact): dpplmean below s = 300, then
-// dpsgd (AutoFewRowsSGD), then dpfc on the noise ridge; below s = 60
-// dpplmean without a transform. With more rows their whitening takes
+// ridge and ungated: dpplmean below s = 300, then dpsgd
+// (AutoFewRowsSGD), then dpfc on the noise ridge; below s = 60 dpplmean
+// on their whitening only if their own mean says the features are
+// concentrated (‖m‖² ≥ AutoGate: exact and free, the gate reads public
+// rows), else without a transform. With more rows their whitening takes
 // the noise ridge, dpplmean + whiten is not chosen, and from s = 100 up
 // the rule is that of 2026-11-22 (dpsgd, then dpfc).
 //
@@ -274,12 +279,16 @@ type AutoChoice struct {
 //     was below auto without the public rows in most cells (ε = 1:
 //     −4.3 on the shifted mean, −2.9 and −4.1 in distribution); now it
 //     is above it by 7.5, 3.9, 1.5, 1.2 and 0.9 at n ≈ 600, ε = 0.45 to
-//     8, in distribution −1.0 to +1.1. Not taken: the public whitening
-//     below s = 60 (ε = 0.3, s ≈ 50: +9.6 on the shifted mean, but −3.3
-//     on ViT's in-distribution features and −3.1 on edge ViT, the
-//     spread features the private rule's gate keeps unwhitened), and
-//     the sample ridge under DP-FC (n ≈ 2,000, ε = 16: −1.0 on the
-//     shifted mean);
+//     8, in distribution −1.0 to +1.1. Below s = 60 the public
+//     whitening ungated lost on spread features (ε = 0.15 and 0.3,
+//     s ≈ 25 and 50: ViT in distribution −21.4 and −3.3, edge ViT −6.2
+//     and −3.1), hence the gate on their mean: +4.7 and +10.0 on the
+//     shifted mean, ResNet in distribution +13.0 and +16.4, no cell
+//     lower. Between 60 and 100 the gate would close on blurred,
+//     rotated and edge ViT features, where the whitening gained 2.7,
+//     4.4 and 0.3 (ε = 0.45), to save 1.7 on ViT in distribution: none
+//     there. Not taken: the sample ridge under DP-FC (n ≈ 2,000,
+//     ε = 16: −1.0 on the shifted mean);
 //   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
 //     where its many cheap steps beat DP-FC's few full-batch ones (up
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
@@ -327,7 +336,10 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	case basisDim > 0 && private && snr < AutoPrototypes && few:
 		c.Method, c.Ridge, c.Dims, c.Basis, c.Subspace = "dpplmean", RidgeSample, min(DefaultSubspaceDims, dim), true, true
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, AutoPrototypes, AutoFewRows, c.Dims)
-	case public && few && snr >= AutoGateFloor && snr < AutoPrototypes:
+	case public && few && snr < AutoGateFloor:
+		c.Method, c.Ridge, c.Gate = "dpplmean", RidgeSample, AutoGate
+		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with public features: dpplmean's noisy class means", snr, AutoGateFloor, AutoFewRows)
+	case public && few && snr < AutoPrototypes:
 		c.Method, c.Ridge = "dpplmean", RidgeSample
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with public features: dpplmean's noisy class means on whitened features", snr, AutoPrototypes, AutoFewRows)
 	case snr < AutoFloor:
@@ -401,6 +413,8 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	switch spec := o.Transform; {
 	case !spec.Enabled():
 		c.Why += ", no transform"
+	case spec.Public != nil && spec.gated():
+		c.Why += fmt.Sprintf(", %s transform (sample ridge) from the public features (free), only if their mean says the features are concentrated (‖m‖² ≥ %g)", spec.Kind, spec.Gate)
 	case spec.Public != nil && spec.Ridge == RidgeSample:
 		c.Why += fmt.Sprintf(", %s transform (sample ridge) from the public features (free)", spec.Kind)
 	case spec.Public != nil:

@@ -20,7 +20,8 @@ func TestChooseAuto(t *testing.T) {
 	}{
 		{600, 12, false, "dpplmean", TransformNone, "", 0},                    // ε = 0.3: n·μ = 50, below the gate's floor
 		{600, 7.5, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate}, // n·μ = 80: gated
-		{600, 12, true, "dpplmean", TransformNone, "", 0},                     // with public features below the floor: no transform
+		{600, 12, true, "dpplmean", TransformWhiten, RidgeSample, AutoGate},   // with public features below the floor: theirs, gated on their mean
+		{6000, 120, true, "dpplmean", TransformNone, "", 0},                   // above 16·D: no transform
 		{600, 7.5, true, "dpplmean", TransformWhiten, RidgeSample, 0},         // n·μ = 80, n ≤ 16·D: their whitening, ungated
 		{AutoGateFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample, 0},    // ε = 1: n·μ = 161
@@ -46,7 +47,7 @@ func TestChooseAuto(t *testing.T) {
 		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoGateFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
-		{AutoGateFloor - 1, 1, true, "dpplmean", TransformNone, "", 0},
+		{AutoGateFloor - 1, 1, true, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
 		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {

@@ -143,8 +143,9 @@ type TransformSpec struct {
 	Subspace bool
 	// Ridge is whiten's ridge ν, one of TransformRidges; "" is RidgeNoise.
 	Ridge string
-	// Gate, when > 0 (a private pca or whiten, not from Public or Basis),
-	// makes the second stage conditional on the released mean: only when
+	// Gate, when > 0 (a pca or whiten, not from Basis), makes the second
+	// stage conditional on the mean. From Public rows the mean is exact
+	// (no release) and the test reads ‖m‖² itself. Private: only when
 	// ‖m‖², estimated from the noisy sum (‖Σx̂ + noise‖²/n² less the
 	// noise's expected D·σ²/n²), is at least Gate — the features are
 	// concentrated, as those of images unlike the encoder's data are — is
@@ -156,14 +157,15 @@ type TransformSpec struct {
 	// path (Smith & Thakurta 2022, "Fully adaptive composition for Gaussian
 	// differential privacy": a filter with the nonadaptive parameters):
 	// the method is calibrated to what is left either way. auto's rule
-	// from n·μ = 60 to 100 (ChooseAuto).
+	// from n·μ = 60 to 100, and below 60 with public features
+	// (ChooseAuto).
 	Gate float64
 }
 
 // gated reports whether the spec's second stage waits on the mean
 // (Gate).
 func (s TransformSpec) gated() bool {
-	return s.Gate > 0 && s.Public == nil && s.Basis == nil && (s.Kind == TransformPCA || s.Kind == TransformWhiten)
+	return s.Gate > 0 && (s.Public != nil || s.Basis == nil) && (s.Kind == TransformPCA || s.Kind == TransformWhiten)
 }
 
 // basis reports whether the spec takes its directions from Basis.
@@ -267,7 +269,7 @@ func CheckTransform(m Method, s TransformSpec) error {
 	case s.Gate < 0 || s.Gate >= 1 || math.IsNaN(s.Gate):
 		return fmt.Errorf("the transform's gate is a squared norm of a mean of unit rows, in [0, 1), got %v", s.Gate)
 	case s.Gate > 0 && !s.gated():
-		return fmt.Errorf("a gate applies to a private pca or whiten learned from the training rows, not %s from public or basis rows", s.Kind)
+		return fmt.Errorf("a gate applies to a pca or whiten learned from the training rows or public ones, not %s from basis rows", s.Kind)
 	case s.Subspace && !s.subspace():
 		return fmt.Errorf("a basis subspace applies to whiten with basis features (--transform-basis) and no public features, not %s", s.Kind)
 	}
@@ -452,6 +454,10 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 				return nil, err
 			}
 		}
+	} else if spec.gated() { // public rows: their exact mean, nothing to charge
+		if open, err := transformGate(o, spec, sum, math.Max(n, 1), 0, nil); err != nil || !open {
+			return nil, err
+		}
 	}
 	n = math.Max(n, 1)
 	// RidgeSample's ν is set by the training rows' count, whatever rows
@@ -504,9 +510,9 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 }
 
 // transformGate is a gated spec's test (TransformSpec.Gate) on the noisy
-// sum of n unit rows, each coordinate's noise of std: it records the
-// outcome, and charges the second stage's releases (deferred) when the
-// gate opens.
+// sum of n unit rows, each coordinate's noise of std (0 for public rows'
+// exact sum): it records the outcome, and charges the second stage's
+// releases (deferred) when the gate opens.
 func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64, deferred []accounting.Mechanism) (bool, error) {
 	var ss float64
 	for _, v := range sum {
@@ -520,6 +526,9 @@ func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64
 	}
 	o.gate = fmt.Sprintf("open: ‖m‖² ≈ %.2f ≥ %g", est, spec.Gate)
 	o.note("transform gate %s", o.gate)
+	if len(deferred) == 0 {
+		return true, nil
+	}
 	return true, chargeTransform(o, deferred)
 }
 

@@ -252,9 +252,8 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Ridge: "tiny"}}, "unknown transform ridge"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Ridge: RidgeSample}}, "whiten only"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 1}}, "in [0, 1)"},
-		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Gate: 0.4}}, "a gate applies to a private pca or whiten"},
-		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Public: blobs(20, 4, 2, 3)}}, "a gate applies to a private pca or whiten"},
-		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Basis: blobs(20, 4, 2, 3)}}, "a gate applies to a private pca or whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Gate: 0.4}}, "a gate applies to a pca or whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Basis: blobs(20, 4, 2, 3)}}, "a gate applies to a pca or whiten"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
@@ -460,6 +459,43 @@ func TestTransformGate(t *testing.T) {
 	}
 	if z[false] >= z[true] {
 		t.Errorf("the closed gate's method has noise multiplier %v, the open one's %v: it did not get the matrix's share", z[false], z[true])
+	}
+}
+
+// TestTransformGatePublic: with public features the gate reads their
+// exact mean, releases nothing and charges nothing: concentrated public
+// rows (‖m‖² ≈ 0.9) give their whitening, spread ones none, whatever the
+// private rows; the method's noise multiplier is the whole target's
+// either way.
+func TestTransformGatePublic(t *testing.T) {
+	z := map[bool]float64{}
+	for _, c := range []struct {
+		public *Data
+		open   bool
+	}{{shifted(400, 12, 3, 8), true}, {blobs(400, 12, 3, 8), false}} {
+		for _, d := range []*Data{shifted(300, 12, 3, 5), blobs(300, 12, 3, 6)} {
+			o := Options{
+				Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2)},
+				Transform: TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Gate: AutoGate, Public: c.public},
+			}
+			res, err := Fit(context.Background(), "dpls", d, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gate, _ := res.Hyperparameters["transform_gate"].(string)
+			if strings.HasPrefix(gate, "open") != c.open || (res.Prep.Transform != nil) != c.open || (c.open && res.Prep.Transform.Source != "public") {
+				t.Errorf("public rows open %v: gate %q, transform %+v", c.open, gate, res.Prep.Transform)
+			}
+			for _, m := range res.Guarantee.Mechanisms {
+				if strings.HasPrefix(m.Name, "transform") {
+					t.Errorf("public rows open %v: the guarantee lists %s", c.open, m.Name)
+				}
+			}
+			z[c.open] = res.NoiseMultiplier
+		}
+	}
+	if z[false] != z[true] {
+		t.Errorf("noise multipliers %v (gate closed) and %v (open): the public transform should cost nothing", z[false], z[true])
 	}
 }
 
