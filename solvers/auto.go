@@ -413,12 +413,15 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	switch spec := o.Transform; {
 	case !spec.Enabled():
 		c.Why += ", no transform"
-	case spec.Public != nil && spec.gated():
-		c.Why += fmt.Sprintf(", %s transform (sample ridge) from the public features (free), only if their mean says the features are concentrated (‖m‖² ≥ %g)", spec.Kind, spec.Gate)
-	case spec.Public != nil && spec.Ridge == RidgeSample:
-		c.Why += fmt.Sprintf(", %s transform (sample ridge) from the public features (free)", spec.Kind)
 	case spec.Public != nil:
-		c.Why += fmt.Sprintf(", %s transform from the public features (free)", spec.Kind)
+		ridge, gate := "", ""
+		if spec.Ridge == RidgeSample {
+			ridge = " (sample ridge)"
+		}
+		if spec.gated() {
+			gate = fmt.Sprintf(", only if their mean says the features are concentrated (‖m‖² ≥ %g)", spec.Gate)
+		}
+		c.Why += fmt.Sprintf(", %s transform%s from the public features (free)%s", spec.Kind, ridge, gate)
 	case spec.subspace():
 		c.Why += fmt.Sprintf(", %s transform (%s ridge): %d directions from the basis features (free), the mean and the %d×%d matrix within them from %g%% of the budget", spec.Kind, cmp.Or(spec.Ridge, RidgeNoise), spec.subspaceDims(dim), spec.subspaceDims(dim), spec.subspaceDims(dim), 100*spec.share())
 	case spec.gated():

@@ -526,9 +526,6 @@ func transformGate(o *Options, spec TransformSpec, sum []float64, n, std float64
 	}
 	o.gate = fmt.Sprintf("open: ‖m‖² ≈ %.2f ≥ %g", est, spec.Gate)
 	o.note("transform gate %s", o.gate)
-	if len(deferred) == 0 {
-		return true, nil
-	}
 	return true, chargeTransform(o, deferred)
 }
 
@@ -750,6 +747,9 @@ func transformReleases(o *Options, spec TransformSpec, matrix bool) ([]float64, 
 // which charges the whole fit before their noise is drawn
 // (accounting.Release.Prior).
 func chargeTransform(o *Options, mechs []accounting.Mechanism) error {
+	if len(mechs) == 0 { // nothing released (a public transform's gate): nothing to charge
+		return nil
+	}
 	return o.rel.Prior(mechs...)
 }
 
