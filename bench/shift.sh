@@ -38,8 +38,12 @@ for e in fmnist-resnet fmnist-vit; do
 done
 [ "${1:-}" = extract ] && exit 0
 sets=fmnist-resnet,fmnist-vit
+psets=$sets # those with public rows (train rows 0–29999): digits has none
 for e in fmnist-resnet fmnist-vit; do
-	for v in invert rot90 blur edge digits; do sets="$sets,$v-$e"; done
+	for v in invert rot90 blur edge digits; do
+		sets="$sets,$v-$e"
+		[ "$v" = digits ] || psets="$psets,$v-$e"
+	done
 done
 if [ "${1:-}" = basis ]; then
 	# #41: the small-data band with and without a public basis (the
@@ -140,10 +144,6 @@ if [ "${1:-}" = publicfew ]; then
 	# 0.3 (n·μ ≈ 25, 50), 0.45, 1, 2, 4, 8; n ≈ 2,000 at
 	# ε = 2, 8, 16. Digits has no public rows. Cells above 16·D rows
 	# choose as before (solvers' TestChooseAuto).
-	psets=fmnist-resnet,fmnist-vit
-	for e in fmnist-resnet fmnist-vit; do
-		for v in invert rot90 blur edge; do psets="$psets,$v-$e"; done
-	done
 	{
 		echo "## Small data with public features: the private rule wherever rows are few (issue 41)"
 		echo
@@ -275,10 +275,6 @@ if [ "${1:-}" = public ]; then
 	# with it to 700), in one run with the same seeds; auto without them
 	# beside it. n ≈ 600 at ε = 1, 2, 4 (n·μ ≈ 155, 300, 600), n ≈ 6,000
 	# at ε = 0.1 (n·μ ≈ 195). Digits has no public rows.
-	psets=fmnist-resnet,fmnist-vit
-	for e in fmnist-resnet fmnist-vit; do
-		for v in invert rot90 blur edge; do psets="$psets,$v-$e"; done
-	done
 	cfg=dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@public,dpplmean+whiten^sample@public,dpsgd+whiten^sample@public
 	{
 		echo "## Small data with public features (issue 41)"
