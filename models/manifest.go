@@ -25,6 +25,12 @@ type Manifest struct {
 	SHA256 string `json:"sha256,omitempty"`
 	Input  Input  `json:"input"`
 	Output Output `json:"output"`
+	// Basis, optional, names features this encoder's author declares
+	// public — its own training data, extracted with dpfeat — whose
+	// principal directions `fit --method auto` takes for its transform
+	// at small n·μ (solvers.TransformSpec.Basis). extract records it in
+	// the features it makes, so auto finds it without a flag.
+	Basis *Basis `json:"basis,omitempty"`
 
 	// Informational fields, kept as they are.
 	PretrainedOn           string   `json:"pretrained_on,omitempty"`
@@ -34,6 +40,30 @@ type Manifest struct {
 	Description            string   `json:"description,omitempty"`
 	License                string   `json:"license,omitempty"`
 	Source                 string   `json:"source,omitempty"`
+}
+
+// Basis is a manifest's public basis features.
+type Basis struct {
+	// File is a dpfeat feature file of this encoder, relative to the
+	// manifest.
+	File string `json:"file"`
+	// SHA256 of File; checked when set.
+	SHA256 string `json:"sha256,omitempty"`
+	// Source says what the images are (informational), e.g. "Fashion-MNIST
+	// train rows 0–29999, the encoder's training data".
+	Source string `json:"source,omitempty"`
+}
+
+// BasisPath is the basis file's path given the manifest's own (relative
+// to the manifest's folder unless absolute); "" without a basis.
+func (m *Manifest) BasisPath(manifestPath string) string {
+	if m.Basis == nil {
+		return ""
+	}
+	if filepath.IsAbs(m.Basis.File) {
+		return m.Basis.File
+	}
+	return filepath.Join(filepath.Dir(manifestPath), m.Basis.File)
 }
 
 // Input describes the model's image input and the preprocessing that
@@ -149,7 +179,7 @@ func asTypeError(err error, te **json.UnmarshalTypeError) bool {
 
 func knownKeys() []string {
 	keys := []string{"name", "file", "sha256", "input", "output", "pretrained_on", "public_head_test_accuracy",
-		"architecture", "training", "description", "license", "source",
+		"architecture", "training", "description", "license", "source", "basis", "basis.file", "basis.sha256", "basis.source",
 		"input.name", "input.layout", "input.channels", "input.height", "input.width", "input.scale", "input.mean",
 		"input.std", "input.resize", "input.crop", "input.resize_size", "input.crop_pct", "input.round_after_resize",
 		"input.dtype", "output.name", "output.dim", "output.pool"}
@@ -250,12 +280,29 @@ func (m *Manifest) Normalize() error {
 	if out.Dim < 0 {
 		return fmt.Errorf("output.dim %d: expected a positive number", out.Dim)
 	}
-	if m.SHA256 != "" {
-		if _, err := hex.DecodeString(m.SHA256); err != nil || len(m.SHA256) != 64 {
-			return fmt.Errorf("sha256 %q: expected 64 hexadecimal digits", m.SHA256)
-		}
-		m.SHA256 = strings.ToLower(m.SHA256)
+	if err := checkSHA256("sha256", &m.SHA256); err != nil {
+		return err
 	}
+	if b := m.Basis; b != nil {
+		if b.File == "" {
+			return fmt.Errorf("basis.file: expected the basis feature file's path, relative to the manifest")
+		}
+		if err := checkSHA256("basis.sha256", &b.SHA256); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSHA256 checks an optional hash field and lower-cases it.
+func checkSHA256(key string, v *string) error {
+	if *v == "" {
+		return nil
+	}
+	if _, err := hex.DecodeString(*v); err != nil || len(*v) != 64 {
+		return fmt.Errorf("%s %q: expected 64 hexadecimal digits", key, *v)
+	}
+	*v = strings.ToLower(*v)
 	return nil
 }
 

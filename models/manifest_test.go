@@ -58,6 +58,9 @@ func TestManifestErrors(t *testing.T) {
 		{strings.Replace(base, `"width": 8`, `"width": 8, "crop": "center", "crop_pct": 2`, 1), "input.crop_pct 2"},
 		{strings.Replace(base, `"width": 8`, `"width": "8"`, 1), `key "input.width": expected int`},
 		{`{"name": "x",`, "not valid JSON"},
+		{strings.Replace(base, `"name": "x"`, `"name": "x", "basis": {"sha256": "ab"}`, 1), "basis.file"},
+		{strings.Replace(base, `"name": "x"`, `"name": "x", "basis": {"file": "b.arrow", "sha256": "ab"}`, 1), `basis.sha256 "ab"`},
+		{strings.Replace(base, `"name": "x"`, `"name": "x", "basis": {"file": "b.arrow", "path": "c"}`, 1), `unknown key "path"`},
 	}
 	for _, c := range cases {
 		_, err := ParseManifest([]byte(c.json))
@@ -71,6 +74,20 @@ func TestManifestErrors(t *testing.T) {
 	}
 	if m.Input.ResizeSize != 9 || m.Input.CropPct != 0.875 || m.Input.Resize != "bilinear" {
 		t.Errorf("center-crop defaults: %+v", m.Input)
+	}
+	// A basis file is relative to the manifest, unless absolute.
+	m, err = ParseManifest([]byte(strings.Replace(base, `"name": "x"`, `"name": "x", "basis": {"file": "b.arrow", "sha256": "`+strings.Repeat("AB", 32)+`"}`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := m.BasisPath("/enc/x.json"); p != "/enc/b.arrow" || m.Basis.SHA256 != strings.Repeat("ab", 32) {
+		t.Errorf("basis %s, sha256 %s", p, m.Basis.SHA256)
+	}
+	if m.Basis.File = "/data/b.arrow"; m.BasisPath("/enc/x.json") != "/data/b.arrow" {
+		t.Errorf("an absolute basis: %s", m.BasisPath("/enc/x.json"))
+	}
+	if m.Basis = nil; m.BasisPath("/enc/x.json") != "" {
+		t.Errorf("no basis: %q", m.BasisPath("/enc/x.json"))
 	}
 }
 
