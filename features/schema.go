@@ -50,6 +50,11 @@ const (
 	// extraction whose ids belong to the examples (content ids for
 	// positional sources, #36); absent in files extracted before.
 	MetaIDs = "dpfeat.ids"
+	// MetaBasis and MetaBasisSHA256 are the encoder's basis features
+	// (models.Basis) as extract found them: an absolute path and the
+	// file's hash, for `fit --method auto` (train.Fit).
+	MetaBasis       = "dpfeat.encoder.basis"
+	MetaBasisSHA256 = "dpfeat.encoder.basis.sha256"
 )
 
 // Views describes a multi-view file: how many rows each private example
@@ -108,6 +113,9 @@ type Metadata struct {
 	// IDs is MetaIDs: IDsOfExamples, or "" for a file whose extraction
 	// did not say.
 	IDs string
+	// Basis and BasisSHA256 are MetaBasis and MetaBasisSHA256: the
+	// encoder's public basis features, "" when its manifest names none.
+	Basis, BasisSHA256 string
 	// Extra holds any other keys, kept as they are.
 	Extra map[string]string
 }
@@ -147,6 +155,8 @@ func (m Metadata) arrow() arrow.Metadata {
 	set(MetaCreated, m.Created)
 	set(MetaDataID, m.DataID)
 	set(MetaIDs, m.IDs)
+	set(MetaBasis, m.Basis)
+	set(MetaBasisSHA256, m.BasisSHA256)
 	classes := m.Classes
 	if classes == nil {
 		classes = []string{}
@@ -226,6 +236,10 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 			m.DataID = v
 		case MetaIDs:
 			m.IDs = v
+		case MetaBasis:
+			m.Basis = v
+		case MetaBasisSHA256:
+			m.BasisSHA256 = v
 		case MetaClasses:
 			if err := json.Unmarshal([]byte(v), &m.Classes); err != nil {
 				return m, fmt.Errorf("schema metadata %s is not a JSON array of class names: %v", MetaClasses, err)

@@ -1,0 +1,72 @@
+package features
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dpfeat/dpfeat/internal/filehash"
+)
+
+// ErrNoBasis is EncoderBasis's error when the basis file is not there.
+var ErrNoBasis = errors.New("no such basis file")
+
+// EncoderBasis checks the public basis features an encoder's manifest
+// names (models.Basis) and returns what extract records of them in the
+// features it makes (Metadata.Basis, Metadata.BasisSHA256): the absolute
+// path and the file's SHA-256. The file must be one dpfeat feature file of
+// the same encoder (encoderSHA256); want, when set, is the hash the
+// manifest gives. A missing file is ErrNoBasis (wrapped).
+func EncoderBasis(path, want, encoderSHA256 string) (abs, sum string, err error) {
+	if abs, err = filepath.Abs(path); err != nil {
+		return "", "", fmt.Errorf("basis %s: %w", path, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("basis %s: %w", path, ErrNoBasis)
+	case err != nil:
+		return "", "", fmt.Errorf("basis %s: %w", path, err)
+	case st.IsDir():
+		return "", "", fmt.Errorf("basis %s is a folder; expected one feature file (dpfeat extract --out FILE.arrow)", path)
+	}
+	f, err := Open(abs, ReadOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("basis %s: %w", path, err)
+	}
+	md := f.Metadata()
+	f.Close()
+	if md.EncoderSHA256 != encoderSHA256 {
+		return "", "", fmt.Errorf("basis %s comes from encoder %s (%.12s…), not this one (%.12s…): extract the encoder's own training data with this encoder", path, md.EncoderName, md.EncoderSHA256, encoderSHA256)
+	}
+	if sum, err = filehash.SHA256(abs); err != nil {
+		return "", "", fmt.Errorf("basis %s: %w", path, err)
+	}
+	if want != "" && sum != want {
+		return "", "", fmt.Errorf("basis %s has sha256 %s, but the manifest says %s: wrong file or wrong manifest", path, sum, want)
+	}
+	return abs, sum, nil
+}
+
+// RecordedBasis returns the basis features a feature file's metadata names
+// (Metadata.Basis, recorded by extract), checked to be the file extract
+// saw: "" when it names none; an error when the file has gone or changed
+// since.
+func RecordedBasis(md Metadata) (string, error) {
+	if md.Basis == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(md.Basis); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("its encoder's basis %s (named by the encoder's manifest at extract) is not there: %w", md.Basis, ErrNoBasis)
+	}
+	sum, err := filehash.SHA256(md.Basis)
+	if err != nil {
+		return "", fmt.Errorf("its encoder's basis: %w", err)
+	}
+	if md.BasisSHA256 != "" && sum != md.BasisSHA256 {
+		return "", fmt.Errorf("its encoder's basis %s has changed since extract (sha256 %.12s…, then %.12s…)", md.Basis, sum, md.BasisSHA256)
+	}
+	return md.Basis, nil
+}
