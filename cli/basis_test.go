@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/orttest"
 )
 
 // TestFitWithATransformBasis (#41): --transform-basis gives auto, below
@@ -89,5 +92,89 @@ func TestFitWithABasisSubspace(t *testing.T) {
 		if !strings.Contains(string(g), "basis.arrow") || !strings.Contains(string(g), "whiten subspace") {
 			t.Errorf("%v: the guarantee does not list the basis's subspace: %s", c.args, g)
 		}
+	}
+}
+
+// TestExtractRecordsTheEncoderBasis (#41): a manifest's basis (the
+// encoder's own public training data, extracted) is recorded by extract in
+// the features it makes, and fit --method auto takes it without a flag,
+// saying so and listing it; --encoder-basis=false fits without it. A basis
+// not there yet (while it is being made) is a note; one of another encoder
+// is refused in one line.
+func TestExtractRecordsTheEncoderBasis(t *testing.T) {
+	orttest.Need(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny-cnn.onnx")
+	b, err := os.ReadFile("../testdata/encoders/tiny-cnn.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(model, b, 0o644)
+	m, err := os.ReadFile("../testdata/encoders/tiny-cnn.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.Replace(string(m), `"name": "tiny-cnn",`, `"name": "tiny-cnn", "basis": {"file": "basis/public.arrow"},`, 1)
+	os.WriteFile(filepath.Join(dir, "tiny-cnn.json"), []byte(manifest), 0o644)
+	public, private := filepath.Join(dir, "public-images"), filepath.Join(dir, "private-images")
+	imageFolderVariant(t, public, []string{"cat", "dog"}, 6, 1)
+	imageFolder(t, private, []string{"cat", "dog"}, 6)
+	basis := filepath.Join(dir, "basis", "public.arrow")
+	os.MkdirAll(filepath.Dir(basis), 0o755)
+	extract := func(data, out string) (int, string) {
+		code, _, errs := run(t, "extract", "--encoder", model, "--data", data, "--out", out, "--quiet")
+		return code, errs
+	}
+	// Before the basis exists: a note, nothing recorded.
+	early := filepath.Join(dir, "early.arrow")
+	if code, errs := extract(private, early); code != 0 || !strings.Contains(errs, "which is not there") {
+		t.Errorf("extract before the basis: exit %d %q", code, errs)
+	}
+	// The basis itself: no note about it.
+	if code, errs := extract(public, basis); code != 0 || strings.Contains(errs, "basis") {
+		t.Fatalf("extract of the basis: exit %d %q", code, errs)
+	}
+	train := filepath.Join(dir, "train.arrow")
+	if code, errs := extract(private, train); code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	for p, want := range map[string]string{early: "", basis: "", train: basis} {
+		f, err := features.Open(p, features.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md := f.Metadata(); md.Basis != want || (want != "") != (len(md.BasisSHA256) == 64) {
+			t.Errorf("%s records basis %q (sha256 %q), want %q", filepath.Base(p), md.Basis, md.BasisSHA256, want)
+		}
+		f.Close()
+	}
+	fit := func(args ...string) (fitReport, string) {
+		out := filepath.Join(t.TempDir(), "clf.safetensors")
+		args = append([]string{"fit", "--method", "auto", "--train", train, "--epsilon", "2", "--delta", "1e-5", "--out", out, "--json"}, args...) // n·μ ≈ 10
+		code, stdout, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var rep fitReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep, errs
+	}
+	rep, errs := fit()
+	g, _ := json.Marshal(rep.Guarantee)
+	if !strings.Contains(errs, "public basis features from the encoder's manifest: "+basis) || !strings.Contains(string(g), "the encoder's basis features "+basis) {
+		t.Errorf("auto without a flag: %s\n%s", errs, g)
+	}
+	if rep, errs := fit("--encoder-basis=false"); rep.Hyperparameters["transform_basis"] != nil || strings.Contains(errs, "encoder's manifest") {
+		t.Errorf("--encoder-basis=false: %v\n%s", rep.Hyperparameters, errs)
+	}
+	// A manifest naming another encoder's features.
+	other := filepath.Join(dir, "other.arrow")
+	blobFile(t, other, 20, 8, []string{"cat", "dog"}, "sha-1", 1)
+	os.WriteFile(filepath.Join(dir, "tiny-cnn.json"), []byte(strings.Replace(manifest, "basis/public.arrow", "other.arrow", 1)), 0o644)
+	code, _, errs := run(t, "extract", "--encoder", model, "--data", private, "--out", filepath.Join(dir, "bad.arrow"))
+	if code != 1 || !strings.Contains(errs, "comes from encoder") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("a basis of another encoder: exit %d %q", code, errs)
 	}
 }

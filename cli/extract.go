@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/encode"
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/fspath"
 	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/runner/spec"
@@ -144,18 +145,18 @@ func reportFolder(c *ucli.Context, ds features.Dataset, rep *extractReport) {
 
 // extractModel reads the encoder's manifest, checks the model file against
 // it and names the encoder (the manifest's name, else the file's).
-func extractModel(c *ucli.Context, modelPath string) (m *models.Manifest, sum, name string, err error) {
-	if m, err = loadManifest(c, modelPath); err != nil {
-		return nil, "", "", err
+func extractModel(c *ucli.Context, modelPath string) (m *models.Manifest, manifestPath, sum, name string, err error) {
+	if m, manifestPath, err = loadManifest(c, modelPath); err != nil {
+		return nil, "", "", "", err
 	}
 	if sum, err = m.CheckFile(modelPath); err != nil {
-		return nil, "", "", userErrorf("%v", err)
+		return nil, "", "", "", userErrorf("%v", err)
 	}
 	name = m.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(modelPath), filepath.Ext(modelPath))
 	}
-	return m, sum, name, nil
+	return m, manifestPath, sum, name, nil
 }
 
 func extractAction(c *ucli.Context) error {
@@ -261,7 +262,11 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		return rep, userErrorf("%v", err)
 	}
 	dev.ExactFloat32 = !c.Bool("tf32")
-	m, sum, name, err := extractModel(c, modelPath)
+	m, manifestPath, sum, name, err := extractModel(c, modelPath)
+	if err != nil {
+		return rep, err
+	}
+	basis, basisSHA, err := encoderBasis(c, m, manifestPath, sum, out)
 	if err != nil {
 		return rep, err
 	}
@@ -285,6 +290,7 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if err != nil {
 		return rep, err
 	}
+	opt.Meta.Basis, opt.Meta.BasisSHA256 = basis, basisSHA
 	if !c.Bool("quiet") && !c.Bool("json") {
 		opt.Progress = c.App.ErrWriter
 	}
@@ -312,22 +318,43 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 }
 
 // loadManifest resolves --manifest, --preset, or the manifest beside the
-// model.
-func loadManifest(c *ucli.Context, modelPath string) (*models.Manifest, error) {
+// model, and returns it with its path ("" for a preset).
+func loadManifest(c *ucli.Context, modelPath string) (*models.Manifest, string, error) {
 	switch {
 	case c.IsSet("manifest") && c.IsSet("preset"):
-		return nil, userErrorf("give --manifest or --preset, not both")
+		return nil, "", userErrorf("give --manifest or --preset, not both")
 	case c.IsSet("manifest"):
-		return models.LoadManifest(c.String("manifest"))
+		m, err := models.LoadManifest(c.String("manifest"))
+		return m, c.String("manifest"), err
 	case c.IsSet("preset"):
 		m, err := models.Preset(c.String("preset"))
 		if err != nil {
-			return nil, userErrorf("--preset: %v", err)
+			return nil, "", userErrorf("--preset: %v", err)
 		}
-		return m, nil
+		return m, "", nil
 	}
-	m, _, err := models.ManifestFor(modelPath)
-	return m, err
+	m, p, err := models.ManifestFor(modelPath)
+	return m, p, err
+}
+
+// encoderBasis resolves the public basis features the manifest names
+// (models.Basis) into what the features record (features.EncoderBasis):
+// nothing when it names none, when this run makes the basis itself, or
+// when the file is not there yet (a note says auto will not find it).
+func encoderBasis(c *ucli.Context, m *models.Manifest, manifestPath, sum, out string) (path, hash string, err error) {
+	p := m.BasisPath(manifestPath)
+	if p == "" || fspath.Resolve(p) == fspath.Resolve(out) {
+		return "", "", nil
+	}
+	path, hash, err = features.EncoderBasis(p, m.Basis.SHA256, sum)
+	if errors.Is(err, features.ErrNoBasis) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: the encoder's manifest %s names the basis %s, which is not there: these features do not record it, and fit --method auto will not use it\n", manifestPath, p)
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", userErrorf("manifest %s: %v", manifestPath, err)
+	}
+	return path, hash, nil
 }
 
 // extractFlags checks --out and the numeric flags.

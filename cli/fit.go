@@ -86,6 +86,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
 		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},
+		&ucli.BoolFlag{Name: "encoder-basis", Value: true, Usage: "with --method auto and without --transform-basis or --public: take the basis the features' encoder manifest names (recorded by extract; listed as public in the guarantee); --encoder-basis=false fits without it"},
 		&ucli.BoolFlag{Name: "transform-basis-subspace", Usage: "with --transform whiten and --transform-basis: keep the basis's top --transform-dims directions (32 by default) as a subspace only, and whiten privately within it (what auto does at n·μ 100–300 with at most 16·D rows)"},
 		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), n the training rows, what auto uses below n·μ = 700 and with at most 16·D rows)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
@@ -192,7 +193,7 @@ func fitAction(c *ucli.Context) error {
 		return err
 	}
 	defer cleanup()
-	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Basis: c.String("transform-basis"), Options: o,
+	res, err := fitting.Fit(c.Context, fitting.Request{Method: m.Name, Train: train, Public: c.String("public"), Basis: c.String("transform-basis"), NoEncoderBasis: !c.Bool("encoder-basis"), Options: o,
 		NoNormalize: c.Bool("no-normalize"), PublicCounts: c.Bool("public-counts"), AnyEncoder: c.Bool("force"), Import: imp, Note: o.Note,
 		TrainName: c.String("train-name"), PublicName: c.String("public-name"), BasisName: c.String("transform-basis-name")})
 	if cerr := reportCharge(c, train, charger); cerr != nil {

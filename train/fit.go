@@ -32,8 +32,11 @@ type Request struct {
 	// Basis, optional, is public features whose principal directions a
 	// pca or whiten transform takes (solvers.TransformSpec.Basis), such
 	// as the encoder's own training data; the transform's mean stays
-	// private.
+	// private. Without it, auto takes the basis the training file's
+	// encoder manifest names (features.Metadata.Basis, recorded by
+	// extract) unless NoEncoderBasis.
 	Basis string
+	NoEncoderBasis bool
 	// Options are the privacy target, noise, hyperparameters and hooks
 	// (Privacy.Charger: where a budget ledger records the release).
 	Options solvers.Options
@@ -168,14 +171,25 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		// free.
 		o.Transform.Public, o.Transform.PublicName = o.Public, "the public features "+req.publicName()+" ("+PublicCheck+")"
 	}
-	if req.Basis != "" {
-		bf, err := openPublic(req, tf, req.Basis, "--transform-basis")
+	basis, basisFlag, basisName := req.Basis, "--transform-basis", "the public features "+named(req.Basis, req.BasisName)
+	if basis == "" && m.Name == solvers.Auto && req.Public == "" && !req.NoEncoderBasis {
+		p, err := features.RecordedBasis(meta)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w; pass --transform-basis FILE to give it, or --encoder-basis=false to fit without it", req.trainName(), err)
+		}
+		if p != "" {
+			basis, basisFlag, basisName = p, "the encoder's basis", "the encoder's basis features "+p+" (named by its manifest)"
+			note("auto: public basis features from the encoder's manifest: %s (--encoder-basis=false: without them)", p)
+		}
+	}
+	if basis != "" {
+		bf, err := openPublic(req, tf, basis, basisFlag)
 		if err != nil {
 			return nil, err
 		}
 		defer bf.Close()
 		o.Transform.Basis = fileSource{f: bf, normalize: !req.NoNormalize}
-		o.Transform.BasisName = "the public features " + named(req.Basis, req.BasisName) + " (" + PublicCheck + ")"
+		o.Transform.BasisName = basisName + " (" + PublicCheck + ")"
 	}
 	var res *solvers.Result
 	if data == nil {
