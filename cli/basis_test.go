@@ -163,7 +163,7 @@ func TestExtractRecordsTheEncoderBasis(t *testing.T) {
 	}
 	rep, errs := fit()
 	g, _ := json.Marshal(rep.Guarantee)
-	if !strings.Contains(errs, "public basis features from the encoder's manifest: "+basis) || !strings.Contains(string(g), "the encoder's basis features "+basis) {
+	if !strings.Contains(errs, "the transform's directions came from the encoder's basis features "+basis) || !strings.Contains(string(g), "the encoder's basis features "+basis) {
 		t.Errorf("auto without a flag: %s\n%s", errs, g)
 	}
 	if rep, errs := fit("--encoder-basis=false"); rep.Hyperparameters["transform_basis"] != nil || strings.Contains(errs, "encoder's manifest") {

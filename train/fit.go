@@ -179,7 +179,6 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		if p != "" {
 			basis, basisFlag, basisName = p, "the encoder's basis", "the encoder's basis features "+p+" (named by its manifest)"
-			note("auto: public basis features from the encoder's manifest: %s (--encoder-basis=false: without them)", p)
 		}
 	}
 	if basis != "" {
@@ -201,6 +200,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fit %s on %s: %w", m.Name, req.Train, err)
+	}
+	if _, used := res.Hyperparameters["transform_basis"]; used && basis != req.Basis {
+		note("auto: the transform's directions came from the encoder's basis features %s, named by its manifest (--encoder-basis=false: without them)", basis)
 	}
 	if v := tf.Views(); v != nil && m.Private {
 		res.Guarantee.Unit = v.Unit()
