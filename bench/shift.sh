@@ -15,6 +15,7 @@
 #   bench/shift.sh subspace  small data with a public basis: whitening within its subspace (bench/results/shift-subspace.md)
 #   bench/shift.sh fewrows   small data: the sample ridge and DP-SGD's clip and steps with at most 16·D rows (bench/results/shift-fewrows.md)
 #   bench/shift.sh publicfew small data with public features: the private rule with at most 16·D rows (bench/results/shift-publicfew.md)
+#   bench/shift.sh encoderbasis small data: auto with the encoder's basis (its manifest's) against without (bench/results/shift-encoderbasis.md)
 #   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
@@ -164,6 +165,38 @@ if [ "${1:-}" = publicfew ]; then
 			-configs auto,auto@public,dpfc+whiten@public,dpfc+whiten^sample@public -auto auto@public -before dpfc+whiten@public
 	} | tee bench/results/shift-publicfew.md.tmp
 	publish shift-publicfew
+	exit 0
+fi
+if [ "${1:-}" = encoderbasis ]; then
+	# #41: auto takes the basis the encoder's manifest names (recorded
+	# by extract) without a flag, so auto@basis — fit --method auto
+	# --transform-basis with the encoder's own public features, the same
+	# classifier bit for bit (train's TestAutoTakesTheEncoderBasis) — is
+	# what auto does for an encoder that ships one; auto: without it.
+	# Every band where the basis changes auto's choice (n·μ < 100 at any
+	# n, < 300 with at most 16·D rows): n ≈ 600 at ε = 0.15 … 2, n ≈ 2,000
+	# at ε = 0.1 … 0.5, n ≈ 6,000 at ε = 0.03 … 0.1; at ε = 1 next to
+	# every method with its defaults, for #41's goal.
+	for e in fmnist-resnet fmnist-vit; do
+		[ -f "bench/out/$e-public.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$data" --split train --limit 30000 --out "bench/out/$e-public.arrow" --quiet
+	done
+	{
+		echo "## Small data: the encoder's basis without a flag (issue 41)"
+		echo
+		echo "\`bench/shift.sh encoderbasis\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@basis:"
+		echo "\`fit --method auto\` on features whose encoder's manifest names its own public training features (Fashion-MNIST"
+		echo "train rows 0–29999, bench/out/fmnist-ENCODER-public.arrow) as its basis, which is \`--transform-basis\` with them;"
+		echo "auto: without a basis (before). The methods with their defaults (ε = 1) give the gap's baseline, non-private ls its top."
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@basis -auto auto@basis -before auto -goal 1=0.5
+		go run ./bench/shift/run -sets "$sets" -n 600 -eps 0.15,0.3,0.45,0.75,1.5,2 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@basis -auto auto@basis -before auto
+		go run ./bench/shift/run -sets "$sets" -n 2000 -eps 0.1,0.2,0.3,0.5 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@basis -auto auto@basis -before auto
+		go run ./bench/shift/run -sets "$sets" -n 6000 -eps 0.03,0.05,0.1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto,auto@basis -auto auto@basis -before auto
+	} | tee bench/results/shift-encoderbasis.md.tmp
+	publish shift-encoderbasis
 	exit 0
 fi
 if [ "${1:-}" = holdout ]; then
