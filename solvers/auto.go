@@ -129,7 +129,10 @@ type AutoChoice struct {
 // ChooseAuto is auto's rule. It reads public quantities only — n (the
 // true count, listed as public, or the released n̂), the target's μ (from
 // ε and δ, or the fixed noise multiplier), whether public features are
-// given, the feature dimension and the basis features' — never the data,
+// given, the feature dimension and the basis features' (given by
+// --transform-basis or, without it, by the encoder's manifest, which
+// extract records in the features: train.Fit; whether an encoder ships a
+// basis is the encoder's, not the data's) — never the data,
 // so that neighbouring datasets get the same choice unless n itself is
 // public. (Below AutoFloor the whitening it chooses is gated on a
 // release, the noisy mean: what the gate decides is that release's

@@ -193,7 +193,7 @@ class DPClassifier(_Mixin, _Base):
         Public features whose principal directions a ``pca`` or ``whiten``
         transform takes, for free (``--transform-basis``): best, the
         encoder's own training data. The transform's mean stays private.
-        ``method="auto"`` uses them when the data are few (n·μ below 100).
+        ``method="auto"`` uses them when the data are few (n·μ below 100, or below 300 with at most 16·D rows).
 
     Every other option of ``dpfeat fit`` goes in ``params`` with its own
     type: numbers are hyperparameters (``{"lambda": 1.0}``), strings,
