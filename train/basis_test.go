@@ -86,6 +86,14 @@ func TestAutoTakesTheEncoderBasis(t *testing.T) {
 			t.Errorf("%+v took the encoder's basis: %v", req, got.Classifier.Hyperparameters)
 		}
 	}
+	// The encoder's basis as the training data: refused, saying the way out.
+	self := filepath.Join(dir, "self.arrow")
+	if err := synth.WriteClusters(self, 400, 24, features.Metadata{Classes: classes, EncoderSHA256: "enc", Basis: abs, BasisSHA256: sum}, 0.7, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fit(train.Request{Train: self}); err == nil || !strings.Contains(err.Error(), "public data must not hold private examples") || !strings.Contains(err.Error(), "--encoder-basis=false") {
+		t.Errorf("the basis's rows as the training data: %v", err)
+	}
 	// Gone or changed since extract: an error naming the file and the way out.
 	if err := os.WriteFile(basis+".new", []byte("other"), 0o644); err != nil {
 		t.Fatal(err)

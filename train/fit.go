@@ -183,6 +183,9 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	if basis != "" {
 		bf, err := openPublic(req, tf, basis, basisFlag)
+		if err != nil && basis != req.Basis {
+			return nil, fmt.Errorf("%w (--encoder-basis=false fits without it)", err)
+		}
 		if err != nil {
 			return nil, err
 		}
