@@ -50,9 +50,7 @@ if [ "${1:-}" = basis ]; then
 	# #41: the small-data band with and without a public basis (the
 	# encoder's own training features, Fashion-MNIST train rows 0–29999),
 	# next to every method with its defaults; n·μ 50–1000.
-	for e in fmnist-resnet fmnist-vit; do
-		[ -f "bench/out/$e-public.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$data" --split train --limit 30000 --out "bench/out/$e-public.arrow" --quiet
-	done
+	for e in fmnist-resnet fmnist-vit; do features "$e" public; done
 	{
 		echo "## Small data with a public basis (issue 41)"
 		echo
@@ -177,9 +175,7 @@ if [ "${1:-}" = encoderbasis ]; then
 	# n, < 300 with at most 16·D rows): n ≈ 600 at ε = 0.15 … 2, n ≈ 2,000
 	# at ε = 0.1 … 0.5, n ≈ 6,000 at ε = 0.03 … 0.1; at ε = 1 next to
 	# every method with its defaults, for #41's goal.
-	for e in fmnist-resnet fmnist-vit; do
-		[ -f "bench/out/$e-public.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$data" --split train --limit 30000 --out "bench/out/$e-public.arrow" --quiet
-	done
+	for e in fmnist-resnet fmnist-vit; do features "$e" public; done
 	{
 		echo "## Small data: the encoder's basis without a flag (issue 41)"
 		echo
