@@ -75,6 +75,10 @@ type Dataset struct {
 	// labelled public set): choosing hyperparameters on them costs no
 	// privacy, and the rows say so.
 	ValidationPublic bool `yaml:"validation_public"`
+	// EncoderBasis false keeps auto from the basis the training file's
+	// encoder manifest names (fit --encoder-basis=false); unset or true,
+	// auto takes it, as fit does.
+	EncoderBasis *bool `yaml:"encoder_basis"`
 	// Classes fixes the class list of a training file without class names
 	// (another tool's), as fit --classes does; otherwise the label values
 	// give it, and the guarantee lists it as assumed public.

@@ -13,6 +13,7 @@
 //	    test: test.arrow
 //	    public: public.arrow            # for dpplpublic, dpplpublick
 //	    validation_public: false        # true: the validation file is public data
+//	    encoder_basis: true             # false: auto without the basis the encoder's manifest names
 //	methods:
 //	  dpls: {}                          # the method's defaults
 //	  dpfc: {lr: [4, 8], steps: 10}     # numbers or lists

@@ -557,7 +557,8 @@ func (c *Config) noiseSeed(j Job) (seed uint64, ok bool) {
 // validation rows) through the dataset's cache.
 func (c *Config) request(j Job, ds *data, o solvers.Options) train.Request {
 	d := c.Datasets[j.Dataset]
-	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, Options: o, Exclude: ds.exclude, Cache: ds.cache, Import: d.importOptions()}
+	return train.Request{Method: j.Method, Train: d.Train, Public: d.Public, NoEncoderBasis: d.EncoderBasis != nil && !*d.EncoderBasis,
+		Options: o, Exclude: ds.exclude, Cache: ds.cache, Import: d.importOptions()}
 }
 
 // newRow is job j's row before it runs.

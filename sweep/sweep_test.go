@@ -23,6 +23,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/synth"
+	"github.com/dpfeat/dpfeat/solvers"
 	// The prototype methods register with solvers.
 )
 
@@ -519,5 +520,21 @@ func TestResultsWithoutLaterColumnsStillRead(t *testing.T) {
 	rows, err := ReadResults(path)
 	if err != nil || len(rows) != 1 || rows[0].Job != "j1" || rows[0].NoiseSeed != "" || rows[0].Classifier != "" {
 		t.Fatalf("read %+v, %v", rows, err)
+	}
+}
+
+// TestEncoderBasisKey: a dataset's encoder_basis: false reaches the fit
+// as fit's --encoder-basis=false; unset or true leaves auto its basis.
+func TestEncoderBasisKey(t *testing.T) {
+	dir := t.TempDir()
+	blobFile(t, filepath.Join(dir, "train.arrow"), 60, 1, false)
+	for yaml, want := range map[string]bool{"": false, ", encoder_basis: true": false, ", encoder_basis: false": true} {
+		c, err := ParseConfig([]byte("datasets: [{train: train.arrow, test: train.arrow"+yaml+"}]\nepsilons: [1]\ndelta: 1e-5\nmethods: {auto: {}}\n"), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.request(Job{Method: "auto"}, &data{}, solvers.Options{}).NoEncoderBasis; got != want {
+			t.Errorf("%q: NoEncoderBasis %v, want %v", yaml, got, want)
+		}
 	}
 }
