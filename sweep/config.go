@@ -103,10 +103,6 @@ type Selection struct {
 	// accuracy is used as it is. Otherwise it gets Gaussian noise at
 	// the runs' privacy level.
 	ValidationPublic bool `yaml:"validation_public"`
-	// Classes fixes the class list of a training file without class names
-	// (another tool's), as fit --classes does; otherwise the label values
-	// give it, and the guarantee lists it as assumed public.
-	Classes []string `yaml:"classes"`
 }
 
 // optionKeys are grid keys that are not numeric hyperparameters.

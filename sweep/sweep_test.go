@@ -404,6 +404,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad noise", base + "methods: {dpls: {}}\nnoise: weak\n", "noise must be secure or seeded"},
 		{"infinite ε", "datasets: [{train: train.arrow, test: train.arrow}]\nmethods: {dpls: {}}\nepsilons: [.inf]\ndelta: 1e-5\n", "not a positive finite ε"},
 		{"selection key", base + "methods: {dpls: {}}\nselection: {mode: validation, mean: 3}\n", "belong to mode: private"},
+		{"classes under selection", base + "methods: {dpls: {}}\nselection: {mode: validation, classes: [a, b]}\n", "classes"},
 		{"selection of sampled dpsgd", base + "methods: {dpsgd: {batch: 10}}\nselection: {mode: private}\n", "full-batch"},
 		{"empty", "", "empty configuration"},
 		// δ is never defaulted (it once became 1e-5 with exit 0).
