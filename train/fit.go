@@ -36,6 +36,8 @@ type Request struct {
 	// encoder manifest names (features.Metadata.Basis, recorded by
 	// extract) unless NoEncoderBasis.
 	Basis string
+	// NoEncoderBasis keeps auto from the encoder's basis (fit
+	// --encoder-basis=false).
 	NoEncoderBasis bool
 	// Options are the privacy target, noise, hyperparameters and hooks
 	// (Privacy.Charger: where a budget ledger records the release).
