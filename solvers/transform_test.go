@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,6 +255,9 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 1}}, "in [0, 1)"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformCenter, Gate: 0.4}}, "a gate applies to a pca or whiten"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Basis: blobs(20, 4, 2, 3)}}, "a gate applies to a pca or whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true, Subspace: true, Basis: blobs(20, 4, 2, 3)}}, "two uses of the basis"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Prior: true, Basis: blobs(20, 4, 2, 3)}}, "a basis prior applies to whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true}}, "a basis prior applies to whiten"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
@@ -585,4 +589,94 @@ func frobeniusShift(a, b []float64) float64 {
 		s += (b[i] - a[i]) * (b[i] - a[i])
 	}
 	return math.Sqrt(s)
+}
+
+// TestBasisPrior (#41): a Prior spec's whitening is learned from the
+// average of the released second-moment matrix and the basis rows'
+// (post-processing): the release, its noise and the calibration are
+// those of the private whitening without a basis — the same values reach
+// the Released hook with the same seed — while the transform moves
+// towards the basis's; basisPrior itself leaves a matrix alone when the
+// basis is the training rows, and otherwise averages the two per row.
+func TestBasisPrior(t *testing.T) {
+	const D = 8
+	d := shifted(400, D, 3, 1)
+	basis := blobs(300, D, 3, 2)
+	fit := func(spec TransformSpec) (*Result, map[string][]float64) {
+		got := map[string][]float64{}
+		o := Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(5),
+			Released: func(name string, _ int, _ float64, v []float64) {
+				if strings.HasPrefix(name, "transform") {
+					got[name] = append([]float64(nil), v...)
+				}
+			}}, Transform: spec}
+		res, err := Fit(context.Background(), "dpsgd", d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, got
+	}
+	plain, pr := fit(TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample})
+	mixed, mr := fit(TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Basis: basis, BasisName: "the basis rows B", Prior: true})
+	if len(pr) != 2 || len(mr) != 2 {
+		t.Fatalf("releases %v and %v: want the mean and the matrix", pr, mr)
+	}
+	for name, v := range pr {
+		if !slices.Equal(v, mr[name]) {
+			t.Errorf("%s differs with the prior: the release must be the private whitening's", name)
+		}
+	}
+	if plain.NoiseMultiplier != mixed.NoiseMultiplier || plain.Guarantee.Epsilon != mixed.Guarantee.Epsilon {
+		t.Errorf("noise %v, ε %v with the prior; %v, %v without", mixed.NoiseMultiplier, mixed.Guarantee.Epsilon, plain.NoiseMultiplier, plain.Guarantee.Epsilon)
+	}
+	if slices.Equal(plain.Prep.Transform.Projection, mixed.Prep.Transform.Projection) {
+		t.Error("the prior did not move the whitening")
+	}
+	if mixed.Prep.Transform.Dims != D || mixed.Hyperparameters["transform_basis_prior"] != true || mixed.Hyperparameters["transform_basis"] != "the basis rows B" {
+		t.Errorf("transform %d directions, hyperparameters %v", mixed.Prep.Transform.Dims, mixed.Hyperparameters)
+	}
+	var assumed []string
+	for _, a := range mixed.Guarantee.Assumptions() {
+		assumed = append(assumed, a.Text())
+	}
+	if !strings.Contains(strings.Join(assumed, "\n"), "whiten prior (second-moment matrix)), learned from the basis rows B") {
+		t.Errorf("the guarantee does not list the basis: %q", assumed)
+	}
+
+	ctx := context.Background()
+	gram := func(src *Data) ([]float64, float64) {
+		m, n, err := basisMean(ctx, visitPublic(src), D)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := transformSecond(ctx, visitPublic(src), m, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, float64(n)
+	}
+	own, n := gram(d)
+	stat := slices.Clone(own)
+	std, err := basisPrior(ctx, TransformSpec{Kind: TransformWhiten, Basis: d, Prior: true}, stat, n, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if std != 1.5 {
+		t.Errorf("the mix's noise std %v, want half of 3", std)
+	}
+	for i := range own {
+		if math.Abs(stat[i]-own[i]) > 1e-9 {
+			t.Fatalf("the training rows as their own prior moved entry %d: %v → %v", i, own[i], stat[i])
+		}
+	}
+	other, bn := gram(basis)
+	stat = slices.Clone(own)
+	if _, err := basisPrior(ctx, TransformSpec{Kind: TransformWhiten, Basis: basis, Prior: true}, stat, n, 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := range own {
+		if want := (own[i] + other[i]*n/bn) / 2; math.Abs(stat[i]-want) > 1e-9 {
+			t.Fatalf("entry %d: %v, want the per-row average %v", i, stat[i], want)
+		}
+	}
 }

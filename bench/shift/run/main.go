@@ -3,11 +3,12 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis|@subspace]:
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis|@subspace|@prior]:
 // the method with defaults (or the given hyperparameters), a feature
 // transform learned privately or from the variant's public file (@public),
 // with the directions of the encoder's public features (@basis, -basis),
-// or privately within their subspace (@subspace). It prints Markdown tables.
+// privately within their subspace (@subspace), or privately in all D with
+// their second-moment matrix mixed in (@prior). It prints Markdown tables.
 package main
 
 import (
@@ -110,8 +111,10 @@ func parseConfig(s string) (config, error) {
 			c.basis = true
 		case "subspace":
 			c.basis, c.spec.Subspace = true, true
+		case "prior":
+			c.basis, c.spec.Prior = true, true
 		default:
-			return c, fmt.Errorf("config %q: @%s (expected @public, @basis or @subspace)", s, s[i+1:])
+			return c, fmt.Errorf("config %q: @%s (expected @public, @basis, @subspace or @prior)", s, s[i+1:])
 		}
 		s = s[:i]
 	}
