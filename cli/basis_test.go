@@ -178,3 +178,40 @@ func TestExtractRecordsTheEncoderBasis(t *testing.T) {
 		t.Errorf("a basis of another encoder: exit %d %q", code, errs)
 	}
 }
+
+// TestFitWithABasisPrior (#41): --transform-basis-prior whitens privately
+// in all D with the basis's second-moment matrix averaged in, and auto
+// does so where it fits DP-SGD with at most 16·D rows; both say so and
+// list the basis.
+func TestFitWithABasisPrior(t *testing.T) {
+	dir := t.TempDir()
+	classes := []string{"a", "b", "c"}
+	train, basis := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "basis.arrow")
+	blobFile(t, train, 600, 80, classes, "sha-1", 1)
+	blobFile(t, basis, 400, 80, classes, "sha-1", 2)
+	for _, args := range [][]string{
+		{"--method", "dpsgd", "--transform", "whiten", "--transform-basis-prior"},
+		{"--method", "auto"}, // n·μ ≈ 1000, 600 ≤ 16·80 rows
+	} {
+		out := filepath.Join(dir, args[1]+".safetensors")
+		code, stdout, errs := run(t, append([]string{"fit", "--train", train, "--transform-basis", basis, "--epsilon", "8", "--delta", "1e-5", "--out", out, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var rep fitReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		h := rep.Hyperparameters
+		if rep.Method != "dpsgd" || h["transform"] != "whiten" || h["transform_basis_prior"] != true || h["transform_dims"] != 80.0 {
+			t.Errorf("%v: method %s, hyperparameters %v\n%s", args, rep.Method, h, errs)
+		}
+		g, _ := json.Marshal(rep.Guarantee)
+		if !strings.Contains(string(g), "basis.arrow") || !strings.Contains(string(g), "whiten prior") {
+			t.Errorf("%v: the guarantee does not list the basis as the prior: %s", args, g)
+		}
+		if args[1] == "auto" && !strings.Contains(errs, "its second-moment matrix averaged with the basis features'") {
+			t.Errorf("auto does not say it used the basis as a prior: %s", errs)
+		}
+	}
+}

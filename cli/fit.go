@@ -88,6 +88,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},
 		&ucli.BoolFlag{Name: "encoder-basis", Value: true, Usage: "with --method auto and without --transform-basis or --public: take the basis the features' encoder manifest names (recorded by extract; listed as public in the guarantee); --encoder-basis=false fits without it"},
 		&ucli.BoolFlag{Name: "transform-basis-subspace", Usage: "with --transform whiten and --transform-basis: keep the basis's top --transform-dims directions (32 by default) as a subspace only, and whiten privately within it (what auto does at n·μ 100–300 with at most 16·D rows)"},
+		&ucli.BoolFlag{Name: "transform-basis-prior", Usage: "with --transform whiten and --transform-basis: whiten privately in all D directions, and average the released second-moment matrix with the basis's (free) before learning the whitening from it (what auto does for dpsgd with at most 16·D rows)"},
 		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), n the training rows, what auto uses below n·μ = 700 and with at most 16·D rows)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
 		&ucli.StringFlag{Name: "distance", Value: "cosine", Usage: "prototype methods: cosine or euclidean"},
@@ -273,9 +274,17 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 
 // transformSpec reads the --transform flags.
 func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, error) {
-	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge"), Subspace: c.Bool("transform-basis-subspace")}
-	if spec.Subspace && (spec.Kind != solvers.TransformWhiten || !c.IsSet("transform-basis")) {
-		return spec, userErrorf("--transform-basis-subspace needs --transform whiten and --transform-basis (auto chooses its own)")
+	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge"), Subspace: c.Bool("transform-basis-subspace"), Prior: c.Bool("transform-basis-prior")}
+	for _, use := range []struct {
+		flag string
+		set  bool
+	}{{"--transform-basis-subspace", spec.Subspace}, {"--transform-basis-prior", spec.Prior}} {
+		if use.set && (spec.Kind != solvers.TransformWhiten || !c.IsSet("transform-basis")) {
+			return spec, userErrorf("%s needs --transform whiten and --transform-basis (auto chooses its own)", use.flag)
+		}
+	}
+	if spec.Subspace && spec.Prior {
+		return spec, userErrorf("--transform-basis-subspace and --transform-basis-prior are two uses of the basis: give one")
 	}
 	if c.IsSet("transform-ridge") && spec.Kind == "" {
 		return spec, userErrorf("--transform-ridge needs --transform whiten (auto chooses its own)")
