@@ -109,8 +109,7 @@ func assumedTexts(res *solvers.Result) string {
 // classes whose rows differ, at every ε, without extra features, with a
 // basis and with public ones (its ridge included: the sample ridge
 // wherever n ≤ 16·D, under DPPL-Mean and DP-SGD with public features,
-// whose whitening it takes from n·μ = 60; a basis as the prior of
-// DP-SGD's whitening).
+// whose whitening it takes from n·μ = 60).
 // From n·μ = 60 to 100 the whitening it chooses is gated on its released mean
 // (solvers.AutoGate): the gate's outcome is that release's
 // post-processing and may differ, so a spread dataset (its gate closed)
@@ -138,7 +137,7 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v prior=%v source=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_basis_prior"], res.Hyperparameters["transform_source"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
+				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v source=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_source"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
 			}
 			if x, y := choice(a), choice(b); x != y {
 				t.Errorf("ε = %g, features %q: %q and %q", eps, src, x, y)
@@ -150,9 +149,6 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			}
 			if sub := eps == 1 && withBasis; sub != strings.Contains(x, "subspace=true") {
 				t.Errorf("ε = %g, basis %v: the basis's subspace should be chosen at n·μ ≈ 161 only: %q", eps, withBasis, x)
-			}
-			if prior := withBasis && strings.HasPrefix(x, "dpsgd"); prior != strings.Contains(x, "prior=true") || eps == 8 && withBasis && !prior {
-				t.Errorf("ε = %g, basis %v: the basis should be DP-SGD's whitening's prior (n·μ ≈ 1000 among them), and nothing else's: %q", eps, withBasis, x)
 			}
 			if public := src == "public" && (eps >= 0.5 || strings.Contains(x, "gate=open")); public != strings.Contains(x, "source=public") || public && strings.HasPrefix(x, "dpfc") == strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, public features: their whitening (below n·μ = 60 if their gate opens), with the sample ridge unless dpfc: %q", eps, x)

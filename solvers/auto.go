@@ -117,9 +117,6 @@ type AutoChoice struct {
 	// Subspace: the whitening is private, within the basis's top Dims
 	// directions (TransformSpec.Subspace).
 	Subspace bool
-	// Prior: the whitening is private in all D, its second-moment matrix
-	// averaged with the basis's (TransformSpec.Prior).
-	Prior bool
 	// Gate is the transform's gate (TransformSpec.Gate; 0: none).
 	Gate float64
 	// Params are the method's hyperparameters (nil: its defaults). auto
@@ -366,9 +363,6 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim int) AutoChoice {
 	}
 	if c.Method == "dpsgd" && few {
 		c.Params = maps.Clone(AutoFewRowsSGD)
-		if basisDim > 0 && private {
-			c.Basis, c.Prior = true, true
-		}
 	}
 	if c.Method != "dpplmean" && few {
 		c.Why += fmt.Sprintf(" (n ≤ %d·D)", AutoFewRows)
@@ -415,7 +409,6 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 		}
 		o.Transform.Gate = c.Gate
 		o.Transform.Subspace = c.Subspace
-		o.Transform.Prior = c.Prior
 		if !c.Basis {
 			o.Transform.Basis = nil // auto's own transform uses the basis only where it chose to
 		}
@@ -434,8 +427,6 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 		c.Why += fmt.Sprintf(", %s transform%s from the public features (free)%s", spec.Kind, ridge, gate)
 	case spec.subspace():
 		c.Why += fmt.Sprintf(", %s transform (%s ridge): %d directions from the basis features (free), the mean and the %d×%d matrix within them from %g%% of the budget", spec.Kind, cmp.Or(spec.Ridge, RidgeNoise), spec.subspaceDims(dim), spec.subspaceDims(dim), spec.subspaceDims(dim), 100*spec.share())
-	case spec.prior():
-		c.Why += fmt.Sprintf(", %s transform (%s ridge) from %g%% of the budget, its second-moment matrix averaged with the basis features' (free)", spec.Kind, cmp.Or(spec.Ridge, RidgeNoise), 100*spec.share())
 	case spec.gated():
 		c.Why += fmt.Sprintf(", %s transform (sample ridge) from %g%% of the budget (%g%% for the mean, the rest to the method if the gate stays closed)", spec.Kind, 100*spec.share(), 100*spec.meanShare())
 	case spec.Ridge == RidgeSample:

@@ -59,10 +59,8 @@ func TestChooseAuto(t *testing.T) {
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
 // 16 of their top directions (at most D/4, at least 8) below n·μ =
 // AutoFloor, and whiten privately within their top 32 (at most D) from
-// there to AutoPrototypes with at most AutoFewRows·D rows, and mix their
-// second-moment matrix into DP-SGD's private whitening (Prior) with at
-// most AutoFewRows·D rows; elsewhere, or with public features, the basis
-// is not used.
+// there to AutoPrototypes with at most AutoFewRows·D rows;
+// elsewhere, or with public features, the basis is not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -71,28 +69,23 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		method   string
 		dims     int
 		basis    bool
-		prior    bool
 	}{
-		{600, 12, false, 256, "dpplmean", 16, true, false}, // ε = 0.3: n·μ = 50
-		{600, 12, false, 40, "dpplmean", 10, true, false},  // D/4
-		{600, 12, false, 20, "dpplmean", 8, true, false},
-		{600, 12, false, 6, "dpplmean", 6, true, false},
-		{600, 3.73, false, 256, "dpplmean", 32, true, false},  // ε = 1: n·μ = 161, whitened within the basis's top 32
-		{180, 1.2, false, 24, "dpplmean", 24, true, false},    // n·μ = 150, all D
-		{600, 3.73, false, 32, "dpplmean", 0, false, false},   // n > 16·D: the private whitening in all D
-		{2000, 11.2, false, 128, "dpplmean", 32, true, false}, // ε = 0.3: n·μ = 179
-		{600, 2.5, false, 256, "dpplmean", 32, true, false},   // n·μ = 240
-		{600, 1.9, false, 256, "dpsgd", 0, true, true},        // n·μ = 316: DP-SGD, the basis as the whitening's prior
-		{600, 0.6, false, 256, "dpsgd", 0, true, true},        // ε = 8: n·μ = 1000
-		{4096, 3.73, false, 256, "dpsgd", 0, true, true},      // n = 16·D
-		{600, 0.1, false, 256, "dpfc", 0, false, false},       // n·μ = 6000: DP-FC, no prior
-		{6000, 31, false, 256, "dpplmean", 0, false, false},   // ε = 0.1: n·μ = 194, n > 16·D
-		{6000, 3.73, false, 256, "dpsgd", 0, false, false},    // n·μ = 1608, n > 16·D
-		{600, 12, true, 256, "dpplmean", 0, false, false},     // public features: the transform is theirs
-		{600, 1.9, true, 256, "dpsgd", 0, false, false},       // public features, DP-SGD: theirs too
+		{600, 12, false, 256, "dpplmean", 16, true}, // ε = 0.3: n·μ = 50
+		{600, 12, false, 40, "dpplmean", 10, true},  // D/4
+		{600, 12, false, 20, "dpplmean", 8, true},
+		{600, 12, false, 6, "dpplmean", 6, true},
+		{600, 3.73, false, 256, "dpplmean", 32, true},  // ε = 1: n·μ = 161, whitened within the basis's top 32
+		{180, 1.2, false, 24, "dpplmean", 24, true},    // n·μ = 150, all D
+		{600, 3.73, false, 32, "dpplmean", 0, false},   // n > 16·D: the private whitening in all D
+		{2000, 11.2, false, 128, "dpplmean", 32, true}, // ε = 0.3: n·μ = 179
+		{600, 2.5, false, 256, "dpplmean", 32, true},   // n·μ = 240
+		{600, 1.9, false, 256, "dpsgd", 0, false},      // n·μ = 316
+		{6000, 31, false, 256, "dpplmean", 0, false},   // ε = 0.1: n·μ = 194, n > 16·D
+		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
+		{600, 12, true, 256, "dpplmean", 0, false},     // public features: the transform is theirs
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d)
-		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis || got.Prior != c.prior || got.Subspace != (c.basis && !c.prior && got.Transform == TransformWhiten) {
+		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis || got.Subspace != (c.basis && got.Transform == TransformWhiten) {
 			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
 	}

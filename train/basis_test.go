@@ -3,7 +3,6 @@ package train_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,41 +63,6 @@ func TestAutoTakesTheEncoderBasis(t *testing.T) {
 	if !slices.Equal(implicit.Classifier.Weight, explicit.Classifier.Weight) || implicit.Classifier.Method != explicit.Classifier.Method {
 		t.Errorf("the encoder's basis fits %s, --transform-basis %s, weights equal: %v", implicit.Classifier.Method, explicit.Classifier.Method,
 			slices.Equal(implicit.Classifier.Weight, explicit.Classifier.Weight))
-	}
-	// Where auto fits DP-SGD (n·μ ≈ 1000) the basis is its whitening's
-	// prior: the same fit as --transform-basis, and fit says which use.
-	var notes []string
-	prior := func(req train.Request) *train.Outcome {
-		req.Method, req.Note = solvers.Auto, func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }
-		req.Options = solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 8, Delta: 1e-5, Noise: accounting.SeededNoise(4)}}
-		got, err := train.Fit(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	// (600 rows of 48 features: at most 16·D.)
-	basis48, named48, plain48 := filepath.Join(dir, "basis48.arrow"), filepath.Join(dir, "named48.arrow"), filepath.Join(dir, "plain48.arrow")
-	if err := synth.WriteClusters(basis48, 400, 48, features.Metadata{Classes: classes, EncoderSHA256: "enc", EncoderName: "enc"}, 0.7, 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	abs48, sum48, err := features.EncoderBasis(basis48, "", "enc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta48 := features.Metadata{Classes: classes, EncoderSHA256: "enc", EncoderName: "enc", Basis: abs48, BasisSHA256: sum48}
-	for _, p := range []string{named48, plain48} {
-		if err := synth.WriteClusters(p, 600, 48, meta48, 0.7, 1, nil); err != nil {
-			t.Fatal(err)
-		}
-		meta48.Basis, meta48.BasisSHA256 = "", ""
-	}
-	pi, pe := prior(train.Request{Train: named48}), prior(train.Request{Train: plain48, Basis: basis48})
-	if pi.Classifier.Method != "dpsgd" || pi.Classifier.Hyperparameters["transform_basis_prior"] != true || !slices.Equal(pi.Classifier.Weight, pe.Classifier.Weight) {
-		t.Errorf("at n·μ ≈ 1000 the encoder's basis fits %s %v, --transform-basis %s", pi.Classifier.Method, pi.Classifier.Hyperparameters, pe.Classifier.Method)
-	}
-	if all := strings.Join(notes, "\n"); !strings.Contains(all, "the transform's second-moment matrix was averaged with that of the encoder's basis features "+abs48) {
-		t.Errorf("fit does not say the basis was the prior: %s", all)
 	}
 	without, err := fit(train.Request{Train: plain})
 	if err != nil {

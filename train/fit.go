@@ -207,11 +207,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		return nil, fmt.Errorf("fit %s on %s: %w", m.Name, req.Train, err)
 	}
 	if _, used := res.Hyperparameters["transform_basis"]; used && basis != req.Basis {
-		how := "directions came from"
-		if res.Hyperparameters["transform_basis_prior"] == true {
-			how = "second-moment matrix was averaged with that of"
-		}
-		note("auto: the transform's %s the encoder's basis features %s, named by its manifest (--encoder-basis=false: without them)", how, basis)
+		note("auto: the transform's directions came from the encoder's basis features %s, named by its manifest (--encoder-basis=false: without them)", basis)
 	}
 	if v := tf.Views(); v != nil && m.Private {
 		res.Guarantee.Unit = v.Unit()
