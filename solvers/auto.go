@@ -308,7 +308,14 @@ type AutoChoice struct {
 // group of principal directions (+0.2 points on average), whitening on
 // fewer directions (−3.3 at 96 of D), mixing the basis's second-moment
 // matrix into the private one (+0.3 on average, −4.3 on inverted ResNet
-// features). Given basis features, the whitening within their subspace
+// features; under DP-SGD with at most 16·D rows, TransformSpec.Prior,
+// bench/results/shift-prior.md, 5 seeds: +0.2 to +0.5 on the shifted
+// mean at n ≈ 600, ε = 3 to 8, and n ≈ 2,000, ε = 1 to 8, but −0.13 to
+// −0.25 on the held-out shifts in 5 of 6 of those bands, noisy ResNet
+// features −0.35 to −1.98, blurred ones and in distribution down to
+// −1.08 and −0.48: it helps images far from the encoder's and hurts
+// near ones, and no statistic of the releases and the basis told them
+// apart). Given basis features, the whitening within their subspace
 // reaches the target in the 5 ResNet cells at ε = 1 and in none of the 5
 // ViT ones (0.75 to 9.6 points short). Its fits without noise reach it in
 // all 10, but on edge and digits ViT by 0.8 points only (against 3.6 and

@@ -150,7 +150,9 @@ type TransformSpec struct {
 	// many rows as the private data, which fills in the directions
 	// whose private estimate is mostly noise. Post-processing of the
 	// release with public rows: nothing more is charged. Measured (#41,
-	// bench/results/shift-prior.md) with DP-SGD at n ≈ 600 and 2,000.
+	// bench/results/shift-prior.md) with DP-SGD at n ≈ 600 and 2,000: it
+	// gained on images far from the encoder's and lost on near ones, so
+	// auto does not use it (ChooseAuto).
 	Prior bool
 	// Ridge is whiten's ridge ν, one of TransformRidges; "" is RidgeNoise.
 	Ridge string
