@@ -293,8 +293,10 @@ func CheckTransform(m Method, s TransformSpec) error {
 		return fmt.Errorf("a basis subspace and a basis prior are two uses of the basis: give one")
 	case s.Subspace && !s.subspace():
 		return fmt.Errorf("a basis subspace applies to whiten with basis features (--transform-basis) and no public features, not %s", s.Kind)
+	case s.Prior && s.Kind != TransformWhiten:
+		return fmt.Errorf("a basis prior applies to whiten, not %s", s.Kind)
 	case s.Prior && !s.prior():
-		return fmt.Errorf("a basis prior applies to whiten with basis features (--transform-basis) and no public features, not %s", s.Kind)
+		return fmt.Errorf("a basis prior needs basis features (--transform-basis) and no public features")
 	}
 	if m.Private && m.Pure && s.Public == nil {
 		return fmt.Errorf("%s is pure ε-DP and a private transform uses the Gaussian mechanism: learn it from public features (--public) or use --transform none", m.Name)

@@ -257,7 +257,7 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Gate: 0.4, Basis: blobs(20, 4, 2, 3)}}, "a gate applies to a pca or whiten"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true, Subspace: true, Basis: blobs(20, 4, 2, 3)}}, "two uses of the basis"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Prior: true, Basis: blobs(20, 4, 2, 3)}}, "a basis prior applies to whiten"},
-		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true}}, "a basis prior applies to whiten"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true}}, "a basis prior needs basis features"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false
