@@ -540,12 +540,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 // rows centred on their own mean and renormalised), and returns the
 // mix's noise std, std/2. No release: the basis is public.
 func basisPrior(ctx context.Context, spec TransformSpec, stat []float64, n, std float64) (float64, error) {
-	basis := visitPublic(spec.Basis)
-	bsum, bn, err := basisMean(ctx, basis, spec.Basis.Dim())
-	if err != nil {
-		return 0, err
-	}
-	gram, err := transformSecond(ctx, basis, bsum, nil, true)
+	gram, bn, err := basisGram(ctx, spec.Basis)
 	if err != nil {
 		return 0, err
 	}
@@ -737,12 +732,7 @@ func subspaceStage(ctx context.Context, rows Rows, t *preprocessing.Transform, s
 // public.
 func SubspaceDirections(ctx context.Context, src PublicSource, R int) (*mat.Dense, error) {
 	D := src.Dim()
-	basis := visitPublic(src)
-	bsum, _, err := basisMean(ctx, basis, D)
-	if err != nil {
-		return nil, err
-	}
-	gram, err := transformSecond(ctx, basis, bsum, nil, true)
+	gram, _, err := basisGram(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -753,6 +743,20 @@ func SubspaceDirections(ctx context.Context, src PublicSource, R int) (*mat.Dens
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
 	return mat.DenseCopyOf(vecs.Slice(0, D, D-R, D)), nil
+}
+
+// basisGram is the basis rows' Σyyᵀ (D×D, row-major), y their unit x̂
+// centred on their own mean and renormalised as the training rows are,
+// and their count: what a Subspace spec takes its directions from and a
+// Prior spec mixes in. No release: the basis is public.
+func basisGram(ctx context.Context, src PublicSource) ([]float64, int64, error) {
+	basis := visitPublic(src)
+	bsum, bn, err := basisMean(ctx, basis, src.Dim())
+	if err != nil {
+		return nil, 0, err
+	}
+	gram, err := transformSecond(ctx, basis, bsum, nil, true)
+	return gram, bn, err
 }
 
 // basisMean is the mean of the basis rows' unit x̂ and their count, at
