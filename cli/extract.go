@@ -333,8 +333,7 @@ func loadManifest(c *ucli.Context, modelPath string) (*models.Manifest, string, 
 		}
 		return m, "", nil
 	}
-	m, p, err := models.ManifestFor(modelPath)
-	return m, p, err
+	return models.ManifestFor(modelPath)
 }
 
 // encoderBasis resolves the public basis features the manifest names
