@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,15 +174,21 @@ func TestExtractRecordsTheEncoderBasis(t *testing.T) {
 
 // TestFitWithABasisPrior (#41): --transform-basis-prior whitens privately
 // in all D with the basis's second-moment matrix averaged in, says so and
-// lists the basis; auto, given a basis, does not where it fits DP-SGD.
+// lists the basis; auto, given a basis, does not where it fits DP-LP, nor
+// DP-SGD when an optimizer is named.
 func TestFitWithABasisPrior(t *testing.T) {
 	dir, train, basis := basisPair(t, 80)
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"--method", "dpsgd", "--transform", "whiten", "--transform-basis-prior"},
-		{"--method", "auto"}, // n·μ ≈ 1000, 600 ≤ 16·80 rows: DP-SGD, the basis not used
+		{"--method", "auto"},                        // n·μ ≈ 1000, 600 ≤ 16·80 rows: DP-LP, the basis not used
+		{"--method", "auto", "--optimizer", "adam"}, // an optimizer named: DP-SGD
 	} {
 		prior := args[1] != "auto"
-		out := filepath.Join(dir, args[1]+".safetensors")
+		method := "dpsgd"
+		if len(args) == 2 {
+			method = "dplp"
+		}
+		out := filepath.Join(dir, fmt.Sprint(i)+".safetensors")
 		code, stdout, errs := run(t, append([]string{"fit", "--train", train, "--transform-basis", basis, "--epsilon", "8", "--delta", "1e-5", "--out", out, "--json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
@@ -191,7 +198,7 @@ func TestFitWithABasisPrior(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := rep.Hyperparameters
-		if rep.Method != "dpsgd" || h["transform"] != "whiten" || (h["transform_basis_prior"] == true) != prior || h["transform_dims"] != 80.0 {
+		if rep.Method != method || h["transform"] != "whiten" || (h["transform_basis_prior"] == true) != prior || h["transform_dims"] != 80.0 {
 			t.Errorf("%v: method %s, hyperparameters %v\n%s", args, rep.Method, h, errs)
 		}
 		g, _ := json.Marshal(rep.Guarantee)

@@ -327,7 +327,10 @@ func fitOptions(c *ucli.Context, m solvers.Method) (solvers.Options, error) {
 	if err != nil || math.IsNaN(eps) || eps <= 0 || math.IsInf(eps, -1) {
 		return o, userErrorf("--epsilon must be a positive number or inf, got %q", epsStr)
 	}
-	o.Privacy.Epsilon, o.Privacy.Sigma, o.Optimizer = eps, c.Float64("sigma"), c.String("optimizer")
+	o.Privacy.Epsilon, o.Privacy.Sigma = eps, c.Float64("sigma")
+	if c.IsSet("optimizer") { // named, not defaulted: auto then keeps DP-SGD (solvers.ChooseAuto)
+		o.Optimizer = c.String("optimizer")
+	}
 	// Outside this range the noise is below or above what float64
 	// statistics can carry (the guarantee at 1e-6 is already ε ≈ 10¹²).
 	if c.IsSet("sigma") && !(o.Privacy.Sigma >= 1e-6 && o.Privacy.Sigma <= 1e6) {

@@ -26,19 +26,25 @@ func TestChooseAuto(t *testing.T) {
 		{AutoGateFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 		{600, 3.73, false, "dpplmean", TransformWhiten, RidgeSample, 0},    // ε = 1: n·μ = 161
 		{6000, 31, false, "dpplmean", TransformWhiten, RidgeSample, 0},     // ε = 0.1: n·μ = 194
-		{600, 1.05, false, "dpsgd", TransformWhiten, RidgeSample, 0},       // ε = 4: n·μ = 571
+		{600, 1.05, false, "dplp", TransformWhiten, RidgeSample, 0},        // ε = 4: n·μ = 571
+		{600, 1.5, false, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 400, below AutoLinearProbeFloor
 		{600, 3.73, true, "dpplmean", TransformWhiten, RidgeSample, 0},     // public features, n ≤ 16·D: the private rule
 		{600, 1.05, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 571
 		{600, 0.46, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 1304
-		{30000, 30.7, false, "dpsgd", TransformWhiten, "", 0},              // ε = 0.1: n·μ = 977
+		{30000, 30.7, false, "dplp", TransformWhiten, "", 0},               // ε = 0.1: n·μ = 977
 		{6000, 3.73, true, "dpsgd", TransformWhiten, "", 0},                // n·μ = 1608
 		{30000, 3.73, false, "dpfc", TransformWhiten, "", 0},               // n·μ = 8042
 		{6000, 0.6, false, "dpfc", TransformWhiten, "", 0},                 // ε = 8: n·μ = 9996
 		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample, 0}, // ε = 0.01: n·μ = 123
-		{600, 0.46, false, "dpsgd", TransformWhiten, RidgeSample, 0},       // ε = 8: n·μ = 1304, n ≤ 16·D
-		{2000, 0.46, false, "dpfc", TransformWhiten, RidgeSample, 0},       // n·μ = 4348, n ≤ 16·D
-		{2 * AutoThreshold, 2, false, "dpfc", TransformWhiten, "", 0},      // the thresholds themselves
-		{10 * AutoSampleRidge, 10, false, "dpsgd", TransformWhiten, "", 0}, // (n above 16·D)
+		{600, 0.46, false, "dplp", TransformWhiten, RidgeSample, 0},        // ε = 8: n·μ = 1304, n ≤ 16·D
+		{4096, 4096.0 / 2499, false, "dplp", TransformWhiten, RidgeSample, 0},
+		{4096, 4096.0 / AutoLinearProbe, false, "dpsgd", TransformWhiten, RidgeSample, 0},
+		{4097, 4097.0 / 2499, false, "dplp", TransformWhiten, "", 0}, // n > 16·D
+		{4097, 4097.0 / AutoLinearProbe, false, "dpsgd", TransformWhiten, "", 0},
+		{2000, 0.46, false, "dpfc", TransformWhiten, RidgeSample, 0},      // n·μ = 4348, n ≤ 16·D
+		{2 * AutoThreshold, 2, false, "dpfc", TransformWhiten, "", 0},     // the thresholds themselves
+		{10 * AutoSampleRidge, 10, false, "dplp", TransformWhiten, "", 0}, // (n above 16·D)
+		{10 * AutoLinearProbe, 10, false, "dpsgd", TransformWhiten, "", 0},
 		{AutoFewRows * 256, 1, false, "dpfc", TransformWhiten, RidgeSample, 0},
 		{AutoFewRows*256 + 1, 1, false, "dpfc", TransformWhiten, "", 0},
 		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0},     // public features: dpfc keeps their noise ridge
@@ -49,7 +55,7 @@ func TestChooseAuto(t *testing.T) {
 		{AutoGateFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoGateFloor - 1, 1, true, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, "")
 		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("n = %v, z* = %v, public %v: %+v, want %s %s %q", c.n, c.zStar, c.public, got, c.method, c.transform, c.ridge)
 		}
@@ -81,10 +87,10 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 2.5, false, 256, "dpplmean", 32, true},   // n·μ = 240
 		{600, 1.9, false, 256, "dpsgd", 0, false},      // n·μ = 316
 		{6000, 31, false, 256, "dpplmean", 0, false},   // ε = 0.1: n·μ = 194, n > 16·D
-		{6000, 3.73, false, 256, "dpsgd", 0, false},    // n·μ = 1608
+		{6000, 3.73, false, 256, "dplp", 0, false},     // n·μ = 1608
 		{600, 12, true, 256, "dpplmean", 0, false},     // public features: the transform is theirs
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d)
+		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d, "")
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis || got.Subspace != (c.basis && got.Transform == TransformWhiten) {
 			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
@@ -133,8 +139,8 @@ func TestGateTells(t *testing.T) {
 
 // TestAutoFewRowsSGD: with at most 16·D rows auto gives DP-SGD
 // AutoFewRowsSGD, for Adam only (another optimizer keeps its defaults),
-// and says so, with public features too; with more rows or another
-// method, none.
+// and says so, with public features too; with more rows, none, and
+// another method not these.
 // auto takes no hyperparameters of its own, so none can collide.
 func TestAutoFewRowsSGD(t *testing.T) {
 	for _, c := range []struct {
@@ -142,16 +148,17 @@ func TestAutoFewRowsSGD(t *testing.T) {
 		public   bool
 		want     bool
 	}{
-		{600, 1.05, false, true},             // ε = 4: n·μ = 571
-		{600, 0.46, false, true},             // ε = 8: n·μ = 1304
+		{600, 1.5, false, true},              // n·μ = 400
+		{3000, 1, false, true},               // n·μ = 3000
+		{600, 1.05, false, false},            // ε = 4: n·μ = 571, dplp (TestAutoLinearProbe)
 		{AutoFewRows * 256, 1, false, false}, // n·μ = 4096: dpfc
 		{AutoFewRows*256 + 1, 4, false, false},
 		{600, 1.05, true, true}, // public features: the same
 		{AutoFewRows*256 + 1, 20, true, false},
 		{600, 3.73, false, false}, // dpplmean
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0)
-		if (got.Params != nil) != c.want || (c.want && (got.Params["clip"] != 0.5 || got.Params["steps"] != 100)) {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, "")
+		if sgd := got.Method == "dpsgd" && got.Params != nil; sgd != c.want || (c.want && (got.Params["clip"] != 0.5 || got.Params["steps"] != 100)) {
 			t.Errorf("n = %v, z* = %v, public %v: %s params %v", c.n, c.zStar, c.public, got.Method, got.Params)
 		}
 	}
@@ -176,5 +183,50 @@ func TestAutoFewRowsSGD(t *testing.T) {
 	}
 	if _, err := Fit(context.Background(), Auto, d, Options{Params: map[string]float64{"clip": 2}, Privacy: accounting.ReleaseOptions{Epsilon: 8, Delta: 1e-5}}); err == nil {
 		t.Error("auto took a clip of its own")
+	}
+}
+
+// TestAutoLinearProbe: on private data auto fits DP-LP with
+// AutoLinearProbeParams from n·μ = AutoLinearProbeFloor (with at most
+// 16·D rows; AutoSampleRidge with more) to AutoLinearProbe, and says so;
+// with public features or an optimizer named (DP-SGD's), DP-SGD as
+// before.
+func TestAutoLinearProbe(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar  float64
+		public    bool
+		optimizer string
+		method    string
+	}{
+		{600, 1.2, false, "", "dplp"},   // n·μ = 500
+		{600, 1.21, false, "", "dpsgd"}, // 496
+		{600, 0.46, false, "", "dplp"},  // ε = 8: 1304
+		{600, 0.46, false, "adam", "dpsgd"},
+		{600, 0.46, true, "", "dpsgd"},
+		{4096, 1.6, false, "", "dpsgd"},  // 2560
+		{8000, 4, false, "", "dplp"},     // 2000, n > 16·D
+		{8000, 12, false, "", "dpsgd"},   // 667, below AutoSampleRidge with n > 16·D
+		{8000, 11.5, false, "", "dpsgd"}, // 696
+		{8000, 11.4, false, "", "dplp"},  // 702
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, c.optimizer)
+		lp := got.Method == "dplp"
+		if got.Method != c.method || lp != (got.Params != nil && got.Params["clip"] == 0.4 && len(got.Params) == 1) || lp != strings.Contains(got.Why, "dplp") {
+			t.Errorf("n = %v, z* = %v, public %v, optimizer %q: %+v, want %s", c.n, c.zStar, c.public, c.optimizer, got, c.method)
+		}
+	}
+	d := blobs(400, 40, 3, 7) // 400 ≤ 16·40 rows; ε = 8: n·μ ≈ 666
+	for _, c := range []struct {
+		optimizer, method string
+		clip              any
+	}{{"", "dplp", 0.4}, {"sgd", "dpsgd", 1.0}, {"adam", "dpsgd", 0.5}} {
+		res, err := Fit(context.Background(), Auto, d, Options{Optimizer: c.optimizer, Privacy: accounting.ReleaseOptions{Epsilon: 8, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := fmt.Sprint(res.Hyperparameters["auto"])
+		if res.Method != c.method || res.Hyperparameters["clip"] != c.clip || res.Prep.Transform == nil || res.Hyperparameters["transform_ridge"] != RidgeSample || strings.Contains(why, "dplp") != (c.method == "dplp") {
+			t.Errorf("optimizer %q: %s clip %v, %q", c.optimizer, res.Method, res.Hyperparameters["clip"], why)
+		}
 	}
 }
