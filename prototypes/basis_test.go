@@ -159,8 +159,8 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			if eps >= 8 && src != "public" && !strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)
 			}
-			if lp := eps == 8 && src != "public"; lp != strings.HasPrefix(x, "dplp ") {
-				t.Errorf("ε = %g, features %q: DP-LP should be chosen at n·μ ≈ 1000 on private data only: %q", eps, src, x)
+			if lp := eps == 8; lp != strings.HasPrefix(x, "dplp ") {
+				t.Errorf("ε = %g, features %q: DP-LP should be chosen at n·μ ≈ 1000 only: %q", eps, src, x)
 			}
 			if gated := eps == 0.5 && src == ""; src != "public" && (gated != strings.Contains(x, "gate=open") || gated != strings.Contains(y, "gate=closed")) {
 				t.Errorf("ε = %g, basis %v: the gate should be open on shifted rows and closed on spread ones only at n·μ ≈ 81: %q, %q", eps, withBasis, x, y)

@@ -29,10 +29,11 @@ func TestChooseAuto(t *testing.T) {
 		{600, 1.05, false, "dplp", TransformWhiten, RidgeSample, 0},        // ε = 4: n·μ = 571
 		{600, 1.5, false, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 400, below AutoLinearProbeFloor
 		{600, 3.73, true, "dpplmean", TransformWhiten, RidgeSample, 0},     // public features, n ≤ 16·D: the private rule
-		{600, 1.05, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 571
-		{600, 0.46, true, "dpsgd", TransformWhiten, RidgeSample, 0},        // n·μ = 1304
+		{600, 1.05, true, "dplp", TransformWhiten, RidgeSample, 0},         // n·μ = 571
+		{600, 1.5, true, "dpsgd", TransformWhiten, RidgeSample, 0},         // n·μ = 400
+		{600, 0.46, true, "dplp", TransformWhiten, RidgeSample, 0},         // n·μ = 1304
 		{30000, 30.7, false, "dplp", TransformWhiten, "", 0},               // ε = 0.1: n·μ = 977
-		{6000, 3.73, true, "dpsgd", TransformWhiten, "", 0},                // n·μ = 1608
+		{6000, 3.73, true, "dplp", TransformWhiten, "", 0},                 // n·μ = 1608: their noise ridge
 		{30000, 3.73, false, "dpfc", TransformWhiten, "", 0},               // n·μ = 8042
 		{6000, 0.6, false, "dpfc", TransformWhiten, "", 0},                 // ε = 8: n·μ = 9996
 		{30000, 243.8, false, "dpplmean", TransformWhiten, RidgeSample, 0}, // ε = 0.01: n·μ = 123
@@ -153,7 +154,7 @@ func TestAutoFewRowsSGD(t *testing.T) {
 		{600, 1.05, false, false},            // ε = 4: n·μ = 571, dplp (TestAutoLinearProbe)
 		{AutoFewRows * 256, 1, false, false}, // n·μ = 4096: dpfc
 		{AutoFewRows*256 + 1, 4, false, false},
-		{600, 1.05, true, true}, // public features: the same
+		{600, 1.5, true, true}, // public features: the same
 		{AutoFewRows*256 + 1, 20, true, false},
 		{600, 3.73, false, false}, // dpplmean
 	} {
@@ -186,11 +187,10 @@ func TestAutoFewRowsSGD(t *testing.T) {
 	}
 }
 
-// TestAutoLinearProbe: on private data auto fits DP-LP with
-// AutoLinearProbeParams from n·μ = AutoLinearProbeFloor (with at most
-// 16·D rows; AutoSampleRidge with more) to AutoLinearProbe, and says so;
-// with public features or an optimizer named (DP-SGD's), DP-SGD as
-// before.
+// TestAutoLinearProbe: auto fits DP-LP with AutoLinearProbeParams from
+// n·μ = AutoLinearProbeFloor (with at most 16·D rows; AutoSampleRidge
+// with more) to AutoLinearProbe, with public features too, and says so;
+// with an optimizer named (DP-SGD's), DP-SGD as before.
 func TestAutoLinearProbe(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar  float64
@@ -202,7 +202,8 @@ func TestAutoLinearProbe(t *testing.T) {
 		{600, 1.21, false, "", "dpsgd"}, // 496
 		{600, 0.46, false, "", "dplp"},  // ε = 8: 1304
 		{600, 0.46, false, "adam", "dpsgd"},
-		{600, 0.46, true, "", "dpsgd"},
+		{600, 0.46, true, "", "dplp"}, // public features too
+		{8000, 4, true, "", "dplp"},
 		{4096, 1.6, false, "", "dpsgd"},  // 2560
 		{8000, 4, false, "", "dplp"},     // 2000, n > 16·D
 		{8000, 12, false, "", "dpsgd"},   // 667, below AutoSampleRidge with n > 16·D
