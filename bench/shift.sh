@@ -18,6 +18,7 @@
 #   bench/shift.sh encoderbasis small data: auto with the encoder's basis (its manifest's) against without (bench/results/shift-encoderbasis.md)
 #   bench/shift.sh prior     small data: the encoder's basis as the prior of DP-SGD's whitening, not adopted (bench/results/shift-prior.md)
 #   bench/shift.sh lp        DP-LP where auto fitted DP-SGD, from n·μ = 500 (700 above 16·D rows) to 2500 (bench/results/shift-lp.md)
+#   bench/shift.sh lppublic  the same with public features (bench/results/shift-lppublic.md)
 #   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
@@ -283,6 +284,31 @@ if [ "${1:-}" = lp ]; then
 		go run ./bench/shift/run -sets fmnist-resnet,fmnist-vit,invert-fmnist-resnet,rot90-fmnist-vit -n 0 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten -before dpsgd+whiten
 	} | tee bench/results/shift-lp.md.tmp
 	publish shift-lp
+	exit 0
+fi
+if [ "${1:-}" = lppublic ]; then
+	# #41: auto's DP-LP band (lp above) with public features (the set's
+	# train rows 0–29999, unlabelled: their whitening, free), against its
+	# earlier choice on each cell, same seeds: DP-SGD with clip 0.5 and 100
+	# steps on their whitening with the training rows' sample ridge (at most
+	# 16·D rows), or with its defaults on their noise ridge (more). n ≈ 600
+	# at ε = 4 and 8 (n·μ ≈ 555, 1000), n ≈ 2,000 at ε = 1 and 2 (≈ 535,
+	# 1000), n ≈ 6,000 at ε = 0.5 and 1 (≈ 850, 1610).
+	{
+		echo "## Small data: DP-LP where auto fitted DP-SGD, with public features (issue 41)"
+		echo
+		echo "\`bench/shift.sh lppublic\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. auto@public: the"
+		echo "rule of solvers.ChooseAuto now with the set's public features (train rows 0–29999, unlabelled) given: DP-LP with"
+		echo "clip 0.4 on their whitening from n·μ = 500 with at most 16·D rows (700 with more) to 2500. before: its earlier choice"
+		echo "on each cell, DP-SGD on the same whitening, same seeds."
+		go run ./bench/shift/run -sets "$psets" -n 600 -eps 4,8 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto@public,dpsgd/clip=0.5/steps=100+whiten^sample@public -auto auto@public -before dpsgd/clip=0.5/steps=100+whiten^sample@public
+		go run ./bench/shift/run -sets "$psets" -n 2000 -eps 1,2 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto@public,dpsgd/clip=0.5/steps=100+whiten^sample@public -auto auto@public -before dpsgd/clip=0.5/steps=100+whiten^sample@public
+		go run ./bench/shift/run -sets "$psets" -n 6000 -eps 0.5,1 -seeds "${SEEDS:-5}" -refs ls \
+			-configs auto@public,dpsgd+whiten@public -auto auto@public -before dpsgd+whiten@public
+	} | tee bench/results/shift-lppublic.md.tmp
+	publish shift-lppublic
 	exit 0
 fi
 if [ "${1:-}" = holdout ]; then
