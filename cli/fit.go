@@ -78,7 +78,7 @@ func fitCommand() *ucli.Command {
 		&ucli.Float64Flag{Name: "sigma", Usage: "experts: fix the noise multiplier instead of calibrating it to ε; ε is then reported"},
 		&ucli.StringFlag{Name: "accountant", Value: "auto", Usage: "auto (exact GDP for full batch, RDP for Poisson-sampled), gdp, zcdp (the papers' accounting), rdp"},
 		&ucli.StringFlag{Name: "conversion", Value: "cks", Usage: "zCDP → (ε, δ): cks or simple"},
-		&ucli.StringFlag{Name: "optimizer", Value: "adam", Usage: "dpsgd: sgd, momentum, adam or lamb"},
+		&ucli.StringFlag{Name: "optimizer", Value: "adam", Usage: "dpsgd: sgd, momentum, adam or lamb (named with auto, it keeps DP-SGD where auto would fit dplp)"},
 		&ucli.StringFlag{Name: "seed", Usage: "seed the noise (for reproduction only: the result is then not private)"},
 		&ucli.BoolFlag{Name: "no-normalize", Usage: "do not scale features to unit norm first (then --clip matters)"},
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
