@@ -247,7 +247,7 @@ if [ "${1:-}" = prior ]; then
 	exit 0
 fi
 if [ "${1:-}" = lp ]; then
-	# #41: on private data auto fits DP-LP (dplp: softmax cross-entropy,
+	# #41: auto fits DP-LP (dplp: softmax cross-entropy,
 	# SGD with momentum, its own private centring; clip 0.4,
 	# solvers.AutoLinearProbeParams) where it fitted DP-SGD, from n·μ =
 	# 500 with at most 16·D rows (solvers.AutoLinearProbeFloor) or 700
@@ -261,7 +261,7 @@ if [ "${1:-}" = lp ]; then
 	# 0.75, 1, 2, 4, 6 (≈ 410, 535, 1000, 1850, 2620: above the cap);
 	# n ≈ 6,000 at ε = 0.5 and 1 (≈ 850, 1610); n = 30,000 at ε = 0.1
 	# (≈ 980, bench/fit.sh's cell). cand: DP-LP so set where auto does not
-	# take it.
+	# take it. With public features: lppublic.
 	holdout_sets
 	few='dpsgd/clip=0.5/steps=100+whiten^sample'
 	cand='dplp/clip=0.4+whiten^sample'

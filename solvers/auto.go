@@ -77,9 +77,8 @@ const (
 )
 
 // AutoLinearProbeParams are the hyperparameters auto gives DP-LP: the
-// gradients' clipping norm 0.4 (its default 1 was chosen on 30,000
-// public rows at ε 0.1 to 8), the others its defaults (#41,
-// bench/results/shift-lp.md).
+// gradients' clipping norm 0.4 instead of its default 1, the others its
+// defaults (#41, bench/results/shift-lp.md).
 var AutoLinearProbeParams = map[string]float64{"clip": 0.4}
 
 // autoLinearProbe reports whether auto fits DP-LP at n·μ = snr, with
@@ -334,8 +333,8 @@ type AutoChoice struct {
 //     seeds, against DP-SGD as chosen before on each cell, same seeds):
 //     softmax cross-entropy, full-batch SGD with momentum and its own
 //     private centring of the whitened, renormalised rows (DP-RandP's
-//     phase II), the gradients clipped to 0.4. Mean change on the ten
-//     shifts (range; held-out shifts; in distribution ResNet, ViT), in
+//     phase II), the gradients clipped to 0.4. Mean change on the shifted
+//     sets (range; held-out shifts; in distribution ResNet, ViT), in
 //     points: n ≈ 600, ε = 8 (s ≈ 1000) +1.17 (+0.2 to +2.2, all up;
 //     +0.91; −0.04, −0.02), ε = 4 (≈ 555) +1.16 (9 of 10 up; +0.83;
 //     −0.51, −0.54); n ≈ 2,000, ε = 1 (≈ 535) +2.28 (all up; +1.12;
