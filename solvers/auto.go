@@ -15,6 +15,11 @@ func init() {
 		Summary: "chooses the method, feature transform and budget split from n, ε, δ and whether public features are given (the recommended first method)",
 		Run: func(context.Context, *Data, *Options) (*Result, error) {
 			panic("solvers: auto is resolved by Fit before it runs")
+		},
+		// Every method auto chooses streams, so auto does: train.Fit then
+		// reads its rows in passes (FitRows) rather than into memory.
+		Stream: func(context.Context, Rows, int, *Options) (*Result, error) {
+			panic("solvers: auto is resolved by FitRows before it runs")
 		}})
 }
 

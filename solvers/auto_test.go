@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -229,5 +230,29 @@ func TestAutoLinearProbe(t *testing.T) {
 		if res.Method != c.method || res.Hyperparameters["clip"] != c.clip || res.Prep.Transform == nil || res.Hyperparameters["transform_ridge"] != RidgeSample || strings.Contains(why, "dplp") != (c.method == "dplp") {
 			t.Errorf("optimizer %q: %s clip %v, %q", c.optimizer, res.Method, res.Hyperparameters["clip"], why)
 		}
+	}
+}
+
+// TestAutoStreams: auto streams (train.Fit then reads rows in passes, not
+// into memory), and FitRows fits exactly what auto's choice fits asked
+// for by name.
+func TestAutoStreams(t *testing.T) {
+	if !Streams(Auto) {
+		t.Fatal("auto does not stream")
+	}
+	d := blobs(400, 40, 3, 7) // ε = 4: n·μ ≈ 370, DP-SGD with at most 16·D rows
+	opts := func(spec TransformSpec, params map[string]float64) Options {
+		return Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: spec, Params: params}
+	}
+	a, err := FitRows(context.Background(), Auto, DataRows(d), d.M, opts(TransformSpec{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := FitRows(context.Background(), "dpsgd", DataRows(d), d.M, opts(TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample}, AutoFewRowsSGD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Method != "dpsgd" || !slices.Equal(a.W, b.W) || !slices.Equal(a.B, b.B) {
+		t.Errorf("auto streamed %s, weights equal to dpsgd's: %v", a.Method, slices.Equal(a.W, b.W))
 	}
 }

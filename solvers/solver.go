@@ -305,6 +305,12 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if err := prepareOptions(m, &o, int(rows.Len()), int(ExamplesOf(rows))); err != nil {
 		return nil, err
 	}
+	if m, err = resolveAuto(m, ExamplesOf(rows), rows.Dim(), &o); err != nil {
+		return nil, err
+	}
+	if m.Stream == nil {
+		panic("solvers: auto chose " + m.Name + ", which does not stream") // every choice does
+	}
 	t, err := learnTransform(ctx, m, rows, &o)
 	if err != nil {
 		return nil, err
