@@ -407,8 +407,9 @@ type AutoChoice struct {
 // before), DP-LP to 8 (bench/results/shift-lp.md): inverted ViT stays
 // 0.1 point short, digits ViT 5.4. At ε = 1 (s ≈ 160) DPPL-Mean stays:
 // DP-LP within the basis's subspace with 5 to 40 steps and lr 2 to 32
-// (3 seeds) beat it on average in one narrow setting only (20 steps,
-// lr 8: +0.7, in distribution −1.3; lr 16: −2.0).
+// (3 seeds) beat it on average only in a narrow ridge (15 steps, lr 10:
+// +1.1, in distribution −0.7; 20 steps, lr 8: +0.7 and −1.3; lr 16:
+// −2.0), losing on edge features.
 //
 // The choice reads the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, dim, basisDim int, optimizer string) AutoChoice {
