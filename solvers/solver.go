@@ -263,22 +263,12 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if err := prepareOptions(m, &o, d.N, d.Examples()); err != nil {
-		return nil, err
-	}
-	if m, err = resolveAuto(m, int64(d.Examples()), d.D, &o); err != nil {
-		return nil, err
-	}
-	t, err := learnTransform(ctx, m, DataRows(d), &o)
+	m, t, err := begin(ctx, m, DataRows(d), &o)
 	if err != nil {
 		return nil, err
 	}
 	if t != nil {
-		o.learned = t
 		d = transformData(d, t)
-		if o.Public != nil {
-			o.Public = transformSource{o.Public, t}
-		}
 	}
 	var res *Result
 	if m.Stream != nil {
@@ -302,28 +292,41 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if classes < 2 {
 		return nil, fmt.Errorf("%d class(es); a classifier needs at least 2", classes)
 	}
-	if err := prepareOptions(m, &o, int(rows.Len()), int(ExamplesOf(rows))); err != nil {
-		return nil, err
-	}
-	if m, err = resolveAuto(m, ExamplesOf(rows), rows.Dim(), &o); err != nil {
+	m, t, err := begin(ctx, m, rows, &o)
+	if err != nil {
 		return nil, err
 	}
 	if m.Stream == nil {
 		panic("solvers: auto chose " + m.Name + ", which does not stream") // every choice does
 	}
-	t, err := learnTransform(ctx, m, rows, &o)
-	if err != nil {
-		return nil, err
-	}
 	if t != nil {
-		o.learned = t
 		rows = transformRows{rows, t}
-		if o.Public != nil {
-			o.Public = transformSource{o.Public, t}
-		}
 	}
 	res, err := m.Stream(ctx, rows, classes, &o)
 	return finish(m, res, err, t, &o)
+}
+
+// begin is what Fit and FitRows do before the method runs, in this order:
+// check the settings and make the fit's privacy owner, replace auto by its
+// choice (releasing n̂ first under a private n), and learn the transform
+// (nil: none), which the public features then pass through too.
+func begin(ctx context.Context, m Method, rows Rows, o *Options) (Method, *preprocessing.Transform, error) {
+	if err := prepareOptions(m, o, int(rows.Len()), int(ExamplesOf(rows))); err != nil {
+		return m, nil, err
+	}
+	m, err := resolveAuto(m, ExamplesOf(rows), rows.Dim(), o)
+	if err != nil {
+		return m, nil, err
+	}
+	t, err := learnTransform(ctx, m, rows, o)
+	if err != nil || t == nil {
+		return m, nil, err
+	}
+	o.learned = t
+	if o.Public != nil {
+		o.Public = transformSource{o.Public, t}
+	}
+	return m, t, nil
 }
 
 // Streams reports whether a method fits from a stream of rows.
