@@ -214,7 +214,11 @@ func basisPair(t *testing.T, d int) (dir, train, basis string) {
 	dir = t.TempDir()
 	train, basis = filepath.Join(dir, "train.arrow"), filepath.Join(dir, "basis.arrow")
 	for i, p := range []string{train, basis} {
-		blobFile(t, p, 600-200*i, d, []string{"a", "b", "c"}, "sha-1", uint64(i+1))
+		blobFile(t, p, 600-200*i, d, tenClasses, "sha-1", uint64(i+1))
 	}
 	return dir, train, basis
 }
+
+// tenClasses are as many classes as auto's DPPL-Mean bands were measured
+// at (solvers.AutoPrototypeClasses): with fewer they end sooner.
+var tenClasses = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}

@@ -567,7 +567,7 @@ func TestNoNormalizeClassifierAppliesWhatWasTrained(t *testing.T) {
 func TestFitTransformFlags(t *testing.T) {
 	dir := t.TempDir()
 	train, pub, test := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "pub.arrow"), filepath.Join(dir, "test.arrow")
-	classes := []string{"a", "b", "c"}
+	classes := tenClasses
 	blobFile(t, train, 300, 6, classes, "sha-1", 1)
 	blobFile(t, pub, 200, 6, classes, "sha-1", 2)
 	blobFile(t, test, 100, 6, classes, "sha-1", 3)

@@ -115,9 +115,9 @@ func assumedTexts(res *solvers.Result) string {
 // post-processing and may differ, so a spread dataset (its gate closed)
 // must give the same method and reasons, not the same transform.
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
-	a, b := shifted(600, 80, 4, 1), shifted(600, 80, 4, 99) // n ≤ 16·D: the basis's subspace at n·μ 100–300
-	spread := blobs(600, 80, 4, 5)
-	basis := shifted(200, 80, 4, 7)
+	a, b := shifted(600, 80, 10, 1), shifted(600, 80, 10, 99) // n ≤ 16·D: the basis's subspace at n·μ 100–300
+	spread := blobs(600, 80, 10, 5)
+	basis := shifted(200, 80, 10, 7)
 	for _, eps := range []float64{0.1, 0.3, 0.5, 1, 8, 64} { // 0.5: n·μ ≈ 81, gated
 		for _, src := range []string{"", "basis", "public"} {
 			withBasis := src == "basis"

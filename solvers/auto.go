@@ -38,6 +38,21 @@ const (
 	AutoFloor       = 100
 )
 
+// AutoPrototypeClasses is the number of classes AutoPrototypes (and the
+// rest of DPPL-Mean's bands below it) was measured at. With fewer classes
+// each class has more rows, a trained model's gradient fewer columns,
+// and DP-SGD overtakes the noisy class means sooner: the bands end at
+// prototypesBelow(M) = AutoPrototypes·M/AutoPrototypeClasses (#41,
+// bench/results/shift-classes.md). With more classes they are as
+// measured: no rule was derived there.
+const AutoPrototypeClasses = 10
+
+// prototypesBelow is the n·μ below which auto fits DPPL-Mean for the
+// given number of classes (AutoPrototypeClasses).
+func prototypesBelow(classes int) float64 {
+	return AutoPrototypes * float64(min(max(classes, 2), AutoPrototypeClasses)) / AutoPrototypeClasses
+}
+
 // AutoFewRows bounds small data relative to the feature dimension: at
 // most AutoFewRows·D training rows, where a sample of n rows cannot tell
 // the D directions apart (its second-moment matrix's sampling error, of
@@ -164,7 +179,9 @@ type AutoChoice struct {
 // ChooseAuto is auto's rule. It reads public quantities only — n (the
 // true count, listed as public, or the released n̂), the target's μ (from
 // ε and δ, or the fixed noise multiplier), whether public features are
-// given, the feature dimension and the basis features' (given by
+// given, the number of classes (the class list's length: the feature
+// file's, or its labels' and then an assumption of the guarantee), the
+// feature dimension and the basis features' (given by
 // --transform-basis or, without it, by the encoder's manifest, which
 // extract records in the features: train.Fit; whether an encoder ships a
 // basis is the encoder's, not the data's) and whether an optimizer is
@@ -198,6 +215,11 @@ type AutoChoice struct {
 //	(AutoLinearProbeFloor), unless an optimizer is named:
 //	                             dplp instead of dpsgd, clip 0.4
 //	                             (AutoLinearProbeParams), the same ridge
+//	M < 10 classes (AutoPrototypeClasses): every dpplmean band above
+//	                             ends at s = 300·M/10 (prototypesBelow:
+//	                             60 for 2 classes, 150 for 5); from there
+//	                             the rows for s ≥ 300 apply (dpsgd, with
+//	                             AutoFewRowsSGD where n ≤ 16·D)
 //
 // With public features the transform is learned from them (free). With
 // at most 16·D rows the rule is the private one from s = 60
@@ -412,33 +434,35 @@ type AutoChoice struct {
 // −2.0), losing on edge features.
 //
 // The choice reads the basis's dimension, not its rows' values.
-func ChooseAuto(n, zStar float64, public bool, dim, basisDim int, optimizer string) AutoChoice {
+func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optimizer string) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
+	proto := prototypesBelow(classes)
+	protos := snr < proto // DPPL-Mean's bands
 	private := !public
 	few := fewRows(n, dim)
 	switch {
-	case basisDim > 0 && private && snr < AutoFloor:
+	case protos && basisDim > 0 && private && snr < AutoFloor:
 		c.Method, c.Transform, c.Dims, c.Basis = "dpplmean", TransformPCA, basisDims(basisDim), true
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d with basis features: dpplmean's noisy class means on %d of their principal directions", snr, AutoFloor, c.Dims)
-	case private && snr >= AutoGateFloor && snr < AutoFloor && gateTells(n, zStar, dim):
+	case protos && private && snr >= AutoGateFloor && snr < AutoFloor && gateTells(n, zStar, dim):
 		c.Method, c.Ridge, c.Gate = "dpplmean", RidgeSample, AutoGate
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means, whitened only if the features are concentrated (released ‖m‖² ≥ %g)", snr, AutoFloor, AutoGate)
-	case basisDim > 0 && private && snr < AutoPrototypes && few:
+	case protos && basisDim > 0 && private && few:
 		c.Method, c.Ridge, c.Dims, c.Basis, c.Subspace = "dpplmean", RidgeSample, min(DefaultSubspaceDims, dim), true, true
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, AutoPrototypes, AutoFewRows, c.Dims)
-	case public && few && snr < AutoGateFloor:
+		c.Why = fmt.Sprintf("n·μ = %.0f < %.0f and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, proto, AutoFewRows, c.Dims)
+	case protos && public && few && snr < AutoGateFloor:
 		c.Method, c.Ridge, c.Gate = "dpplmean", RidgeSample, AutoGate
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with public features: dpplmean's noisy class means", snr, AutoGateFloor, AutoFewRows)
-	case public && few && snr < AutoPrototypes:
+	case protos && public && few:
 		c.Method, c.Ridge = "dpplmean", RidgeSample
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d and n ≤ %d·D with public features: dpplmean's noisy class means on whitened features", snr, AutoPrototypes, AutoFewRows)
-	case snr < AutoFloor:
+		c.Why = fmt.Sprintf("n·μ = %.0f < %.0f and n ≤ %d·D with public features: dpplmean's noisy class means on whitened features", snr, proto, AutoFewRows)
+	case protos && snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means", snr, AutoFloor)
-	case private && snr < AutoPrototypes:
+	case protos && private:
 		c.Method, c.Ridge = "dpplmean", RidgeSample
-		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dpplmean's noisy class means on whitened features", snr, AutoPrototypes)
+		c.Why = fmt.Sprintf("n·μ = %.0f < %.0f: dpplmean's noisy class means on whitened features", snr, proto)
 	case autoLinearProbe(snr, few, optimizer):
 		c.Method = "dplp"
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: dplp (softmax, momentum, its own private centring)", snr, AutoLinearProbe)
@@ -461,13 +485,17 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim int, optimizer stri
 	if c.Method != "dpplmean" && few {
 		c.Why += fmt.Sprintf(" (n ≤ %d·D)", AutoFewRows)
 	}
+	if !protos && snr < AutoPrototypes {
+		c.Why += fmt.Sprintf("; n·μ ≥ %.0f, DPPL-Mean's bound for %d classes", proto, classes)
+	}
 	return c
 }
 
-// resolveAuto replaces auto by its choice for n training rows: the
+// resolveAuto replaces auto by its choice for n training rows of dim
+// features and classes classes: the
 // method, and the transform unless the caller asked for one. With a
 // private n (Options.Privacy.PrivateN) n̂ is released here, first.
-func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
+func resolveAuto(m Method, n int64, dim, classes int, o *Options) (Method, error) {
 	if m.Name != Auto {
 		return m, nil
 	}
@@ -484,7 +512,7 @@ func resolveAuto(m Method, n int64, dim int, o *Options) (Method, error) {
 	if o.Transform.Basis != nil {
 		basisDim = o.Transform.Basis.Dim()
 	}
-	c := ChooseAuto(rows, zStar, public, dim, basisDim, o.Optimizer)
+	c := ChooseAuto(rows, zStar, public, dim, basisDim, classes, o.Optimizer)
 	if c.Params != nil && sgdOptimizer(o) == "adam" { // DP-SGD's tuned for Adam: another optimizer keeps its defaults (DP-LP is chosen only when none is named)
 		o.Params = c.Params
 		var set []string

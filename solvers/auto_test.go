@@ -57,7 +57,7 @@ func TestChooseAuto(t *testing.T) {
 		{AutoGateFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoGateFloor - 1, 1, true, "dpplmean", TransformWhiten, RidgeSample, AutoGate},
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, "")
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, 10, "")
 		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("n = %v, z* = %v, public %v: %+v, want %s %s %q", c.n, c.zStar, c.public, got, c.method, c.transform, c.ridge)
 		}
@@ -92,7 +92,7 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{6000, 3.73, false, 256, "dplp", 0, false},     // n·μ = 1608
 		{600, 12, true, 256, "dpplmean", 0, false},     // public features: the transform is theirs
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d, "")
+		got := ChooseAuto(c.n, c.zStar, c.public, c.d, c.d, 10, "")
 		if got.Method != c.method || got.Dims != c.dims || got.Basis != c.basis || got.Subspace != (c.basis && got.Transform == TransformWhiten) {
 			t.Errorf("n = %v, z* = %v, D = %d, public %v: %+v", c.n, c.zStar, c.d, c.public, got)
 		}
@@ -102,6 +102,46 @@ func TestChooseAutoWithABasis(t *testing.T) {
 // TestAutoRunsItsChoice: auto fits the method it chose with its
 // transform, records why, keeps a transform the caller asked for, and
 // refuses hyperparameters (they belong to the method it will choose).
+// TestAutoClasses: with fewer than AutoPrototypeClasses classes
+// DPPL-Mean's bands end at AutoPrototypes·M/10 (basis and public features
+// alike), and the rule for n·μ ≥ AutoPrototypes takes over; with more
+// classes the bands are as at 10.
+func TestAutoClasses(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar          float64
+		public            bool
+		basisDim, classes int
+		method            string
+	}{
+		{600, 3.73, false, 0, 10, "dpplmean"}, // ε = 1: n·μ = 161
+		{600, 3.73, false, 0, 100, "dpplmean"},
+		{600, 3.73, false, 0, 5, "dpsgd"},   // ≥ 150
+		{600, 4.3, false, 0, 5, "dpplmean"}, // n·μ = 140
+		{600, 3.73, false, 256, 5, "dpsgd"}, // basis features
+		{600, 4.3, false, 256, 5, "dpplmean"},
+		{600, 3.73, true, 0, 5, "dpsgd"}, // public features
+		{600, 7.5, false, 0, 2, "dpsgd"}, // n·μ = 80 ≥ 60: neither the gate nor the basis
+		{600, 7.5, false, 256, 2, "dpsgd"},
+		{600, 7.5, true, 0, 2, "dpsgd"},
+		{600, 10.5, false, 0, 2, "dpplmean"}, // n·μ = 57
+		{6000, 31, false, 0, 5, "dpsgd"},     // ε = 0.1: n·μ = 194, n > 16·D
+		{6000, 31, false, 0, 10, "dpplmean"},
+		{60, 1, false, 0, 2, "dpsgd"}, // the bound itself
+		{59, 1, false, 0, 2, "dpplmean"},
+		{150, 1, false, 0, 5, "dpsgd"},
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, c.basisDim, c.classes, "")
+		few := c.n <= AutoFewRows*256
+		if got.Method != c.method || (got.Basis || got.Subspace) && c.method != "dpplmean" {
+			t.Errorf("n = %v, z* = %v, public %v, basis %d, %d classes: %+v, want %s", c.n, c.zStar, c.public, c.basisDim, c.classes, got, c.method)
+			continue
+		}
+		if c.method == "dpsgd" && (got.Ridge != RidgeSample || (got.Params != nil) != few || !strings.Contains(got.Why, fmt.Sprintf("bound for %d classes", c.classes))) {
+			t.Errorf("n = %v, z* = %v, %d classes: DP-SGD as at n·μ ≥ %d (the sample ridge; clip and steps with few rows), and why: %+v", c.n, c.zStar, c.classes, AutoPrototypes, got)
+		}
+	}
+}
+
 func TestAutoRunsItsChoice(t *testing.T) {
 	d := shifted(400, 8, 3, 1)
 	res, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
@@ -159,7 +199,7 @@ func TestAutoFewRowsSGD(t *testing.T) {
 		{AutoFewRows*256 + 1, 20, true, false},
 		{600, 3.73, false, false}, // dpplmean
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, "")
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, 10, "")
 		if sgd := got.Method == "dpsgd" && got.Params != nil; sgd != c.want || (c.want && (got.Params["clip"] != 0.5 || got.Params["steps"] != 100)) {
 			t.Errorf("n = %v, z* = %v, public %v: %s params %v", c.n, c.zStar, c.public, got.Method, got.Params)
 		}
@@ -211,7 +251,7 @@ func TestAutoLinearProbe(t *testing.T) {
 		{8000, 11.5, false, "", "dpsgd"}, // 696
 		{8000, 11.4, false, "", "dplp"},  // 702
 	} {
-		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, c.optimizer)
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, 10, c.optimizer)
 		lp := got.Method == "dplp"
 		if got.Method != c.method || lp != (got.Params != nil && got.Params["clip"] == 0.4 && len(got.Params) == 1) || lp != strings.Contains(got.Why, "dplp") {
 			t.Errorf("n = %v, z* = %v, public %v, optimizer %q: %+v, want %s", c.n, c.zStar, c.public, c.optimizer, got, c.method)

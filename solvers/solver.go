@@ -263,7 +263,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	m, t, err := begin(ctx, m, DataRows(d), &o)
+	m, t, err := begin(ctx, m, DataRows(d), d.M, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	if classes < 2 {
 		return nil, fmt.Errorf("%d class(es); a classifier needs at least 2", classes)
 	}
-	m, t, err := begin(ctx, m, rows, &o)
+	m, t, err := begin(ctx, m, rows, classes, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -306,15 +306,16 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 	return finish(m, res, err, t, &o)
 }
 
-// begin is what Fit and FitRows do before the method runs, in this order:
+// begin is what Fit and FitRows do before the method runs on rows of
+// classes classes, in this order:
 // check the settings and make the fit's privacy owner, replace auto by its
 // choice (releasing n̂ first under a private n), and learn the transform
 // (nil: none), which the public features then pass through too.
-func begin(ctx context.Context, m Method, rows Rows, o *Options) (Method, *preprocessing.Transform, error) {
+func begin(ctx context.Context, m Method, rows Rows, classes int, o *Options) (Method, *preprocessing.Transform, error) {
 	if err := prepareOptions(m, o, int(rows.Len()), int(ExamplesOf(rows))); err != nil {
 		return m, nil, err
 	}
-	m, err := resolveAuto(m, ExamplesOf(rows), rows.Dim(), o)
+	m, err := resolveAuto(m, ExamplesOf(rows), rows.Dim(), classes, o)
 	if err != nil {
 		return m, nil, err
 	}
