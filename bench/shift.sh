@@ -20,6 +20,7 @@
 #   bench/shift.sh lp        DP-LP where auto fitted DP-SGD, from n·μ = 500 (700 above 16·D rows) to 2500 (bench/results/shift-lp.md)
 #   bench/shift.sh lppublic  the same with public features (bench/results/shift-lppublic.md)
 #   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
+#   bench/shift.sh classes   small data with 2 and 5 classes: DPPL-Mean's bands end at n·μ = 300·M/10 (bench/results/shift-classes.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -284,6 +285,40 @@ if [ "${1:-}" = lp ]; then
 		go run ./bench/shift/run -sets fmnist-resnet,fmnist-vit,invert-fmnist-resnet,rot90-fmnist-vit -n 0 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto,dpsgd+whiten -before dpsgd+whiten
 	} | tee bench/results/shift-lp.md.tmp
 	publish shift-lp
+	exit 0
+fi
+if [ "${1:-}" = classes ]; then
+	# #41: with M < 10 classes auto's DPPL-Mean bands end at n·μ = 300·M/10
+	# (solvers.prototypesBelow: 60 for 2 classes, 150 for 5), DP-SGD from
+	# there. The twelve sets with their labels merged into M groups of
+	# neighbours (⌊y·M/10⌋, bench/shift/classes), auto against its earlier
+	# choice on each cell, same seeds: n ≈ 600 at ε = 1 and 1.5 (n·μ ≈ 160,
+	# 230; for 2 classes also 0.75, ≈ 120), without and with the encoder's
+	# basis (the whitening within its subspace before); n ≈ 6,000 at
+	# ε = 0.1 (≈ 195). The two held-out shifts (holdout_sets) too.
+	{
+		echo "## Small data with fewer classes: DPPL-Mean's bands end at n·μ = 300·M/10 (issue 41)"
+		echo
+		echo "\`bench/shift.sh classes\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5. The twelve sets with"
+		echo "their ten labels merged into M groups of neighbours (label ⌊y·M/10⌋; idkM: in distribution). auto: the rule of"
+		echo "solvers.ChooseAuto now, where DPPL-Mean's bands end at n·μ = 300·M/10 and DP-SGD follows (with clip 0.5 and 100 steps"
+		echo "with at most 16·D rows); before: its earlier choice on each cell, same seeds (DPPL-Mean on the whitening with the sample"
+		echo "ridge; with the encoder's basis, @basis, that whitening within the basis's top 32 directions). The held-out shifts"
+		echo "(pixel noise; half size in a corner: noisekM, cornerkM) are merged and measured too."
+		holdout_sets
+		for k in 2 5; do
+			ks=$(go run ./bench/shift/classes "$k" "$sets,$hsets")
+			eps=1,1.5
+			[ "$k" = 2 ] && eps=0.75,1,1.5
+			go run ./bench/shift/run -sets "$ks" -n 600 -eps "$eps" -seeds "${SEEDS:-5}" -refs ls -goal '' \
+				-configs auto,dpplmean+whiten^sample -before dpplmean+whiten^sample
+			go run ./bench/shift/run -sets "$ks" -n 600 -eps "$eps" -seeds "${SEEDS:-5}" -refs ls -goal '' \
+				-configs auto@basis,dpplmean+whiten:32^sample@subspace -auto auto@basis -before dpplmean+whiten:32^sample@subspace
+			go run ./bench/shift/run -sets "$ks" -n 6000 -eps 0.1 -seeds "${SEEDS:-5}" -refs ls -goal '' \
+				-configs auto,dpplmean+whiten^sample -before dpplmean+whiten^sample
+		done
+	} | tee bench/results/shift-classes.md.tmp
+	publish shift-classes
 	exit 0
 fi
 if [ "${1:-}" = lppublic ]; then
