@@ -41,9 +41,11 @@ const (
 // AutoPrototypeClasses is the number of classes AutoPrototypes (and the
 // rest of DPPL-Mean's bands below it) was measured at. With fewer classes
 // each class has more rows, a trained model's gradient fewer columns,
-// and DP-SGD overtakes the noisy class means sooner: the bands end at
-// prototypesBelow(M) = AutoPrototypes·M/AutoPrototypeClasses (#41,
-// bench/results/shift-classes.md). With more classes they are as
+// and on private data (with or without basis features) DP-SGD overtakes
+// the noisy class means sooner: the bands end at prototypesBelow(M) =
+// AutoPrototypes·M/AutoPrototypeClasses (#41,
+// bench/results/shift-classes.md). With public features, whose whitening
+// is exact, they do not (ChooseAuto). With more classes they are as
 // measured: no rule was derived there.
 const AutoPrototypeClasses = 10
 
@@ -215,11 +217,12 @@ type AutoChoice struct {
 //	(AutoLinearProbeFloor), unless an optimizer is named:
 //	                             dplp instead of dpsgd, clip 0.4
 //	                             (AutoLinearProbeParams), the same ridge
-//	M < 10 classes (AutoPrototypeClasses): every dpplmean band above
-//	                             ends at s = 300·M/10 (prototypesBelow:
-//	                             60 for 2 classes, 150 for 5); from there
-//	                             the rows for s ≥ 300 apply (dpsgd, with
-//	                             AutoFewRowsSGD where n ≤ 16·D)
+//	M < 10 classes (AutoPrototypeClasses), no public features: every
+//	                             dpplmean band above ends at s = 300·M/10
+//	                             (prototypesBelow: 60 for 2 classes, 150
+//	                             for 5); from there the rows for s ≥ 300
+//	                             apply (dpsgd, with AutoFewRowsSGD where
+//	                             n ≤ 16·D)
 //
 // With public features the transform is learned from them (free). With
 // at most 16·D rows the rule is the private one from s = 60
@@ -405,8 +408,12 @@ type AutoChoice struct {
 //     +1.10 (−0.48; +0.14, −0.23). In a 3-seed screen with M = 2 DP-SGD
 //     also led at s ≈ 80 (+0.97; +2.0, +1.4) but lost up to 5.5 on a set
 //     at s ≈ 50, hence prototypesBelow = 300·M/10 (60, 150): at M = 5 the
-//     bound sits where the two tie with the basis. With more than ten
-//     classes nothing was measured, and the bands stay those of ten;
+//     bound sits where the two tie with the basis. With public features
+//     (their whitening exact) DPPL-Mean stays to s = 300: DP-SGD there
+//     lost at ε = 1 (3 seeds, 8 shifted sets: M = 2 −0.34, M = 5 −2.15,
+//     in distribution down to −1.8) and tied at ε = 1.5 (+0.02, +0.04).
+//     With more than ten classes nothing was measured, and the bands stay
+//     those of ten;
 //   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
 //     where its many cheap steps beat DP-FC's few full-batch ones (up
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
@@ -453,9 +460,12 @@ type AutoChoice struct {
 func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optimizer string) AutoChoice {
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
-	proto := prototypesBelow(classes)
-	protos := snr < proto // DPPL-Mean's bands
 	private := !public
+	proto := float64(AutoPrototypes)
+	if private {
+		proto = prototypesBelow(classes)
+	}
+	protos := snr < proto // DPPL-Mean's bands
 	few := fewRows(n, dim)
 	switch {
 	case protos && basisDim > 0 && private && snr < AutoFloor:
@@ -498,11 +508,11 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optim
 	case c.Method == "dplp":
 		c.Params = maps.Clone(AutoLinearProbeParams)
 	}
+	if !protos && snr < AutoPrototypes {
+		c.Why += fmt.Sprintf(" (DPPL-Mean's bands end at n·μ = %.0f with %d classes)", proto, classes)
+	}
 	if c.Method != "dpplmean" && few {
 		c.Why += fmt.Sprintf(" (n ≤ %d·D)", AutoFewRows)
-	}
-	if !protos && snr < AutoPrototypes {
-		c.Why += fmt.Sprintf("; n·μ ≥ %.0f, DPPL-Mean's bound for %d classes", proto, classes)
 	}
 	return c
 }

@@ -99,13 +99,10 @@ func TestChooseAutoWithABasis(t *testing.T) {
 	}
 }
 
-// TestAutoRunsItsChoice: auto fits the method it chose with its
-// transform, records why, keeps a transform the caller asked for, and
-// refuses hyperparameters (they belong to the method it will choose).
 // TestAutoClasses: with fewer than AutoPrototypeClasses classes
-// DPPL-Mean's bands end at AutoPrototypes·M/10 (basis and public features
-// alike), and the rule for n·μ ≥ AutoPrototypes takes over; with more
-// classes the bands are as at 10.
+// DPPL-Mean's bands end at AutoPrototypes·M/10 on private data (basis
+// features or not), and the rule for n·μ ≥ AutoPrototypes takes over;
+// with public features, or more classes, the bands are as at 10.
 func TestAutoClasses(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar          float64
@@ -119,10 +116,10 @@ func TestAutoClasses(t *testing.T) {
 		{600, 4.3, false, 0, 5, "dpplmean"}, // n·μ = 140
 		{600, 3.73, false, 256, 5, "dpsgd"}, // basis features
 		{600, 4.3, false, 256, 5, "dpplmean"},
-		{600, 3.73, true, 0, 5, "dpsgd"}, // public features
-		{600, 7.5, false, 0, 2, "dpsgd"}, // n·μ = 80 ≥ 60: neither the gate nor the basis
+		{600, 3.73, true, 0, 5, "dpplmean"}, // public features: their bands stay
+		{600, 7.5, false, 0, 2, "dpsgd"},    // n·μ = 80 ≥ 60: neither the gate nor the basis
 		{600, 7.5, false, 256, 2, "dpsgd"},
-		{600, 7.5, true, 0, 2, "dpsgd"},
+		{600, 7.5, true, 0, 2, "dpplmean"},
 		{600, 10.5, false, 0, 2, "dpplmean"}, // n·μ = 57
 		{6000, 31, false, 0, 5, "dpsgd"},     // ε = 0.1: n·μ = 194, n > 16·D
 		{6000, 31, false, 0, 10, "dpplmean"},
@@ -136,12 +133,15 @@ func TestAutoClasses(t *testing.T) {
 			t.Errorf("n = %v, z* = %v, public %v, basis %d, %d classes: %+v, want %s", c.n, c.zStar, c.public, c.basisDim, c.classes, got, c.method)
 			continue
 		}
-		if c.method == "dpsgd" && (got.Ridge != RidgeSample || (got.Params != nil) != few || !strings.Contains(got.Why, fmt.Sprintf("bound for %d classes", c.classes))) {
+		if c.method == "dpsgd" && (got.Ridge != RidgeSample || (got.Params != nil) != few || !strings.Contains(got.Why, fmt.Sprintf("end at n·μ = %.0f with %d classes)", AutoPrototypes*float64(c.classes)/10, c.classes))) {
 			t.Errorf("n = %v, z* = %v, %d classes: DP-SGD as at n·μ ≥ %d (the sample ridge; clip and steps with few rows), and why: %+v", c.n, c.zStar, c.classes, AutoPrototypes, got)
 		}
 	}
 }
 
+// TestAutoRunsItsChoice: auto fits the method it chose with its
+// transform, records why, keeps a transform the caller asked for, and
+// refuses hyperparameters (they belong to the method it will choose).
 func TestAutoRunsItsChoice(t *testing.T) {
 	d := shifted(400, 8, 3, 1)
 	res, err := Fit(context.Background(), Auto, d, Options{Privacy: accounting.ReleaseOptions{Epsilon: 4, Delta: 1e-5, Noise: accounting.SeededNoise(1)}})
