@@ -289,8 +289,8 @@ if [ "${1:-}" = lp ]; then
 fi
 if [ "${1:-}" = classes ]; then
 	# #41: with M < 10 classes auto's DPPL-Mean bands end at n·μ = 300·M/10
-	# (solvers.prototypesBelow: 60 for 2 classes, 150 for 5), DP-SGD from
-	# there. The twelve sets with their labels merged into M groups of
+	# on private data (solvers.prototypesBelow: 60 for 2 classes, 150 for
+	# 5), DP-SGD from there; with public features they keep ten's. The twelve sets with their labels merged into M groups of
 	# neighbours (⌊y·M/10⌋, bench/shift/classes), auto against its earlier
 	# choice on each cell, same seeds: n ≈ 600 at ε = 1 and 1.5 (n·μ ≈ 160,
 	# 230; for 2 classes also 0.75, ≈ 120), without and with the encoder's
