@@ -45,13 +45,17 @@ const (
 // the noisy class means sooner: the bands end at prototypesBelow(M) =
 // AutoPrototypes·M/AutoPrototypeClasses (#41,
 // bench/results/shift-classes.md). With public features, whose whitening
-// is exact, they do not (ChooseAuto). With more classes they are as
+// is exact, they do not. With more classes they are as
 // measured: no rule was derived there.
 const AutoPrototypeClasses = 10
 
 // prototypesBelow is the n·μ below which auto fits DPPL-Mean for the
-// given number of classes (AutoPrototypeClasses).
-func prototypesBelow(classes int) float64 {
+// given number of classes (AutoPrototypeClasses): AutoPrototypes with
+// public features, whatever the classes.
+func prototypesBelow(classes int, public bool) float64 {
+	if public {
+		return AutoPrototypes
+	}
 	return AutoPrototypes * float64(min(max(classes, 2), AutoPrototypeClasses)) / AutoPrototypeClasses
 }
 
@@ -461,10 +465,7 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optim
 	c := AutoChoice{Transform: TransformWhiten, Public: public}
 	snr := n / zStar
 	private := !public
-	proto := float64(AutoPrototypes)
-	if private {
-		proto = prototypesBelow(classes)
-	}
+	proto := prototypesBelow(classes, public)
 	protos := snr < proto // DPPL-Mean's bands
 	few := fewRows(n, dim)
 	switch {

@@ -128,7 +128,7 @@ func TestAutoClasses(t *testing.T) {
 		{150, 1, false, 0, 5, "dpsgd"},
 	} {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, c.basisDim, c.classes, "")
-		few := c.n <= AutoFewRows*256
+		few := fewRows(c.n, 256)
 		if got.Method != c.method || (got.Basis || got.Subspace) && c.method != "dpplmean" {
 			t.Errorf("n = %v, z* = %v, public %v, basis %d, %d classes: %+v, want %s", c.n, c.zStar, c.public, c.basisDim, c.classes, got, c.method)
 			continue
