@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpfeat/dpfeat/encode"
+	"github.com/dpfeat/dpfeat/internal/backend"
 	"github.com/dpfeat/dpfeat/internal/badinputs"
 	"github.com/dpfeat/dpfeat/internal/orttest"
 )
@@ -36,7 +37,7 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "dpfeat")
-		if out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", append(append([]string{"build"}, backendTags()...), "-o", binPath, "..")...).CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
@@ -44,6 +45,17 @@ func buildBinary(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// backendTags are the build flags that give a binary this test binary's
+// linear-algebra backend: a fit the tests compare across processes (on
+// Beam workers and on one machine) then takes the same eigenvectors,
+// whose signs differ between LAPACK's dsyevd and the pure-Go solver.
+func backendTags() []string {
+	if backend.Accelerated() {
+		return []string{"-tags", "openblas"}
+	}
+	return nil
 }
 
 // TestMemoryLimits (#16 items 6, 9) runs the dpfeat binary under an

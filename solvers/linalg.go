@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 
 	// The BLAS backend: pure Go, or OpenBLAS with -tags openblas.
 	"github.com/dpfeat/dpfeat/internal/backend"
@@ -85,6 +84,22 @@ func psdProject(a []float64, d int) error {
 	return nil
 }
 
+// symEig returns the eigenvalues of the symmetric d×d row-major matrix a
+// (ascending) and its eigenvectors as the rows of vecs (eigenvector k is
+// vecs[k·d : (k+1)·d]); a is not changed. It goes through the backend:
+// LAPACKE's divide-and-conquer dsyevd under -tags openblas, where
+// gonum's QR iteration (mat.EigenSym, the pure-Go backend's) took 113 s
+// for D = 2048 (bench/results/eig.md).
+func symEig(a []float64, d int) (vals, vecs []float64, err error) {
+	vecs = make([]float64, d*d)
+	copy(vecs, a[:d*d])
+	vals = make([]float64, d)
+	if err := backend.SymEig(d, vecs, vals); err != nil {
+		return nil, nil, err
+	}
+	return vals, vecs, nil
+}
+
 // psdProjectNoisy is psdProject for a matrix that carries its own Gaussian
 // noise (a private release): below negEigFrom the eigendecomposition runs
 // in float32, about twice as fast, its rounding (~1e-7 of ‖a‖) far below
@@ -139,9 +154,8 @@ func psdProjectNoisy(a []float64, d int) error {
 type spdSolver struct {
 	d    int
 	u    []float64 // the Cholesky factor: a = UᵀU, U upper (row-major)
-	eig  *mat.EigenSym
-	vals []float64
-	vecs *mat.Dense
+	vals []float64 // ascending
+	vecs []float64 // eigenvector k is vecs[k·d : (k+1)·d]
 }
 
 // maxCond is the condition number (1-norm estimate) above which factor
@@ -164,12 +178,10 @@ func factorInto(a []float64, d int, u []float64) (*spdSolver, error) {
 // eigenSolver is factor's fallback for a system Cholesky refused.
 func eigenSolver(a []float64, d int) (*spdSolver, error) {
 	s := &spdSolver{d: d}
-	sym := mat.NewSymDense(d, append([]float64(nil), a[:d*d]...))
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, true) {
-		return nil, fmt.Errorf("the %d×%d system could not be factorised", d, d)
+	var err error
+	if s.vals, s.vecs, err = symEig(a, d); err != nil {
+		return nil, fmt.Errorf("the %d×%d system could not be factorised: %w", d, d, err)
 	}
-	s.vals = eig.Values(nil)
 	top := 0.0
 	for _, v := range s.vals {
 		top = math.Max(top, math.Abs(v))
@@ -183,8 +195,6 @@ func eigenSolver(a []float64, d int) (*spdSolver, error) {
 			s.vals[i] = floor
 		}
 	}
-	s.vecs = &mat.Dense{}
-	eig.VectorsTo(s.vecs)
 	return s, nil
 }
 
@@ -238,22 +248,19 @@ func (s *spdSolver) solve(b []float64) ([]float64, error) {
 		blas64.Trsv(blas.NoTrans, u, v)
 		return x, nil
 	}
-	// x = V diag(1/λ) Vᵀ b
-	tmp := make([]float64, s.d)
-	for k := 0; k < s.d; k++ {
+	// x = V diag(1/λ) Vᵀ b, V's columns the eigenvectors (vecs' rows)
+	d := s.d
+	out := make([]float64, d)
+	for k := 0; k < d; k++ {
+		vk := s.vecs[k*d : (k+1)*d]
 		var dot float64
-		for i := 0; i < s.d; i++ {
-			dot += s.vecs.At(i, k) * b[i]
+		for i, v := range vk {
+			dot += v * b[i]
 		}
-		tmp[k] = dot / s.vals[k]
-	}
-	out := make([]float64, s.d)
-	for i := 0; i < s.d; i++ {
-		var v float64
-		for k := 0; k < s.d; k++ {
-			v += s.vecs.At(i, k) * tmp[k]
+		dot /= s.vals[k]
+		for i, v := range vk {
+			out[i] += v * dot
 		}
-		out[i] = v
 	}
 	return out, nil
 }

@@ -736,13 +736,17 @@ func SubspaceDirections(ctx context.Context, src PublicSource, R int) (*mat.Dens
 	if err != nil {
 		return nil, err
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(D, gram), true) {
-		return nil, fmt.Errorf("transform: the eigendecomposition of the basis's second-moment matrix did not converge")
+	_, vecs, err := symEig(gram, D)
+	if err != nil {
+		return nil, fmt.Errorf("transform: the basis's second-moment matrix: %w", err)
 	}
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	return mat.DenseCopyOf(vecs.Slice(0, D, D-R, D)), nil
+	dirs := mat.NewDense(D, R, nil)
+	for c := 0; c < R; c++ {
+		for j, v := range vecs[(D-R+c)*D : (D-R+c+1)*D] {
+			dirs.Set(j, c, v)
+		}
+	}
+	return dirs, nil
 }
 
 // basisGram is the basis rows' Σyyᵀ (D×D, row-major), y their unit x̂
@@ -840,13 +844,10 @@ func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n
 	for i := range gram {
 		gram[i] /= n
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(D, gram), true) {
-		return fmt.Errorf("transform: the eigendecomposition of the second-moment matrix did not converge")
+	vals, vecs, err := symEig(gram, D) // ascending; eigenvector i is vecs[i·D:(i+1)·D]
+	if err != nil {
+		return fmt.Errorf("transform: the second-moment matrix: %w", err)
 	}
-	vals := eig.Values(nil) // ascending
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	top := math.Max(vals[D-1], 0)
 	nu := 2*math.Sqrt(float64(D))*std/n + 1e-6*top
 	k := 0
@@ -873,8 +874,8 @@ func principal(t *preprocessing.Transform, spec TransformSpec, gram []float64, n
 		if spec.Kind == TransformWhiten {
 			s = 1 / math.Sqrt(math.Max(vals[col], 0)+nu)
 		}
-		for j := 0; j < D; j++ {
-			t.Projection[r*D+j] = s * vecs.At(j, col)
+		for j, v := range vecs[col*D : (col+1)*D] {
+			t.Projection[r*D+j] = s * v
 		}
 	}
 	return nil

@@ -304,6 +304,71 @@ func TestWhitenRidges(t *testing.T) {
 	}
 }
 
+// TestPrincipalMatchesReference: the whitening and the PCA principal
+// learns from a dense second-moment matrix (through the backend's
+// SymEig) are those of gonum's mat.EigenSym, compared where signs and the
+// order within equal eigenvalues do not matter: PᵀP, Σ sᵢ²·vᵢvᵢᵀ over
+// the directions kept.
+func TestPrincipalMatchesReference(t *testing.T) {
+	const D, n, std = 48, 500.0, 2.0
+	r := rand.New(rand.NewPCG(5, 6))
+	x := mat.NewDense(int(n), D, nil)
+	for i := 0; i < int(n); i++ {
+		for j := 0; j < D; j++ {
+			x.Set(i, j, r.NormFloat64()*math.Pow(0.9, float64(j)))
+		}
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, x.T())
+	for _, spec := range []TransformSpec{{Kind: TransformWhiten}, {Kind: TransformWhiten, Ridge: RidgeSample}, {Kind: TransformPCA}, {Kind: TransformPCA, Dims: 5}} {
+		gram := make([]float64, D*D)
+		for i := 0; i < D; i++ {
+			for j := 0; j < D; j++ {
+				gram[i*D+j] = g.At(i, j)
+			}
+		}
+		tr := &preprocessing.Transform{Kind: TransformCenter, In: D, Dims: D, Mean: make([]float64, D)}
+		if err := principal(tr, spec, gram, n, n, std); err != nil {
+			t.Fatal(err)
+		}
+		var ref mat.EigenSym
+		var gs mat.SymDense
+		gs.ScaleSym(1/n, &g)
+		if !ref.Factorize(&gs, true) {
+			t.Fatal("reference did not converge")
+		}
+		vals := ref.Values(nil)
+		var vecs mat.Dense
+		ref.VectorsTo(&vecs)
+		nu := 2*math.Sqrt(D)*std/n + 1e-6*vals[D-1]
+		if spec.Ridge == RidgeSample {
+			nu = 4/math.Sqrt(n*D) + 1e-6*vals[D-1]
+		}
+		want := mat.NewSymDense(D, nil)
+		kept := 0
+		for c := D - 1; c >= 0 && (spec.Dims == 0 || kept < spec.Dims); c-- {
+			s2 := 1.0
+			if spec.Kind == TransformWhiten {
+				s2 = 1 / (math.Max(vals[c], 0) + nu)
+			} else if vals[c] <= nu {
+				break
+			}
+			v := vecs.ColView(c)
+			want.SymRankOne(want, s2, v)
+			kept++
+		}
+		if tr.Dims != kept {
+			t.Fatalf("%+v: %d directions, want %d", spec, tr.Dims, kept)
+		}
+		p := mat.NewDense(tr.Dims, D, tr.Projection)
+		var got mat.Dense
+		got.Mul(p.T(), p)
+		if !mat.EqualApprox(&got, want, 1e-9*mat.Norm(want, math.Inf(1))) {
+			t.Errorf("%+v: PᵀP differs from the reference by %g", spec, func() float64 { var d mat.Dense; d.Sub(&got, want); return mat.Norm(&d, math.Inf(1)) }())
+		}
+	}
+}
+
 // TestPureMethodsNeedAPublicTransform: a Gaussian release would void a
 // pure ε-DP guarantee.
 func TestPureMethodsNeedAPublicTransform(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
-	"gonum.org/v1/gonum/mat"
 )
 
 const (
@@ -40,22 +39,8 @@ func CholeskyRcond(n int, u []float64, anorm float64) (float64, error) {
 
 // SymEig computes all eigenvalues (ascending, into w) and eigenvectors of
 // the symmetric n×n row-major matrix a, which is overwritten by the
-// eigenvectors as its rows.
-func SymEig(n int, a, w []float64) error {
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(n, append([]float64(nil), a[:n*n]...)), true) {
-		return fmt.Errorf("the %d×%d eigendecomposition did not converge", n, n)
-	}
-	eig.Values(w[:n])
-	v := mat.NewDense(n, n, a[:n*n])
-	eig.VectorsTo(v)
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			a[i*n+j], a[j*n+i] = a[j*n+i], a[i*n+j]
-		}
-	}
-	return nil
-}
+// eigenvectors as its rows (symEigGo).
+func SymEig(n int, a, w []float64) error { return symEigGo(n, a, w) }
 
 // SymEig32 is SymEig on float32 data (computed in float64 here).
 func SymEig32(n int, a, w []float32) error {
