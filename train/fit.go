@@ -138,7 +138,10 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if w := accounting.DeltaWarning(o.Privacy.Delta, n); m.Private && o.Privacy.PrivateN == 0 && w != "" {
 		note("%s", w)
 	}
-	if o.Privacy.PrivateN == 0 && dim > n {
+	// Only a method with a ridge solves a D×D system (auto says what it
+	// chose in its own line).
+	ridge := slices.ContainsFunc(m.Params, func(p solvers.Param) bool { return p.Name == "lambda" })
+	if o.Privacy.PrivateN == 0 && dim > n && ridge {
 		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, n)
 	}
 	// The class counts are private: they go into the classifier (for

@@ -2,9 +2,11 @@ package train_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -128,6 +130,33 @@ func TestTransformRoundTrip(t *testing.T) {
 		}
 		if c.method == "auto" && (clf.Method != "dpsgd" || clf.Hyperparameters["auto"] == nil) {
 			t.Errorf("auto at n·μ ≈ 600/(z* ≈ 0.9): chose %s (%v), want dpsgd", clf.Method, clf.Hyperparameters["auto"])
+		}
+	}
+}
+
+// TestFewRowsNoteNamesARidge: the note that the dimension exceeds the
+// training rows (the ridge keeps the system solvable) is for the methods
+// that solve one, those with a ridge λ; DPPL-Mean, DP-SGD and auto fit
+// such data without it.
+func TestFewRowsNoteNamesARidge(t *testing.T) {
+	train_ := filepath.Join(t.TempDir(), "few.arrow")
+	if err := synth.WriteClusters(train_, 12, 20, features.Metadata{Classes: []string{"a", "b", "c"}}, 0.6, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method string
+		note   bool
+	}{{"dpls", true}, {"dpfc", true}, {"dpnewton", true}, {"dpplmean", false}, {"dpsgd", false}, {"auto", false}} {
+		var notes []string
+		o := solvers.Options{Privacy: accounting.ReleaseOptions{Epsilon: 2, Delta: 1e-5, Noise: accounting.SeededNoise(3)}}
+		_, err := train.Fit(context.Background(), train.Request{Method: c.method, Train: train_, Options: o,
+			Note: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }})
+		if err != nil {
+			t.Fatalf("%s: %v", c.method, err)
+		}
+		got := slices.ContainsFunc(notes, func(s string) bool { return strings.Contains(s, "exceeds the 12 training rows") })
+		if got != c.note {
+			t.Errorf("%s: the few-rows note given %v, want %v (%q)", c.method, got, c.note, notes)
 		}
 	}
 }
