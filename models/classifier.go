@@ -80,8 +80,10 @@ type Preprocessing = preprocessing.Preprocessing
 
 // Scores computes the class scores of one feature vector into out (len
 // Classes); x is preprocessed first (x is modified).
-func (c *Classifier) Scores(x []float64, out []float64) {
-	x = c.Prep.Apply(x)
+func (c *Classifier) Scores(x []float64, out []float64) { c.score(c.Prep.Apply(x), out) }
+
+// score is Scores of a preprocessed vector.
+func (c *Classifier) score(x []float64, out []float64) {
 	m, d := len(c.Classes), len(x)
 	switch c.Kind {
 	case "prototypes":

@@ -5,30 +5,41 @@ import (
 	"sort"
 
 	"github.com/dpfeat/dpfeat/features"
+	"github.com/dpfeat/dpfeat/internal/backend"
 )
 
 // Predict scores every row of m: the predicted class of each row, and the
-// M scores of each (row-major).
+// M scores of each (row-major). Rows go in blocks, preprocessed together
+// (Preprocessing.ApplyRows, bit for bit what Scores does to one row: a
+// transform's projection is read once per block, not once per row), the
+// blocks spread over the cores.
 func (c *Classifier) Predict(m *features.Matrix) (pred []int32, scores []float32) {
-	k := len(c.Classes)
+	k, d := len(c.Classes), m.Dim
+	dp := c.Prep.PooledDim(d)
 	pred = make([]int32, m.Rows)
 	scores = make([]float32, m.Rows*k)
-	x := make([]float64, m.Dim)
-	s := make([]float64, k)
-	for i := 0; i < m.Rows; i++ {
-		for j, v := range m.Row(i) {
+	const block = 64
+	backend.Parallel((m.Rows+block-1)/block, func(b int) {
+		lo, hi := b*block, min((b+1)*block, m.Rows)
+		x := make([]float64, (hi-lo)*d)
+		for j, v := range m.Data[lo*d : hi*d] {
 			x[j] = float64(v)
 		}
-		c.Scores(x, s)
-		best := 0
-		for j, v := range s {
-			scores[i*k+j] = float32(v)
-			if v > s[best] {
-				best = j
+		pre := make([]float64, (hi-lo)*dp)
+		c.Prep.ApplyRows(x, hi-lo, d, pre)
+		s := make([]float64, k)
+		for i := lo; i < hi; i++ {
+			c.score(pre[(i-lo)*dp:(i-lo+1)*dp], s)
+			best := 0
+			for j, v := range s {
+				scores[i*k+j] = float32(v)
+				if v > s[best] {
+					best = j
+				}
 			}
+			pred[i] = int32(best)
 		}
-		pred[i] = int32(best)
-	}
+	})
 	return pred, scores
 }
 

@@ -910,13 +910,19 @@ func transformBlock[T float32 | float64](t *preprocessing.Transform, block []T, 
 		out = make([]T, n*d)
 	}
 	out = out[:n*d]
-	parallelRows(n, d0, func(i int) {
-		row := make([]float64, d0)
-		for k, v := range block[i*d0 : (i+1)*d0] {
-			row[k] = float64(v)
+	// Chunks of rows, each through Preprocessing.ApplyRows (the rows
+	// transformRow gives, bit for bit), spread over the cores.
+	const chunk = 64
+	parallelRows((n+chunk-1)/chunk, chunk*d0, func(c int) {
+		lo, hi := c*chunk, min((c+1)*chunk, n)
+		in := make([]float64, (hi-lo)*d0)
+		for k, v := range block[lo*d0 : hi*d0] {
+			in[k] = float64(v)
 		}
-		for k, v := range transformRow(t, row) {
-			out[i*d+k] = T(v)
+		res := make([]float64, (hi-lo)*d)
+		Preprocessing{Transform: t, Normalize: true}.ApplyRows(in, hi-lo, d0, res)
+		for k, v := range res {
+			out[lo*d+k] = T(v)
 		}
 	})
 	return out
