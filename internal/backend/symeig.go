@@ -17,10 +17,10 @@ import (
 // formed by its Dorgtr, as in gonum's Dsyev. gonum's Dsteqr then applies
 // each QR sweep's plane rotations to pairs of Q's columns, which in
 // row-major memory are n cache lines apart: at n = 2048 that took 103 of
-// mat.EigenSym's 113 s (bench/results/eig.md). Here Qᵀ is kept instead,
-// so that a rotation of columns i and i+1 is one of two contiguous rows,
-// and the sweep's rotations, recorded first, are applied to blocks of
-// columns in parallel. The sweep itself is EISPACK's tql2 (implicit QL
+// mat.EigenSym's 113 s (bench/results/largedim.md). Here Qᵀ is kept
+// instead, so that a rotation of columns i and i+1 is one of two
+// contiguous rows, and the rotations, queued, are applied a batch of
+// sweeps at a time to blocks of columns in parallel (rotations). The sweep itself is EISPACK's tql2 (implicit QL
 // with Wilkinson-style shifts, as in JAMA; Bowdler, Martin, Reinsch and
 // Wilkinson 1968), which converges in about two sweeps per eigenvalue.
 func symEigGo(n int, a, w []float64) error {
@@ -74,10 +74,12 @@ func symEigGo(n int, a, w []float64) error {
 // off-diagonal e (e[i] couples i and i+1, e[n-1] = 0) by implicit QL
 // sweeps, d becoming its eigenvalues (unordered) and every rotation
 // applied to the rows of vt (n×n row-major, Qᵀ on entry: its rows
-// become the eigenvectors of Q·T·Qᵀ).
+// become the eigenvectors of Q·T·Qᵀ). The recurrence never reads vt, so
+// the rotations are queued and applied a batch of sweeps at a time
+// (rotations).
 func tql2(n int, d, e, vt []float64) error {
 	const eps = 0x1p-52
-	cs := make([]float64, 2*n) // one sweep's rotations: cs[2i], cs[2i+1] = c, s
+	q := rotations{n: n, vt: vt}
 	f, tst1 := 0.0, 0.0
 	for l := 0; l < n; l++ {
 		// Find a small off-diagonal element.
@@ -111,6 +113,7 @@ func tql2(n int, d, e, vt []float64) error {
 			c, c2, c3 := 1.0, 1.0, 1.0
 			el1 := e[l+1]
 			s, s2 := 0.0, 0.0
+			cs := q.sweep(l, m)
 			for i := m - 1; i >= l; i-- {
 				c3, c2, s2 = c2, c, s
 				g = c * e[i]
@@ -121,9 +124,8 @@ func tql2(n int, d, e, vt []float64) error {
 				c = p / r
 				p = c*d[i] - s*g
 				d[i+1] = h + s*(c*g+s*d[i])
-				cs[2*i], cs[2*i+1] = c, s
+				cs[2*(i-l)], cs[2*(i-l)+1] = c, s
 			}
-			rotateRows(vt, n, l, m, cs)
 			p = -s * s2 * c3 * el1 * e[l] / dl1
 			e[l] = s * p
 			d[l] = c * p
@@ -134,32 +136,68 @@ func tql2(n int, d, e, vt []float64) error {
 		d[l] += f
 		e[l] = 0
 	}
+	q.flush()
 	return nil
 }
 
-// rotateRows applies one sweep's rotations, for i from m−1 down to l,
-// (rowᵢ, rowᵢ₊₁) ← (c·rowᵢ − s·rowᵢ₊₁, s·rowᵢ + c·rowᵢ₊₁), to the n×n
-// row-major vt: independently per column, so blocks of columns go to
-// Parallel.
-func rotateRows(vt []float64, n, l, m int, cs []float64) {
-	const block = 128
-	apply := func(lo, hi int) {
-		for i := m - 1; i >= l; i-- {
-			c, s := cs[2*i], cs[2*i+1]
-			ri := vt[i*n+lo : i*n+hi]
-			rj := vt[(i+1)*n+lo : (i+1)*n+hi]
-			rj = rj[:len(ri)]
-			for k, x := range ri {
-				y := rj[k]
-				rj[k] = s*x + c*y
-				ri[k] = c*x - s*y
-			}
-		}
+// rotations queues QL sweeps' plane rotations for the rows of vt and
+// applies them a batch at a time, one block of columns after another:
+// each block (all n rows, a few columns) stays in cache while every sweep
+// of the batch passes over it, where a sweep applied at once streams all
+// of vt through memory (at n = 2048, 32 MB a sweep, about 4,000 sweeps:
+// memory bandwidth set the time, and it varied threefold on a shared
+// machine). The order of the rotations is kept: per column they are
+// applied exactly as one sweep after another would.
+type rotations struct {
+	n     int
+	vt    []float64
+	lm    []int     // each queued sweep's l and m
+	cs    []float64 // their (c, s) pairs, sweep after sweep
+	pairs int       // rotations queued, over all sweeps
+}
+
+// sweep queues a sweep over rows l..m and returns its 2·(m−l) values to
+// fill: (c, s) of the rotation of rows i and i+1 at 2·(i−l).
+func (q *rotations) sweep(l, m int) []float64 {
+	if q.pairs+(m-l) > 64*q.n {
+		q.flush()
 	}
-	blocks := (n + block - 1) / block
-	if blocks == 1 || (m-l)*n < 1<<16 {
-		apply(0, n)
+	q.lm = append(q.lm, l, m)
+	at := len(q.cs)
+	q.cs = append(q.cs, make([]float64, 2*(m-l))...)
+	q.pairs += m - l
+	return q.cs[at:]
+}
+
+// flush applies the queued sweeps, in order, each from i = m−1 down to
+// l: (rowᵢ, rowᵢ₊₁) ← (c·rowᵢ − s·rowᵢ₊₁, s·rowᵢ + c·rowᵢ₊₁), on blocks of
+// columns in parallel.
+func (q *rotations) flush() {
+	if len(q.lm) == 0 {
 		return
 	}
-	Parallel(blocks, func(b int) { apply(b*block, min((b+1)*block, n)) })
+	const width = 16 // columns a block: n rows of them in cache
+	n := q.n
+	blocks := (n + width - 1) / width
+	Parallel(blocks, func(b int) {
+		lo, hi := b*width, min((b+1)*width, n)
+		at := 0
+		for k := 0; k < len(q.lm); k += 2 {
+			l, m := q.lm[k], q.lm[k+1]
+			cs := q.cs[at : at+2*(m-l)]
+			at += 2 * (m - l)
+			for i := m - 1; i >= l; i-- {
+				c, s := cs[2*(i-l)], cs[2*(i-l)+1]
+				ri := q.vt[i*n+lo : i*n+hi]
+				rj := q.vt[(i+1)*n+lo : (i+1)*n+hi]
+				rj = rj[:len(ri)]
+				for j, x := range ri {
+					y := rj[j]
+					rj[j] = s*x + c*y
+					ri[j] = c*x - s*y
+				}
+			}
+		}
+	})
+	q.lm, q.cs, q.pairs = q.lm[:0], q.cs[:0], 0
 }
