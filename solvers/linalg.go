@@ -89,7 +89,7 @@ func psdProject(a []float64, d int) error {
 // vecs[k·d : (k+1)·d]); a is not changed. It goes through the backend:
 // LAPACKE's divide-and-conquer dsyevd under -tags openblas, where
 // gonum's QR iteration (mat.EigenSym, the pure-Go backend's) took 113 s
-// for D = 2048 (bench/results/eig.md).
+// for D = 2048 (bench/results/largedim.md).
 func symEig(a []float64, d int) (vals, vecs []float64, err error) {
 	vecs = make([]float64, d*d)
 	copy(vecs, a[:d*d])
