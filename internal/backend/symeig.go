@@ -20,9 +20,10 @@ import (
 // mat.EigenSym's 113 s (bench/results/largedim.md). Here Qᵀ is kept
 // instead, so that a rotation of columns i and i+1 is one of two
 // contiguous rows, and the rotations, queued, are applied a batch of
-// sweeps at a time to blocks of columns in parallel (rotations). The sweep itself is EISPACK's tql2 (implicit QL
-// with Wilkinson-style shifts, as in JAMA; Bowdler, Martin, Reinsch and
-// Wilkinson 1968), which converges in about two sweeps per eigenvalue.
+// sweeps at a time to blocks of columns in parallel (rotations). The
+// sweep itself is EISPACK's tql2 (implicit QL, each shift from the
+// leading 2×2 block, as in JAMA; Bowdler, Martin, Reinsch and Wilkinson
+// 1968), which converges in about two sweeps per eigenvalue.
 func symEigGo(n int, a, w []float64) error {
 	if len(a) < n*n || len(w) < n {
 		return fmt.Errorf("SymEig: buffers too small for n = %d", n)
