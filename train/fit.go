@@ -140,7 +140,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	// Only a method with a ridge solves a D×D system (auto says what it
 	// chose in its own line).
-	ridge := slices.ContainsFunc(m.Params, func(p solvers.Param) bool { return p.Name == "lambda" })
+	_, ridge := m.Param("lambda")
 	if o.Privacy.PrivateN == 0 && dim > n && ridge {
 		note("dimension %d exceeds the %d training rows; the ridge term keeps the system solvable", dim, n)
 	}
