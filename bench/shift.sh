@@ -290,8 +290,9 @@ fi
 if [ "${1:-}" = classes ]; then
 	# #41: with M < 10 classes auto's DPPL-Mean bands end at n·μ = 300·M/10
 	# on private data (solvers.prototypesBelow: 60 for 2 classes, 150 for
-	# 5), DP-SGD from there; with public features they keep ten's. The twelve sets with their labels merged into M groups of
-	# neighbours (⌊y·M/10⌋, bench/shift/classes), auto against its earlier
+	# 5), DP-SGD from there; with public features they keep ten's. The
+	# twelve sets with their labels merged into M groups of neighbours
+	# (⌊y·M/10⌋, bench/shift/classes), auto against its earlier
 	# choice on each cell, same seeds: n ≈ 600 at ε = 1 and 1.5 (n·μ ≈ 160,
 	# 230; for 2 classes also 0.75, ≈ 120), without and with the encoder's
 	# basis (the whitening within its subspace before); n ≈ 6,000 at
