@@ -99,7 +99,7 @@ func TestUnusedFlagsAreRefused(t *testing.T) {
 		{fit("--method", "dpls", "--distance", "euclidean"), "--distance is not used by dpls"},
 		{fit("--method", "dpfc", "--budget-convention", "dppl"), "--budget-convention is not used by dpfc"},
 		{fit("--method", "dplp", "--memory", "1GiB"), "--memory is not used by dplp"},
-		{fit("--method", "dpplmean", "--k-pool", "2", "--optimizer", "adam"), "--optimizer is not used by dpplmean (it reads --k-pool, --clip, --count-noise, --distance, --sigma, --runner)"},
+		{fit("--method", "dpplmean", "--k-pool", "2", "--optimizer", "adam"), "--optimizer is not used by dpplmean (it reads --k-pool, --clip, --count-noise, --refine, --distance, --sigma, --runner, --public)"},
 	} {
 		code, _, errs := run(t, tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) {

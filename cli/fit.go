@@ -82,7 +82,7 @@ func fitCommand() *ucli.Command {
 		&ucli.StringFlag{Name: "seed", Usage: "seed the noise (for reproduction only: the result is then not private)"},
 		&ucli.BoolFlag{Name: "no-normalize", Usage: "do not scale features to unit norm first (then --clip matters)"},
 		&ucli.StringSliceFlag{Name: "param", Usage: "any hyperparameter as name=value (repeatable)"},
-		&ucli.StringFlag{Name: "public", Usage: "public unlabeled features of the same kind: dpplpublic(k) choose prototypes from them, and a --transform is learned from them at no privacy cost (labels not needed)"},
+		&ucli.StringFlag{Name: "public", Usage: "public unlabeled features of the same kind: dpplpublic(k) choose prototypes from them, dpplmean --refine refines its released prototypes on them, and a --transform is learned from them at no privacy cost (labels not needed)"},
 		&ucli.StringFlag{Name: "transform", Usage: "feature transform learned before the method and stored in the classifier: " + strings.Join(solvers.TransformKinds, ", ") + " (default: none; auto chooses); privately from --transform-share of the budget, or from --public for free"},
 		&ucli.IntFlag{Name: "transform-dims", Usage: "pca, whiten: keep at most this many principal directions (default: pca those above the noise, whiten all)"},
 		&ucli.StringFlag{Name: "transform-basis", Usage: "public features (e.g. the encoder's own training data, extracted) whose principal directions a pca or whiten transform takes, free; the transform's mean stays private. auto uses them at small n·μ"},

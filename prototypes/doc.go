@@ -9,7 +9,15 @@
 //     With cosine distance (the default) the prototype is the noisy sum's
 //     direction and no class count is needed; with euclidean distance the
 //     counts are released too (noisily, by default), or taken as public
-//     with --public-counts, which the guarantee then says.
+//     with --public-counts, which the guarantee then says. With refine ≥ 1
+//     and --public rows, the released prototypes are refined on them:
+//     each public row goes to its nearest prototype and each prototype
+//     becomes the mean of the rows it drew (a step of Lloyd's k-means
+//     started from the release, the use of unlabeled data of Nigam et
+//     al. 2000's EM). It reads only the release and public rows, so it is
+//     post-processing (Dwork & Roth 2014, Prop. 2.1) and costs nothing;
+//     auto takes one step where the sums' noise dominates
+//     (solvers.AutoRefine).
 //   - dpplpublic: for each class the exponential mechanism picks one public
 //     point (Alg. 1) with utility u = Σ clip(1 + cos(x, p), d_min, d_max) −
 //     d_min, monotone with sensitivity d_max − d_min, so the exponent is

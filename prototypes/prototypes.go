@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -25,11 +26,12 @@ var (
 )
 
 func init() {
-	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma, solvers.OptRunner}, Params: []solvers.Param{
+	solvers.Register(solvers.Method{Name: "dpplmean", Reads: []string{solvers.OptDistance, solvers.OptSigma, solvers.OptRunner, solvers.OptPublic}, Params: []solvers.Param{
 		kPool,
 		{Name: "clip", Rule: solvers.Positive, Default: 1, Doc: "L2 clipping norm of the (pooled) features"},
 		{Name: "count_noise", Rule: solvers.Positive, Default: 10, Doc: "with euclidean distance: noise multiplier of the counts relative to the sums'"},
-	}, Private: true,
+		{Name: "refine", Rule: refineRule, Default: 0, Doc: "steps refining the released prototypes on the --public rows: each becomes the mean of the public rows nearest it (free: post-processing)"},
+	}, Private: true, Check: checkRefine,
 		Summary: "DPPL-Mean: Gaussian-mechanism class prototypes (Wahdany et al. 2025, Sec. 4.1)",
 		Stream: func(ctx context.Context, r solvers.Rows, m int, o *solvers.Options) (*solvers.Result, error) {
 			return fitMean(ctx, r, m, o, true)
@@ -87,6 +89,10 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 	}
 	p.Record("distance", dist)
 	kpool := p.Int("k_pool")
+	steps := 0
+	if private {
+		steps = p.Int("refine")
+	}
 	r := 1.0
 	if private {
 		r = p.Get("clip")
@@ -145,6 +151,19 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 		}
 		for k := 0; k < D; k++ {
 			res.Prototypes[c*D+k] = sums[c*D+k] / div
+		}
+	}
+	if steps == 0 && private && o.Public != nil && !o.Transform.Enabled() && o.Note != nil {
+		o.Note("dpplmean: the --public rows are not used (they refine its prototypes with --refine 1, or give a --transform)")
+	}
+	if steps > 0 {
+		drew, err := refine(ctx, res.Prototypes, M, D, res.Prep, o.Public, dist, steps)
+		if err != nil {
+			return nil, err
+		}
+		o.Release().Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Uses: []string{"DPPL-Mean's prototypes are refined on them"}})
+		if empty := slices.Index(drew, 0); empty >= 0 && o.Note != nil {
+			o.Note("dpplmean: class %d drew no public row in the last refine step and keeps its released prototype", empty)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -174,6 +174,11 @@ type Method struct {
 	// (OptOptimizer, OptPublic, …): the command line refuses the others'
 	// flags rather than ignore them.
 	Reads []string
+	// Check, when set, refuses options the method cannot use together
+	// (a hyperparameter that needs an option not given), before anything
+	// is learned or released: Fit calls it after CheckParams, and auto
+	// on the method it chose.
+	Check func(o *Options) error
 	// Features, for the logistic methods, says how they see a row
 	// (BiasFeatures) and what they clip; nil for the others.
 	Features *FeatureMap
@@ -340,7 +345,7 @@ func Streams(name string) bool {
 // rows is the number of rows a release sums at most, examples the number
 // of training examples (what n̂ counts).
 func prepareOptions(m Method, o *Options, rows, examples int) error {
-	if err := CheckParams(m.Name, o.Params); err != nil {
+	if err := m.check(o); err != nil {
 		return err
 	}
 	rel, err := accounting.NewRelease(m.Name, m.kind(), o.Privacy)
@@ -356,6 +361,17 @@ func prepareOptions(m Method, o *Options, rows, examples int) error {
 	o.rel, o.examples, o.method = rel, examples, m.Name
 	if o.Params == nil {
 		o.Params = map[string]float64{}
+	}
+	return nil
+}
+
+// check is CheckParams, then the method's own Check.
+func (m Method) check(o *Options) error {
+	if err := CheckParams(m.Name, o.Params); err != nil {
+		return err
+	}
+	if m.Check != nil {
+		return m.Check(o)
 	}
 	return nil
 }

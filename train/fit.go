@@ -215,7 +215,10 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 	if v := tf.Views(); v != nil && m.Private {
 		res.Guarantee.Unit = v.Unit()
 	}
-	if m.Private && req.Public != "" && slices.Contains(m.Reads, solvers.OptPublic) {
+	// The public rows a method read itself (prototypes chosen or refined
+	// on them) are named here, with the checks they passed; a transform
+	// learned from them names them in its own line.
+	if m.Private && req.Public != "" && slices.ContainsFunc(res.Guarantee.Assumptions(), func(a accounting.Assumption) bool { return a.Kind == accounting.AssumePublicFeatures }) {
 		res.Guarantee.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Subject: req.publicName(), Detail: PublicCheck})
 	}
 	if m.Private && meta.Extra[features.MetaClassesFrom] == features.ClassesFromLabels {
