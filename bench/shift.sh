@@ -21,6 +21,7 @@
 #   bench/shift.sh lppublic  the same with public features (bench/results/shift-lppublic.md)
 #   bench/shift.sh holdout   the few-rows rule on two shifts it was not derived from (bench/results/shift-holdout.md)
 #   bench/shift.sh classes   small data with 2 and 5 classes: DPPL-Mean's bands end at n·μ = 300·M/10 (bench/results/shift-classes.md)
+#   bench/shift.sh refine    small data with public features: DPPL-Mean's prototypes refined on them (bench/results/shift-refine.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -409,6 +410,53 @@ if [ "${1:-}" = gate ]; then
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,dpplmean+whiten^sample,auto -before dpplmean
 	} | tee bench/results/shift-gate.md.tmp
 	publish shift-gate
+	exit 0
+fi
+if [ "${1:-}" = refine ]; then
+	# #41: with public features auto refines DPPL-Mean's released
+	# prototypes on them below n·μ = 180 (solvers.AutoRefine: each becomes
+	# the mean of the public rows nearest it, post-processing), and with
+	# more than 16·D rows fits DPPL-Mean on their whitening from n·μ = 100
+	# to 140 (solvers.AutoPublicPrototypes) instead of DP-SGD. The rule
+	# before it is another commit's (BEFORE, default a1d6ba4), so both
+	# harnesses are built and run on the same cells and seeds, and their
+	# rule tables joined: n ≈ 600 at ε = 0.3, 0.5, 1, 1.3 (n·μ ≈ 55, 85,
+	# 160, 205), n ≈ 6,000 at ε = 0.03, 0.05, 0.0625, 0.075, 0.1 (≈ 65,
+	# 105, 125, 150, 195). Digits has no public rows.
+	wt=$(mktemp -d)
+	git worktree add -q --detach "$wt/before" "${BEFORE:-a1d6ba4}"
+	(cd "$wt/before" && go build -o "$wt/run-before" ./bench/shift/run)
+	git worktree remove --force "$wt/before"
+	go build -o "$wt/run-after" ./bench/shift/run
+	for w in before after; do
+		"$wt/run-$w" -rule -sets "$psets" -n 600 -eps 0.3,0.5,1,1.3 -seeds "${SEEDS:-5}" -refs ls -configs auto@public -auto auto@public >"$wt/$w.md"
+		"$wt/run-$w" -rule -sets "$psets" -n 6000 -eps 0.03,0.05,0.0625,0.075,0.1 -seeds "${SEEDS:-5}" -refs ls -configs auto@public -auto auto@public >>"$wt/$w.md"
+	done
+	{
+		echo "## Small data with public features: DPPL-Mean's prototypes refined on them (issue 41)"
+		echo
+		echo "\`bench/shift.sh refine\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5, auto@public"
+		echo "(\`fit --method auto --public\` with the set's train rows 0–29999, unlabelled) before (commit ${BEFORE:-a1d6ba4}) and after: DPPL-Mean's"
+		echo "prototypes refined on the public rows below n·μ = 180 (one step: each becomes the mean of the public rows nearest it),"
+		echo "and with more than 16·D rows DPPL-Mean on their whitening from n·μ = 100 to 140 instead of DP-SGD."
+		echo
+		echo "| n·μ | features | n | ε | before | after | change (points) |"
+		echo "|---|---|---|---|---|---|---|"
+		# The rule tables' cell rows: | n·μ | features | n | ε | auto@public | best |.
+		awk -F' [|] ' 'FNR == 1 { f++ } /^[|] [0-9]+ [|] [a-z]/ && NF >= 6 { k = $2 SUBSEP $3 SUBSEP $4; if (f == 1) b[k] = $5; else printf "| %s | %s | %s | %s | %s | %s | %+.2f |\n", substr($1, 3), $2, $3, $4, b[k], $5, 100 * ($5 - b[k]) }' "$wt/before.md" "$wt/after.md" |
+			sort -t'|' -k4,4n -k2,2n -k3,3
+		echo
+		echo "By band: the cells' mean change and how many moved by more than 0.3 points either way."
+		echo
+		echo "| n | n·μ | cells | mean change | up | down |"
+		echo "|---|---|---|---|---|---|"
+		awk -F' [|] ' 'FNR == 1 { f++ } /^[|] [0-9]+ [|] [a-z]/ && NF >= 6 { k = $2 SUBSEP $3 SUBSEP $4; if (f == 1) { b[k] = $5; next }
+			s = substr($1, 3) + 0; band = s < 100 ? "below 100" : s < 140 ? "100–140" : s < 180 ? "140–180" : "180 and above"
+			g = ($3 + 0 < 2000 ? "≈ 600" : "≈ 6,000") SUBSEP band; d = 100 * ($5 - b[k]); n[g]++; t[g] += d; if (d > 0.3) u[g]++; if (d < -0.3) l[g]++ }
+			END { for (g in n) { split(g, p, SUBSEP); printf "| %s | %s | %d | %+.2f | %d | %d |\n", p[1], p[2], n[g], t[g] / n[g], u[g], l[g] } }' "$wt/before.md" "$wt/after.md" | sort
+	} | tee bench/results/shift-refine.md.tmp
+	rm -r "$wt"
+	publish shift-refine
 	exit 0
 fi
 if [ "${1:-}" = ceiling ]; then

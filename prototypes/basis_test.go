@@ -113,7 +113,9 @@ func assumedTexts(res *solvers.Result) string {
 // From n·μ = 60 to 100 the whitening it chooses is gated on its released mean
 // (solvers.AutoGate): the gate's outcome is that release's
 // post-processing and may differ, so a spread dataset (its gate closed)
-// must give the same method and reasons, not the same transform.
+// must give the same method and reasons, not the same transform. With
+// public features DPPL-Mean's prototypes are refined on them below
+// n·μ = 180 (solvers.AutoRefine): that too is chosen, not read.
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 	a, b := shifted(600, 80, 10, 1), shifted(600, 80, 10, 99) // n ≤ 16·D: the basis's subspace at n·μ 100–300
 	spread := blobs(600, 80, 10, 5)
@@ -155,6 +157,9 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			}
 			if src == "public" && (eps < 0.5) != (strings.Contains(x, "gate=open") || strings.Contains(x, "gate=closed")) {
 				t.Errorf("ε = %g, public features: the whitening should be gated on their mean below n·μ = 60 only: %q", eps, x)
+			}
+			if refine := src == "public" && eps <= 1; refine != strings.Contains(x, "refine=1") {
+				t.Errorf("ε = %g, features %q: DPPL-Mean's prototypes should be refined on the public rows below n·μ = 180 only: %q", eps, src, x)
 			}
 			if eps >= 8 && src != "public" && !strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)

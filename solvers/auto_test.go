@@ -51,6 +51,9 @@ func TestChooseAuto(t *testing.T) {
 		{AutoFewRows*256 + 1, 1, false, "dpfc", TransformWhiten, "", 0},
 		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0},     // public features: dpfc keeps their noise ridge
 		{AutoFewRows*256 + 1, 20, true, "dpsgd", TransformWhiten, "", 0}, // n·μ = 205: the rule before #41
+		{6000, 60, true, "dpplmean", TransformWhiten, "", 0},             // n·μ = 100, n > 16·D: their whitening, noise ridge (AutoPublicPrototypes)
+		{AutoFewRows*256 + 1, (AutoFewRows*256 + 1) / (AutoPublicPrototypes - 0.1), true, "dpplmean", TransformWhiten, "", 0},
+		{AutoFewRows*256 + 1, (AutoFewRows*256 + 1) / AutoPublicPrototypes, true, "dpsgd", TransformWhiten, "", 0},
 		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, true, "dpplmean", TransformWhiten, RidgeSample, 0},
@@ -60,6 +63,36 @@ func TestChooseAuto(t *testing.T) {
 		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, 10, "")
 		if got.Method != c.method || got.Transform != c.transform || got.Ridge != c.ridge || got.Gate != c.gate || got.Public != c.public || got.Basis || !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("n = %v, z* = %v, public %v: %+v, want %s %s %q", c.n, c.zStar, c.public, got, c.method, c.transform, c.ridge)
+		}
+	}
+}
+
+// TestAutoRefine: with public features, DPPL-Mean's prototypes are
+// refined on them (refine = 1) below n·μ = AutoRefine, whatever n; not
+// above it, and never without public features.
+func TestAutoRefine(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar float64
+		public   bool
+		refine   bool
+	}{
+		{600, 12, true, true},   // n·μ = 50: gated whitening
+		{600, 3.73, true, true}, // ε = 1: n·μ = 161
+		{600, 600 / (AutoRefine - 0.1), true, true},
+		{600, 600 / float64(AutoRefine), true, false}, // DPPL-Mean to 300, not refined
+		{6000, 100, true, true},                       // n·μ = 60, n > 16·D: no transform, refined
+		{6000, 50, true, true},                        // n·μ = 120: their whitening
+		{6000, 31, true, false},                       // n·μ = 194: dpsgd
+		{600, 3.73, false, false},
+		{600, 12, false, false},
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, 10, "")
+		refined := got.Params["refine"] == 1
+		if refined != c.refine || refined && (got.Method != "dpplmean" || len(got.Params) != 1) {
+			t.Errorf("n = %v, z* = %v, public %v: %+v, want refined %v", c.n, c.zStar, c.public, got, c.refine)
+		}
+		if refined && !strings.Contains(got.Why, "n·μ") {
+			t.Errorf("%+v: the reason does not give n·μ", got)
 		}
 	}
 }
