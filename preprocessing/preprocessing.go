@@ -34,6 +34,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -262,6 +264,25 @@ func (t *Transform) ApplyRows(x []float64, n, d int, out []float64) {
 		return
 	}
 	t.project(out, x, n, d)
+}
+
+// ApplyRowsFast is ApplyRows with the projection as one matrix product
+// (blas64.Gemm: OpenBLAS in that build): several times faster at large
+// D, but a row's last bits may differ from Apply's. It is for rows no
+// classifier scores again, such as the public rows a method reads, not
+// for training rows, whose map must be the one prediction applies.
+func (t *Transform) ApplyRowsFast(x []float64, n, d int, out []float64) {
+	for i := 0; i < n; i++ {
+		t.prepare(x[i*d : (i+1)*d])
+	}
+	if t.Projection == nil {
+		copy(out, x[:n*d])
+		return
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
+		blas64.General{Rows: t.Dims, Cols: d, Stride: d, Data: t.Projection},
+		0, blas64.General{Rows: n, Cols: t.Dims, Stride: t.Dims, Data: out})
 }
 
 // prepare is what Apply does before projecting: unit norm, the mean

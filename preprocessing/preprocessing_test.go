@@ -63,13 +63,46 @@ func TestApplyRowsIsApply(t *testing.T) {
 	}
 }
 
+// TestApplyRowsFastIsApplyToRounding: the matrix-product projection
+// gives each row Apply's values up to rounding (1e-12 of the row's
+// size), for a projecting transform and a centring-only one.
+func TestApplyRowsFastIsApplyToRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, d = 70, 24
+	vec := func(k int) []float64 {
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		return v
+	}
+	for _, tr := range []*Transform{
+		{Kind: "whiten", In: d, Dims: 10, Mean: vec(d), Projection: vec(10 * d)},
+		{Kind: "center", In: d, Dims: d, Mean: vec(d)},
+	} {
+		x := vec(n * d)
+		k := tr.OutDim(d)
+		got := make([]float64, n*k)
+		tr.ApplyRowsFast(slices.Clone(x), n, d, got)
+		for i := 0; i < n; i++ {
+			want := tr.Apply(slices.Clone(x[i*d : (i+1)*d]))
+			for j, w := range want {
+				if math.Abs(got[i*k+j]-w) > 1e-12*Norm(want) {
+					t.Fatalf("%s: row %d, value %d: ApplyRowsFast %v, Apply %v", tr.Kind, i, j, got[i*k+j], w)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkTransformRows applies a whitening of D = 768 and 2048 (a
 // ViT-B's and a ResNet-50's features) to 256 rows: row by row through
 // Apply, as training and prediction did, and in blocks through
 // ApplyRows (the same bits). The rate counts the projection's 2·D²
 // flops per row; row by row a 2048×2048 projection (32 MB) is read from
 // memory once per row. loop is Apply's projection before (a plain loop
-// per output, one accumulator), the peer.
+// per output, one accumulator), the peer; ApplyRowsFast, one matrix
+// product (public rows: not Apply's bits), its BLAS bound.
 func BenchmarkTransformRows(b *testing.B) {
 	for _, d := range []int{768, 2048} {
 		r := rand.New(rand.NewPCG(1, uint64(d)))
@@ -118,6 +151,13 @@ func BenchmarkTransformRows(b *testing.B) {
 			for b.Loop() {
 				copy(buf, x)
 				tr.ApplyRows(buf, n, d, out)
+			}
+			rate(b)
+		})
+		b.Run(fmt.Sprintf("ApplyRowsFast/D=%d", d), func(b *testing.B) { // public rows (one matrix product)
+			for b.Loop() {
+				copy(buf, x)
+				tr.ApplyRowsFast(buf, n, d, out)
 			}
 			rate(b)
 		})

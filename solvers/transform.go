@@ -905,13 +905,21 @@ func (r transformRows) Each(fn func(x []float32, y []int32) error) error {
 // transformBlock writes the n rows of block (d0 values each) through t,
 // renormalised, into out, grown as needed, and returns it.
 func transformBlock[T float32 | float64](t *preprocessing.Transform, block []T, n, d0 int, out []T) []T {
+	return transformBlockOf(t, block, n, d0, out, false)
+}
+
+// transformBlockOf is transformBlock, with the projection a matrix product
+// when fast (Transform.ApplyRowsFast: the last bits may differ from
+// transformRow's): for public rows, which no classifier scores again.
+func transformBlockOf[T float32 | float64](t *preprocessing.Transform, block []T, n, d0 int, out []T, fast bool) []T {
 	d := t.OutDim(d0)
 	if cap(out) < n*d {
 		out = make([]T, n*d)
 	}
 	out = out[:n*d]
 	// Chunks of rows, each through Preprocessing.ApplyRows (the rows
-	// transformRow gives, bit for bit), spread over the cores.
+	// transformRow gives, bit for bit) or, fast, one matrix product and
+	// the renormalisation, spread over the cores.
 	const chunk = 64
 	parallelRows((n+chunk-1)/chunk, chunk*d0, func(c int) {
 		lo, hi := c*chunk, min((c+1)*chunk, n)
@@ -920,7 +928,13 @@ func transformBlock[T float32 | float64](t *preprocessing.Transform, block []T, 
 			in[k] = float64(v)
 		}
 		res := make([]float64, (hi-lo)*d)
-		Preprocessing{Transform: t, Normalize: true}.ApplyRows(in, hi-lo, d0, res)
+		if fast {
+			mid := make([]float64, (hi-lo)*d)
+			t.ApplyRowsFast(in, hi-lo, d0, mid)
+			Preprocessing{Normalize: true}.ApplyRows(mid, hi-lo, d, res)
+		} else {
+			Preprocessing{Transform: t, Normalize: true}.ApplyRows(in, hi-lo, d0, res)
+		}
 		for k, v := range res {
 			out[lo*d+k] = T(v)
 		}
@@ -951,7 +965,7 @@ func (s transformSource) Rows() int { return s.src.Rows() }
 func (s transformSource) Each(fn func(block []float64, rows int) error) error {
 	var out []float64
 	return s.src.Each(func(block []float64, n int) error {
-		out = transformBlock(s.t, block, n, s.src.Dim(), out)
+		out = transformBlockOf(s.t, block, n, s.src.Dim(), out, true)
 		return fn(out, n)
 	})
 }
