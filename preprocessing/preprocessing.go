@@ -256,14 +256,7 @@ func (t *Transform) Apply(x []float64) []float64 {
 // read once per block rather than once per input row (a 2048×2048
 // projection is 32 MB: per row, its reading was the cost).
 func (t *Transform) ApplyRows(x []float64, n, d int, out []float64) {
-	for i := 0; i < n; i++ {
-		t.prepare(x[i*d : (i+1)*d])
-	}
-	if t.Projection == nil {
-		copy(out, x[:n*d])
-		return
-	}
-	t.project(out, x, n, d)
+	t.applyRows(x, n, d, out, t.project)
 }
 
 // ApplyRowsFast is ApplyRows with the projection as one matrix product
@@ -272,6 +265,17 @@ func (t *Transform) ApplyRows(x []float64, n, d int, out []float64) {
 // classifier scores again, such as the public rows a method reads, not
 // for training rows, whose map must be the one prediction applies.
 func (t *Transform) ApplyRowsFast(x []float64, n, d int, out []float64) {
+	t.applyRows(x, n, d, out, func(out, x []float64, n, d int) {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+			blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
+			blas64.General{Rows: t.Dims, Cols: d, Stride: d, Data: t.Projection},
+			0, blas64.General{Rows: n, Cols: t.Dims, Stride: t.Dims, Data: out})
+	})
+}
+
+// applyRows prepares the n rows of x and projects them with project
+// (ApplyRows, ApplyRowsFast), or copies them when t does not project.
+func (t *Transform) applyRows(x []float64, n, d int, out []float64, project func(out, x []float64, n, d int)) {
 	for i := 0; i < n; i++ {
 		t.prepare(x[i*d : (i+1)*d])
 	}
@@ -279,10 +283,7 @@ func (t *Transform) ApplyRowsFast(x []float64, n, d int, out []float64) {
 		copy(out, x[:n*d])
 		return
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
-		blas64.General{Rows: t.Dims, Cols: d, Stride: d, Data: t.Projection},
-		0, blas64.General{Rows: n, Cols: t.Dims, Stride: t.Dims, Data: out})
+	project(out, x, n, d)
 }
 
 // prepare is what Apply does before projecting: unit norm, the mean

@@ -111,24 +111,26 @@ var AutoLinearProbeParams = map[string]float64{"clip": 0.4}
 // features, refines its released prototypes on them (one step:
 // prototypes' refine = 1): each becomes the mean of the public rows
 // nearest it, post-processing that costs no budget. Measured (#41,
-// bench/results/shift-refine.md, 5 seeds, 10 sets, against DPPL-Mean
-// on the same whitening): at n ≈ 600 +5 to +11 points at n·μ ≈ 85 and
-// +1.9 on average at ≈ 160 (9 of 10 up); at n ≈ 6,000 +2.5 at ≈ 100;
-// at ≈ 200 +0.4 (n ≈ 600, down to −1.4) and −0.1 (n ≈ 6,000), at
-// ≈ 250 −0.3, at ≈ 300 −0.9 and at ≈ 430 −1.6. There the released
-// means are already nearer the classes than the public rows' own
-// clusters, which drift to whatever else the rows share. A second step
-// gained 0.9 more at ≈ 85 but lost at ≈ 100 (n ≈ 6,000) and ≈ 160:
-// one step everywhere.
+// 10 sets, against DPPL-Mean on the same whitening; 5 seeds at n ≈ 600,
+// 3 at n ≈ 6,000; bench/results/shift-refine.md for auto's rule): at
+// n ≈ 600 +3.4 to +11.3 points at n·μ ≈ 85 and +1.7 on average at
+// ≈ 160 (9 of 10 up); at n ≈ 6,000 +2.5 at ≈ 100; at ≈ 200 +0.4
+// (n ≈ 600, down to −1.4) and −0.1 (n ≈ 6,000), at ≈ 250 −0.3, at
+// ≈ 300 −0.9 and at ≈ 430 −1.6. There the released means are already
+// nearer the classes than the public rows' own clusters, which drift to
+// whatever else the rows share. A second step gained 0.7 more at ≈ 85
+// but lost at ≈ 100 (n ≈ 6,000, −0.5) and ≈ 160 (−0.8): one step
+// everywhere.
 const AutoRefine = 180
 
 // AutoPublicPrototypes is the n·μ below which auto, given public
 // features and more than AutoFewRows·D rows, fits DPPL-Mean on their
 // whitening (refined: AutoRefine) from AutoFloor on, instead of DP-SGD.
 // Measured (#41, bench/results/shift-refine.md, n ≈ 6,000, 5 seeds, 10
-// sets, against DP-SGD on the same whitening): +3.8 to +10.6 points at
-// n·μ ≈ 100–106 and +0.8 to +8.5 at ≈ 125, every cell up; at ≈ 150 nine
-// up by 3 to 7 and blurred ResNet down 0.8, at ≈ 195 down 1.9 there.
+// sets, against DP-SGD on the same whitening): +3.1 to +10.6 points at
+// n·μ ≈ 100–106 and +0.8 to +8.5 at ≈ 125, every cell up; at ≈ 150
+// nine up by 1.2 to 7.2 and blurred ResNet down 0.8, at ≈ 195 down 1.9
+// there.
 const AutoPublicPrototypes = 140
 
 // autoLinearProbe reports whether auto fits DP-LP at n·μ = snr, with
