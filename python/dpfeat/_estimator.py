@@ -185,8 +185,10 @@ class DPClassifier(_Mixin, _Base):
         for data none of them holds (``--other-data``).
     public : array-like or str or None
         Unlabeled public features (rows × the same features), or a feature
-        file: the prototypes ``dpplpublic`` chooses from, and a transform
-        learned from them for free (``--public``).
+        file: the prototypes ``dpplpublic`` chooses from, those
+        ``dpplmean`` refines on them (``params={"refine": 1}``; ``auto`` does
+        at small n·μ), and a transform learned from them for free
+        (``--public``).
     accountant : str or None
         ``--accountant`` (auto, gdp, rdp, zcdp, pure).
     basis : array-like or str or None
