@@ -11,8 +11,9 @@ import (
 )
 
 // MaxRefine bounds DPPL-Mean's refine steps: each is a pass over the
-// public rows, and more than a few drift from the classes to whatever
-// clusters the public rows hold (#41, bench/results/shift-refine.md).
+// public rows, and more steps drift from the classes to whatever
+// clusters the public rows hold (a second step already lost at
+// n·μ ≈ 100 and 160: solvers.AutoRefine).
 const MaxRefine = 10
 
 var refineRule = &solvers.Rule{What: fmt.Sprintf("a whole number from 0 to %d", MaxRefine), OK: func(v float64) bool {
@@ -38,12 +39,13 @@ func checkRefine(o *solvers.Options) error {
 // row keeps its value.
 //
 // It reads the released prototypes and public rows only: post-processing,
-// no privacy cost (Dwork & Roth 2014, Prop. 2.1). It is one step of
+// no privacy cost (Dwork & Roth 2014, Prop. 2.1). Each step is one of
 // Lloyd's algorithm started from the noisy prototypes, the
 // semi-supervised use of unlabeled data in the tradition of EM on
 // labeled and unlabeled documents (Nigam et al. 2000): where the class
-// sums' noise dominates (n·μ of a few hundred and below), the public rows'
-// own cluster means lie nearer the classes' than the released ones do.
+// sums' noise dominates (below n·μ ≈ 180 on bench/shift.sh's sets), the
+// public rows' own cluster means lie nearer the classes' than the
+// released ones do.
 // It returns the rows each prototype drew in the last step.
 func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Preprocessing, pub solvers.PublicSource, dist string, steps int) ([]int64, error) {
 	counts := make([]int64, M)
