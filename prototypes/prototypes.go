@@ -89,13 +89,9 @@ func fitMean(ctx context.Context, rows solvers.Rows, M int, o *solvers.Options, 
 	}
 	p.Record("distance", dist)
 	kpool := p.Int("k_pool")
-	steps := 0
+	r, steps := 1.0, 0
 	if private {
-		steps = p.Int("refine")
-	}
-	r := 1.0
-	if private {
-		r = p.Get("clip")
+		r, steps = p.Get("clip"), p.Int("refine")
 	}
 	countNoise := 10.0
 	needCounts := dist == "euclidean" && private && !o.PublicCounts

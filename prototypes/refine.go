@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/preprocessing"
 	"github.com/dpfeat/dpfeat/solvers"
 )
 
@@ -48,21 +50,14 @@ func checkRefine(o *solvers.Options) error {
 // released ones do.
 // It returns the rows each prototype drew in the last step.
 func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Preprocessing, pub solvers.PublicSource, dist string, steps int) ([]int64, error) {
-	counts := make([]int64, M)
-	if steps == 0 {
-		return counts, nil
-	}
 	in := pub.Dim()
 	if got := prep.PooledDim(in); got != D {
 		panic(fmt.Sprintf("prototypes: public rows of %d features pool to %d, prototypes have %d", in, got, D))
 	}
+	counts := make([]int64, M)
 	sums := make([]float64, M*D)
-	norms := make([]float64, M)
-	var x []float64
+	var buf, x []float64
 	for s := 0; s < steps; s++ {
-		for c := range M {
-			norms[c] = floats.Norm(protos[c*D:(c+1)*D], 2)
-		}
 		clear(sums)
 		clear(counts)
 		err := pub.Each(func(block []float64, rows int) error {
@@ -70,13 +65,14 @@ func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Prepro
 				return err
 			}
 			if len(x) < rows*D {
-				x = make([]float64, rows*D)
+				buf, x = make([]float64, rows*in), make([]float64, rows*D)
 			}
 			// ApplyRows modifies its input: the block belongs to the source.
-			prep.ApplyRows(append([]float64(nil), block[:rows*in]...), rows, in, x[:rows*D])
+			copy(buf, block[:rows*in])
+			prep.ApplyRows(buf[:rows*in], rows, in, x[:rows*D])
 			for i := range rows {
 				row := x[i*D : (i+1)*D]
-				c := nearest(row, protos, norms, M, D, dist)
+				c := nearest(row, protos, M, D, dist)
 				counts[c]++
 				floats.Add(sums[c*D:(c+1)*D], row)
 			}
@@ -99,23 +95,15 @@ func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Prepro
 	return counts, nil
 }
 
-// nearest is the prototype nearest x: the largest cosine (x·p/‖p‖; x's
-// own norm is the same for every p) or the smallest squared euclidean
-// distance (‖p‖² − 2x·p, ‖x‖² the same for every p). A zero prototype
-// has cosine 0. Ties go to the lower class.
-func nearest(x, protos, norms []float64, M, D int, dist string) int {
-	best, arg := math.Inf(-1), 0
+// nearest is the prototype nearest x under the classifier's own distance
+// (models.PrototypeDistance), ties to the lower class, as prediction
+// breaks them.
+func nearest(x, protos []float64, M, D int, dist string) int {
+	xn := preprocessing.Norm(x)
+	best, arg := math.Inf(1), 0
 	for c := range M {
-		d := floats.Dot(x, protos[c*D:(c+1)*D])
-		var score float64
-		switch {
-		case dist == "euclidean":
-			score = 2*d - norms[c]*norms[c]
-		case norms[c] > 0:
-			score = d / norms[c]
-		}
-		if score > best {
-			best, arg = score, c
+		if d := models.PrototypeDistance(x, xn, protos[c*D:(c+1)*D], dist == "cosine"); d < best {
+			best, arg = d, c
 		}
 	}
 	return arg
