@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/bits"
 	"os"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/atomicfile"
+	"github.com/dpfeat/dpfeat/internal/protodist"
 	"github.com/dpfeat/dpfeat/preprocessing"
 )
 
@@ -92,7 +92,7 @@ func (c *Classifier) score(x []float64, out []float64) {
 		for j := 0; j < m; j++ {
 			var total float64
 			for p := 0; p < k; p++ {
-				total += PrototypeDistance(x, xn, c.Weight[(j*k+p)*d:(j*k+p+1)*d], c.Distance == "cosine")
+				total += protodist.Distance(x, xn, c.Weight[(j*k+p)*d:(j*k+p+1)*d], c.Distance == "cosine")
 			}
 			out[j] = -total / float64(k)
 		}
@@ -105,31 +105,6 @@ func (c *Classifier) score(x []float64, out []float64) {
 			out[j] = s
 		}
 	}
-}
-
-// PrototypeDistance is the distance a prototype classifier scores with,
-// between a preprocessed row x (of norm xn) and a prototype w: 1 − cos(x,
-// w), 1 when either is zero, or with cosine false the euclidean ‖x − w‖.
-// A class's score is minus its prototypes' mean distance (Scores); DPPL-
-// Mean's refinement assigns public rows by it too.
-func PrototypeDistance[W float32 | float64](x []float64, xn float64, w []W, cosine bool) float64 {
-	if cosine {
-		var dot, wn float64
-		for i, v := range w {
-			dot += float64(v) * x[i]
-			wn += float64(v) * float64(v)
-		}
-		if xn > 0 && wn > 0 {
-			return 1 - dot/(xn*math.Sqrt(wn))
-		}
-		return 1
-	}
-	var s float64
-	for i, v := range w {
-		e := float64(v) - x[i]
-		s += e * e
-	}
-	return math.Sqrt(s)
 }
 
 // Validate checks shapes and that every number is finite: a NaN model is

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"github.com/dpfeat/dpfeat/models"
+	"github.com/dpfeat/dpfeat/internal/protodist"
 	"github.com/dpfeat/dpfeat/preprocessing"
 	"github.com/dpfeat/dpfeat/solvers"
 )
@@ -95,14 +95,14 @@ func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Prepro
 	return counts, nil
 }
 
-// nearest is the prototype nearest x under the classifier's own distance
-// (models.PrototypeDistance), ties to the lower class, as prediction
-// breaks them.
+// nearest is the prototype nearest x under the classifier's own
+// distance (protodist.Distance, as models scores), ties to the lower
+// class, as prediction breaks them.
 func nearest(x, protos []float64, M, D int, dist string) int {
 	xn := preprocessing.Norm(x)
 	best, arg := math.Inf(1), 0
 	for c := range M {
-		if d := models.PrototypeDistance(x, xn, protos[c*D:(c+1)*D], dist == "cosine"); d < best {
+		if d := protodist.Distance(x, xn, protos[c*D:(c+1)*D], dist == "cosine"); d < best {
 			best, arg = d, c
 		}
 	}
