@@ -601,6 +601,8 @@ func TestFitTransformFlags(t *testing.T) {
 		{[]string{"--method", "dpls", "--transform", "whiten", "--transform-basis-subspace"}, "--transform-basis-subspace needs --transform whiten and --transform-basis"},
 		{[]string{"--method", "auto", "--transform-basis-subspace"}, "--transform-basis-subspace needs --transform whiten and --transform-basis"},
 		{[]string{"--method", "dpsgd", "--transform", "pca", "--transform-basis-prior"}, "--transform-basis-prior needs --transform whiten and --transform-basis"},
+		{[]string{"--method", "dpplmean", "--transform", "whiten", "--transform-clusters", "8"}, "--transform-clusters needs --transform whiten and --public"},
+		{[]string{"--method", "auto", "--transform-clusters", "8"}, "--transform-clusters needs --transform whiten and --public"},
 		{[]string{"--method", "dpsgd", "--transform", "whiten", "--transform-basis", "b.arrow", "--transform-basis-prior", "--transform-basis-subspace"}, "two uses of the basis: give one"},
 		{[]string{"--method", "dpplpublic", "--transform", "center"}, "pure ε-DP"},
 		{[]string{"--method", "dpls", "--transform", "center", "--no-normalize"}, "unit-normalised"},

@@ -173,6 +173,23 @@ type TransformSpec struct {
 	// from n·μ = 60 to 100, and below 60 with public features
 	// (ChooseAuto).
 	Gate float64
+	// Clusters, when > 0, with Public and Kind whiten: after the
+	// whitening keep only the span of Clusters centres of spherical
+	// k-means on the public rows as it maps them (renormalised), an
+	// orthonormal basis of it composed with the whitening — the method
+	// sees at most Clusters dimensions instead of D. Learned from public
+	// rows: free. The class means of images like the public ones lie
+	// near the span, while a private method's noise is spread over every
+	// whitened direction, so the span keeps most of the signal and
+	// √(Clusters/D) of the noise's norm (span.go; auto's rule with public
+	// features, ChooseAuto).
+	Clusters int
+}
+
+// clusters reports whether the spec keeps its public rows' cluster span
+// (Clusters).
+func (s TransformSpec) clusters() bool {
+	return s.Clusters > 0 && s.Public != nil && s.Kind == TransformWhiten
 }
 
 // gated reports whether the spec's second stage waits on the mean
@@ -297,6 +314,12 @@ func CheckTransform(m Method, s TransformSpec) error {
 		return fmt.Errorf("a basis prior applies to whiten, not %s", s.Kind)
 	case s.Prior && !s.prior():
 		return fmt.Errorf("a basis prior needs basis features (--transform-basis) and no public features")
+	case s.Clusters < 0:
+		return fmt.Errorf("the transform's clusters must be ≥ 0, got %d", s.Clusters)
+	case s.Clusters > 0 && s.Kind != TransformWhiten:
+		return fmt.Errorf("a cluster span (--transform-clusters) applies to whiten, not %s", s.Kind)
+	case s.Clusters > 0 && s.Public == nil:
+		return fmt.Errorf("a cluster span (--transform-clusters) is learned from public features: give them (--public)")
 	}
 	if m.Private && m.Pure && s.Public == nil {
 		return fmt.Errorf("%s is pure ε-DP and a private transform uses the Gaussian mechanism: learn it from public features (--public) or use --transform none", m.Name)
@@ -531,7 +554,10 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		}
 		return t, secondStage(ctx, rows, basis, bsum, t, spec, float64(bn), train, bstd, false, o)
 	}
-	return t, secondStage(ctx, rows, public, t.Mean, t, spec, n, train, std, private, o)
+	if err := secondStage(ctx, rows, public, t.Mean, t, spec, n, train, std, private, o); err != nil || !spec.clusters() {
+		return t, err
+	}
+	return t, clusterSpan(ctx, spec.Public, t, spec.Clusters)
 }
 
 // basisPrior is a Prior spec's mix (TransformSpec.Prior): it replaces
@@ -984,6 +1010,9 @@ func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec
 	res.Hyperparameters["transform_dims"] = t.OutDim(t.In)
 	if t.Kind == TransformWhiten {
 		res.Hyperparameters["transform_ridge"] = cmp.Or(spec.Ridge, RidgeNoise)
+	}
+	if spec.clusters() {
+		res.Hyperparameters["transform_clusters"] = spec.Clusters
 	}
 	if t.Source == "public" {
 		res.Hyperparameters["transform_source"] = "public"

@@ -258,6 +258,9 @@ func TestTransformRefusals(t *testing.T) {
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true, Subspace: true, Basis: blobs(20, 4, 2, 3)}}, "two uses of the basis"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Prior: true, Basis: blobs(20, 4, 2, 3)}}, "a basis prior applies to whiten"},
 		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Prior: true}}, "a basis prior needs basis features"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Clusters: -1}}, "clusters must be ≥ 0"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformPCA, Clusters: 4, Public: blobs(20, 4, 2, 3)}}, "applies to whiten, not pca"},
+		{"dpls", Options{Transform: TransformSpec{Kind: TransformWhiten, Clusters: 4}}, "learned from public features"},
 	} {
 		c.o.Privacy.Epsilon, c.o.Privacy.Delta = 1, 1e-5
 		called := false

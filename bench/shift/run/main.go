@@ -3,7 +3,7 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][^RIDGE]][@public|@basis|@subspace|@prior]:
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][*CLUSTERS][^RIDGE]][@public|@basis|@subspace|@prior]:
 // the method with defaults (or the given hyperparameters), a feature
 // transform learned privately or from the variant's public file (@public),
 // with the directions of the encoder's public features (@basis, -basis),
@@ -123,6 +123,13 @@ func parseConfig(s string) (config, error) {
 		c.method, s = s[:i], s[i+1:]
 		if j := strings.Index(s, "^"); j >= 0 {
 			c.spec.Ridge, s = s[j+1:], s[:j]
+		}
+		if j := strings.Index(s, "*"); j >= 0 {
+			k, err := strconv.Atoi(s[j+1:])
+			if err != nil {
+				return c, fmt.Errorf("config %q: %v", c.name, err)
+			}
+			c.spec.Clusters, s = k, s[:j]
 		}
 		if j := strings.Index(s, "~"); j >= 0 {
 			v, err := strconv.ParseFloat(s[j+1:], 64)

@@ -1,0 +1,134 @@
+package solvers
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/dpfeat/dpfeat/accounting"
+	"github.com/dpfeat/dpfeat/preprocessing"
+)
+
+// TestClusterSpanKeepsTheClusters: public rows around four orthogonal
+// centres in 32 dimensions (with noise in all 32); the span of four
+// clusters holds each centre almost whole and the rows' noise only in
+// those four directions.
+func TestClusterSpanKeepsTheClusters(t *testing.T) {
+	const D, K, n = 32, 4, 2000
+	r := rand.New(rand.NewPCG(3, 4))
+	pub := &Data{D: D, N: n, X: make([]float64, n*D), Y: make([]int32, n)}
+	for i := 0; i < n; i++ {
+		row := pub.Row(i)
+		for k := range row {
+			row[k] = 0.15 * r.NormFloat64()
+		}
+		row[3+7*(i%K)] += 1 // centre i%K: unit vector e_{3+7j}
+	}
+	tr := &preprocessing.Transform{Kind: TransformWhiten, Source: "public", In: D, Dims: D, Mean: make([]float64, D), Projection: identity(D)}
+	if err := clusterSpan(context.Background(), pub, tr, K); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Dims != K || len(tr.Projection) != K*D {
+		t.Fatalf("span of %d directions (%d values), want %d", tr.Dims, len(tr.Projection), K)
+	}
+	for j := 0; j < K; j++ {
+		c := make([]float64, D)
+		c[3+7*j] = 1
+		var kept float64
+		for d := 0; d < K; d++ {
+			p := floats.Dot(tr.Projection[d*D:(d+1)*D], c)
+			kept += p * p
+		}
+		if kept < 0.98 {
+			t.Errorf("centre %d: the span keeps %.3f of its energy, want ≥ 0.98", j, kept)
+		}
+	}
+	// Orthonormal rows (to float32 rounding, as a classifier file stores them).
+	for a := 0; a < K; a++ {
+		for b := 0; b < K; b++ {
+			want := 0.0
+			if a == b {
+				want = 1
+			}
+			if got := floats.Dot(tr.Projection[a*D:(a+1)*D], tr.Projection[b*D:(b+1)*D]); math.Abs(got-want) > 1e-6 {
+				t.Errorf("rows %d·%d = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+}
+
+func identity(d int) []float64 {
+	p := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		p[i*d+i] = 1
+	}
+	return p
+}
+
+// TestOrthonormalRows: the basis of a span drops dependent rows.
+func TestOrthonormalRows(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a    []float64
+		k    int
+		want int
+	}{
+		{"independent", []float64{1, 0, 0, 1, 1, 0, 1, 1, 1}, 3, 3},
+		{"a repeated row", []float64{1, 2, 3, 1, 2, 3, 0, 1, 0}, 3, 2},
+		{"a sum of two", []float64{1, 0, 0, 0, 1, 0, 1, 1, 0}, 3, 2},
+		{"a zero row", []float64{0, 0, 0, 0, 1, 0, 0, 0, 0}, 3, 1},
+	} {
+		q := orthonormalRows(c.a, c.k, 3)
+		if got := len(q) / 3; got != c.want {
+			t.Errorf("%s: %d rows, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestClusterSpanReadsPublicRowsOnly: with a public whitening and its
+// cluster span, training sets that differ in one row (replaced: the
+// sample ridge reads n, public or released as n̂) get the same
+// projection, bit for bit, and the fit's guarantee is that of the
+// same fit without the span: nothing more is released or charged.
+func TestClusterSpanReadsPublicRowsOnly(t *testing.T) {
+	all := shiftedBy(1200, 16, 4, 5, 0.3)
+	pub := everyOther(all, 1)
+	for i := range pub.Y {
+		pub.Y[i] = -1
+	}
+	d := everyOther(all, 0)
+	neighbour := &Data{D: d.D, M: d.M, N: d.N, X: slices.Clone(d.X), Y: slices.Clone(d.Y)}
+	for k := range d.D {
+		neighbour.X[k] = -d.X[k]
+	}
+	neighbour.Y[0] = (d.Y[0] + 1) % int32(d.M)
+	fit := func(d *Data, k int) *Result {
+		o := Options{
+			Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)},
+			Transform: TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Public: pub, PublicName: "pub.arrow", Clusters: k},
+		}
+		res, err := Fit(context.Background(), "dpsgd", d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b, plain := fit(d, 6), fit(neighbour, 6), fit(d, 0)
+	if !slices.Equal(a.Prep.Transform.Projection, b.Prep.Transform.Projection) || !slices.Equal(a.Prep.Transform.Mean, b.Prep.Transform.Mean) {
+		t.Error("the cluster span moved when a training row was replaced")
+	}
+	if a.Prep.Transform.Dims != 6 || a.Hyperparameters["transform_clusters"] != 6 || a.Hyperparameters["transform_dims"] != 6 {
+		t.Errorf("span of %d directions, hyperparameters %v", a.Prep.Transform.Dims, a.Hyperparameters)
+	}
+	if a.Guarantee.Epsilon != plain.Guarantee.Epsilon || len(a.Guarantee.Mechanisms) != len(plain.Guarantee.Mechanisms) {
+		t.Errorf("guarantee with the span ε = %v (%d mechanisms), without %v (%d)", a.Guarantee.Epsilon, len(a.Guarantee.Mechanisms), plain.Guarantee.Epsilon, len(plain.Guarantee.Mechanisms))
+	}
+	// Deterministic: the same public rows give the same span.
+	if c := fit(d, 6); !slices.Equal(a.Prep.Transform.Projection, c.Prep.Transform.Projection) {
+		t.Error("two fits on the same public rows learned different spans")
+	}
+}
