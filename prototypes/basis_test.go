@@ -115,7 +115,10 @@ func assumedTexts(res *solvers.Result) string {
 // post-processing and may differ, so a spread dataset (its gate closed)
 // must give the same method and reasons, not the same transform. With
 // public features DPPL-Mean's prototypes are refined on them below
-// n·μ = 180 (solvers.AutoRefine): that too is chosen, not read.
+// n·μ = 140 (solvers.AutoRefine), and its whitening keeps the span of
+// their clusters (solvers.AutoClusters): that too is chosen, not read,
+// and the span is learned from the public rows alone (the same for
+// both datasets, dims included).
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 	a, b := shifted(600, 80, 10, 1), shifted(600, 80, 10, 99) // n ≤ 16·D: the basis's subspace at n·μ 100–300
 	spread := blobs(600, 80, 10, 5)
@@ -139,7 +142,7 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 				if res.Prep.Transform != nil {
 					dims = res.Prep.Transform.Dims
 				}
-				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v source=%v ridge=%v gate=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_source"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0]) // the gate's outcome; its estimate is the release's
+				return fmt.Sprintf("%s %v dims=%d basis=%v subspace=%v source=%v ridge=%v gate=%v clusters=%v", res.Method, res.Hyperparameters["auto"], dims, res.Hyperparameters["transform_basis"], res.Hyperparameters["transform_subspace"], res.Hyperparameters["transform_source"], res.Hyperparameters["transform_ridge"], strings.SplitN(fmt.Sprint(res.Hyperparameters["transform_gate"]), ":", 2)[0], res.Hyperparameters["transform_clusters"]) // the gate's outcome; its estimate is the release's
 			}
 			if x, y := choice(a), choice(b); x != y {
 				t.Errorf("ε = %g, features %q: %q and %q", eps, src, x, y)
@@ -158,8 +161,18 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 			if src == "public" && (eps < 0.5) != (strings.Contains(x, "gate=open") || strings.Contains(x, "gate=closed")) {
 				t.Errorf("ε = %g, public features: the whitening should be gated on their mean below n·μ = 60 only: %q", eps, x)
 			}
-			if refine := src == "public" && eps <= 1; refine != strings.Contains(x, "refine=1") {
-				t.Errorf("ε = %g, features %q: DPPL-Mean's prototypes should be refined on the public rows below n·μ = 180 only: %q", eps, src, x)
+			if refine := src == "public" && eps <= 0.5; refine != strings.Contains(x, "refine=1") {
+				t.Errorf("ε = %g, features %q: DPPL-Mean's prototypes should be refined on the public rows below n·μ = 140 only: %q", eps, src, x)
+			}
+			want := "clusters=<nil>"
+			switch {
+			case src == "public" && eps == 0.5:
+				want = fmt.Sprintf("clusters=%d", solvers.AutoClustersLowSNR)
+			case src == "public" && eps == 1:
+				want = fmt.Sprintf("clusters=%d", solvers.AutoClusters)
+			}
+			if !strings.Contains(x, want) {
+				t.Errorf("ε = %g, features %q: want %s (the public rows' cluster span where DPPL-Mean runs on their ungated whitening): %q", eps, src, want, x)
 			}
 			if eps >= 8 && src != "public" && !strings.Contains(x, "ridge=sample") {
 				t.Errorf("ε = %g, basis %v: n ≤ 16·D should take the sample ridge at any n·μ: %q", eps, withBasis, x)

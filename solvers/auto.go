@@ -108,30 +108,54 @@ const (
 var AutoLinearProbeParams = map[string]float64{"clip": 0.4}
 
 // AutoRefine is the n·μ below which auto, fitting DPPL-Mean with public
-// features, refines its released prototypes on them (one step:
-// prototypes' refine = 1): each becomes the mean of the public rows
-// nearest it, post-processing that costs no budget. Measured (#41,
-// 10 sets, against DPPL-Mean on the same whitening; 5 seeds at n ≈ 600,
-// 3 at n ≈ 6,000; bench/results/shift-refine.md for auto's rule): at
-// n ≈ 600 +3.4 to +11.3 points at n·μ ≈ 85 and +1.7 on average at
-// ≈ 160 (9 of 10 up); at n ≈ 6,000 +2.5 at ≈ 100; at ≈ 200 +0.4
-// (n ≈ 600, down to −1.4) and −0.1 (n ≈ 6,000), at ≈ 250 −0.3, at
-// ≈ 300 −0.9 and at ≈ 430 −1.6. There the released means are already
-// nearer the classes than the public rows' own clusters, which drift to
-// whatever else the rows share. A second step gained 0.7 more at ≈ 85
-// but lost at ≈ 100 (n ≈ 6,000, −0.5) and ≈ 160 (−0.8): one step
-// everywhere.
-const AutoRefine = 180
+// features and at least AutoPrototypeClasses classes, refines its
+// released prototypes on them (one step: prototypes' refine = 1): each
+// becomes the mean of the public rows nearest it, post-processing that
+// costs no budget. With fewer classes a class is several of the rows'
+// clusters, and the step pulls its prototype onto one: with the labels
+// merged into 5 groups it lost up to 3.2 points at n ≈ 600, n·μ ≈ 85
+// (7 of 8 shifted sets lower), and dropping it gained 1.6 to 4.5 at
+// ≈ 160 (bench/results/shift-span.md, 3 seeds). Measured (#41,
+// 10 sets, 3 seeds, within the public rows' cluster span, AutoClusters;
+// bench/results/shift-span.md): refined against not, at n ≈ 600 every
+// set up at n·μ ≈ 85, +0.6 on average at ≈ 125 and −0.4 at ≈ 160; at
+// n ≈ 6,000 every set up at ≈ 100 and ≈ 125 (+0.2 to +3.0), down at
+// ≈ 195. There the released means are already nearer the classes than
+// the public rows' own clusters, which drift to whatever else the rows
+// share. (In all D, before the span: +3.4 to +11.3 at ≈ 85, +1.7 at
+// ≈ 160, −0.3 at ≈ 250; a second step gained 0.7 at ≈ 85 and lost at
+// ≈ 100 and 160: one step everywhere.)
+const AutoRefine = 140
+
+// AutoClusters and AutoClustersLowSNR are the cluster spans
+// (TransformSpec.Clusters) auto keeps on the public features' whitening
+// where it fits DPPL-Mean: 24 clusters below n·μ = AutoRefine, 32 from
+// there, for up to ten classes (with M > 10, M·AutoClusters/10: nothing
+// was measured there). Measured (#41, 10 sets, 3 seeds,
+// bench/results/shift-span.md): at n·μ ≈ 100 24 clusters beat 32 on
+// average (with or without refining), at ≈ 160 to 540 32 beat 24; with
+// M = 2 and 5 (labels merged) 24 and 32 were level at n·μ ≈ 85, and in a
+// NumPy model 24 lost nothing to the whitening in all D where 8 did.
+const (
+	AutoClusters       = 32
+	AutoClustersLowSNR = 24
+)
+
+// clustersFor is the span auto keeps for the given number of classes
+// (AutoClusters, AutoClustersLowSNR).
+func clustersFor(k, classes int) int {
+	return max(k, (k*classes+AutoPrototypeClasses-1)/AutoPrototypeClasses)
+}
 
 // AutoPublicPrototypes is the n·μ below which auto, given public
 // features and more than AutoFewRows·D rows, fits DPPL-Mean on their
-// whitening (refined: AutoRefine) from AutoFloor on, instead of DP-SGD.
-// Measured (#41, bench/results/shift-refine.md, n ≈ 6,000, 5 seeds, 10
-// sets, against DP-SGD on the same whitening): +3.1 to +10.6 points at
-// n·μ ≈ 100–106 and +0.8 to +8.5 at ≈ 125, every cell up; at ≈ 150
-// nine up by 1.2 to 7.2 and blurred ResNet down 0.8, at ≈ 195 down 1.9
-// there.
-const AutoPublicPrototypes = 140
+// whitening (sample ridge, cluster span) from AutoFloor on, instead of
+// DP-SGD. Measured (#41, bench/results/shift-span.md, n ≈ 6,000, 10
+// sets, 3 seeds, against the rule before: DPPL-Mean on their noise-ridge
+// whitening to 140, then DP-SGD): at n·μ ≈ 100 to 540 every set at or
+// above it but blurred ViT at ≈ 540 (−0.2); at ≈ 700 (against DP-SGD
+// and DP-LP) down by up to 3.9 (rotated ViT), blurred sets 1.9.
+const AutoPublicPrototypes = 550
 
 // autoLinearProbe reports whether auto fits DP-LP at n·μ = snr, with
 // few rows or not and an optimizer named or not (AutoLinearProbe).
@@ -201,6 +225,9 @@ type AutoChoice struct {
 	Subspace bool
 	// Gate is the transform's gate (TransformSpec.Gate; 0: none).
 	Gate float64
+	// Clusters is the public rows' cluster span the transform keeps
+	// (TransformSpec.Clusters; 0: none).
+	Clusters int
 	// Params are the method's hyperparameters (nil: its defaults). auto
 	// takes none of its own (CheckParams refuses them), so these are all
 	// that are set.
@@ -531,8 +558,8 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optim
 	case protos && public && few:
 		c.Method, c.Ridge = "dpplmean", RidgeSample
 		c.Why = fmt.Sprintf("n·μ = %.0f < %.0f and n ≤ %d·D with public features: dpplmean's noisy class means on whitened features", snr, proto, AutoFewRows)
-	case public && snr >= AutoFloor && snr < AutoPublicPrototypes:
-		c.Method = "dpplmean"
+	case public && !few && snr >= AutoFloor && snr < AutoPublicPrototypes:
+		c.Method, c.Ridge = "dpplmean", RidgeSample
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d with public features: dpplmean's noisy class means on whitened features", snr, AutoPublicPrototypes)
 	case protos && snr < AutoFloor:
 		c.Method, c.Transform = "dpplmean", TransformNone
@@ -558,8 +585,14 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optim
 		c.Params = maps.Clone(AutoFewRowsSGD)
 	case c.Method == "dplp":
 		c.Params = maps.Clone(AutoLinearProbeParams)
-	case c.Method == "dpplmean" && public && snr < AutoRefine:
+	case c.Method == "dpplmean" && public && snr < AutoRefine && classes >= AutoPrototypeClasses:
 		c.Params = map[string]float64{"refine": 1}
+	}
+	if c.Method == "dpplmean" && public && c.Transform == TransformWhiten && c.Gate == 0 {
+		c.Clusters = clustersFor(AutoClusters, classes)
+		if snr < AutoRefine {
+			c.Clusters = clustersFor(AutoClustersLowSNR, classes)
+		}
 	}
 	if !protos && snr < AutoPrototypes {
 		c.Why += fmt.Sprintf(" (DPPL-Mean's bands end at n·μ = %.0f with %d classes)", proto, classes)
@@ -613,6 +646,7 @@ func resolveAuto(m Method, n int64, dim, classes int, o *Options) (Method, error
 		}
 		o.Transform.Gate = c.Gate
 		o.Transform.Subspace = c.Subspace
+		o.Transform.Clusters = c.Clusters
 		if !c.Basis {
 			o.Transform.Basis = nil // auto's own transform uses the basis only where it chose to
 		}
@@ -628,7 +662,11 @@ func resolveAuto(m Method, n int64, dim, classes int, o *Options) (Method, error
 		if spec.gated() {
 			gate = fmt.Sprintf(", only if their mean says the features are concentrated (‖m‖² ≥ %g)", spec.Gate)
 		}
-		c.Why += fmt.Sprintf(", %s transform%s from the public features (free)%s", spec.Kind, ridge, gate)
+		span := ""
+		if spec.clusters() {
+			span = fmt.Sprintf(", within the span of %d clusters of them", spec.Clusters)
+		}
+		c.Why += fmt.Sprintf(", %s transform%s from the public features (free)%s%s", spec.Kind, ridge, gate, span)
 	case spec.subspace():
 		c.Why += fmt.Sprintf(", %s transform (%s ridge): %d directions from the basis features (free), the mean and the %d×%d matrix within them from %g%% of the budget", spec.Kind, cmp.Or(spec.Ridge, RidgeNoise), spec.subspaceDims(dim), spec.subspaceDims(dim), spec.subspaceDims(dim), 100*spec.share())
 	case spec.gated():

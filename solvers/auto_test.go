@@ -49,10 +49,10 @@ func TestChooseAuto(t *testing.T) {
 		{10 * AutoLinearProbe, 10, false, "dpsgd", TransformWhiten, "", 0},
 		{AutoFewRows * 256, 1, false, "dpfc", TransformWhiten, RidgeSample, 0},
 		{AutoFewRows*256 + 1, 1, false, "dpfc", TransformWhiten, "", 0},
-		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0},     // public features: dpfc keeps their noise ridge
-		{AutoFewRows*256 + 1, 20, true, "dpsgd", TransformWhiten, "", 0}, // n·μ = 205: the rule before #41
-		{6000, 60, true, "dpplmean", TransformWhiten, "", 0},             // n·μ = 100, n > 16·D: their whitening, noise ridge (AutoPublicPrototypes)
-		{AutoFewRows*256 + 1, (AutoFewRows*256 + 1) / (AutoPublicPrototypes - 0.1), true, "dpplmean", TransformWhiten, "", 0},
+		{AutoFewRows * 256, 1, true, "dpfc", TransformWhiten, "", 0},                 // public features: dpfc keeps their noise ridge
+		{AutoFewRows*256 + 1, 20, true, "dpplmean", TransformWhiten, RidgeSample, 0}, // n·μ = 205, n > 16·D: their whitening, sample ridge (AutoPublicPrototypes)
+		{6000, 60, true, "dpplmean", TransformWhiten, RidgeSample, 0},                // n·μ = 100
+		{AutoFewRows*256 + 1, (AutoFewRows*256 + 1) / (AutoPublicPrototypes - 0.1), true, "dpplmean", TransformWhiten, RidgeSample, 0},
 		{AutoFewRows*256 + 1, (AutoFewRows*256 + 1) / AutoPublicPrototypes, true, "dpsgd", TransformWhiten, "", 0},
 		{AutoPrototypes, 1, false, "dpsgd", TransformWhiten, RidgeSample, 0},
 		{AutoFloor, 1, false, "dpplmean", TransformWhiten, RidgeSample, 0},
@@ -68,21 +68,23 @@ func TestChooseAuto(t *testing.T) {
 }
 
 // TestAutoRefine: with public features, DPPL-Mean's prototypes are
-// refined on them (refine = 1) below n·μ = AutoRefine, whatever n; not
-// above it, and never without public features.
+// refined on them (refine = 1) below n·μ = AutoRefine, whatever n, with
+// ten classes or more; not above it, not with fewer classes, and never
+// without public features.
 func TestAutoRefine(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
 		public   bool
 		refine   bool
 	}{
-		{600, 12, true, true},   // n·μ = 50: gated whitening
-		{600, 3.73, true, true}, // ε = 1: n·μ = 161
+		{600, 12, true, true},    // n·μ = 50: gated whitening
+		{600, 4.8, true, true},   // ε = 0.75: n·μ = 125
+		{600, 3.73, true, false}, // ε = 1: n·μ = 161
 		{600, 600 / (AutoRefine - 0.1), true, true},
 		{600, 600 / float64(AutoRefine), true, false}, // DPPL-Mean to 300, not refined
 		{6000, 100, true, true},                       // n·μ = 60, n > 16·D: no transform, refined
 		{6000, 50, true, true},                        // n·μ = 120: their whitening
-		{6000, 31, true, false},                       // n·μ = 194: dpsgd
+		{6000, 31, true, false},                       // n·μ = 194: their whitening, not refined
 		{600, 3.73, false, false},
 		{600, 12, false, false},
 	} {
@@ -93,6 +95,51 @@ func TestAutoRefine(t *testing.T) {
 		}
 		if refined && !strings.Contains(got.Why, "n·μ") {
 			t.Errorf("%+v: the reason does not give n·μ", got)
+		}
+	}
+	// Fewer than AutoPrototypeClasses classes: a class is several of the
+	// public rows' clusters, and refining pulls it onto one.
+	for _, classes := range []int{2, 5, 9} {
+		for _, n := range []float64{600, 6000} {
+			if got := ChooseAuto(n, n/80, true, 256, 0, classes, ""); got.Method != "dpplmean" || got.Params != nil {
+				t.Errorf("%d classes, n = %v, n·μ = 80: %+v, want dpplmean not refined", classes, n, got)
+			}
+		}
+	}
+}
+
+// TestAutoClusters: with public features, DPPL-Mean on their ungated
+// whitening keeps the span of AutoClustersLowSNR of their clusters
+// below n·μ = AutoRefine and AutoClusters above, scaled
+// with more than ten classes; without public features, gated, without
+// a transform or with another method, none.
+func TestAutoClusters(t *testing.T) {
+	for _, c := range []struct {
+		n, zStar float64
+		public   bool
+		classes  int
+		want     int
+	}{
+		{600, 7.5, true, 10, AutoClustersLowSNR}, // n·μ = 80
+		{600, 4.8, true, 10, AutoClustersLowSNR}, // n·μ = 125
+		{600, 3.73, true, 10, AutoClusters},      // n·μ = 161
+		{600, 2.2, true, 10, AutoClusters},       // n·μ = 273
+		{600, 3.73, true, 2, AutoClusters},       // fewer classes: the same span
+		{600, 7.5, true, 5, AutoClustersLowSNR},  // (not refined)
+		{600, 3.73, true, 20, 2 * AutoClusters},  // twice the classes: twice the span
+		{600, 4.8, true, 15, 36},                 // ⌈24·15/10⌉
+		{6000, 50, true, 10, AutoClustersLowSNR}, // n·μ = 120, n > 16·D
+		{6000, 31, true, 10, AutoClusters},       // n·μ = 194
+		{6000, 11, true, 10, AutoClusters},       // n·μ = 545
+		{600, 12, true, 10, 0},                   // n·μ = 50: gated on their mean
+		{6000, 100, true, 10, 0},                 // n·μ = 60, n > 16·D: no transform
+		{600, 1.5, true, 10, 0},                  // n·μ = 400, n ≤ 16·D: dpsgd
+		{6000, 9, true, 10, 0},                   // n·μ = 667, n > 16·D: dpsgd
+		{600, 3.73, false, 10, 0},                // private whitening
+	} {
+		got := ChooseAuto(c.n, c.zStar, c.public, 256, 0, c.classes, "")
+		if got.Clusters != c.want {
+			t.Errorf("n = %v, z* = %v, public %v, %d classes: %s with %d clusters, want %d", c.n, c.zStar, c.public, c.classes, got.Method, got.Clusters, c.want)
 		}
 	}
 }
