@@ -435,7 +435,7 @@ before_after() {
 	{
 		echo "## $title (issue 41)"
 		echo
-		echo "\`bench/shift.sh $name\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5, auto@public"
+		echo "\`bench/shift.sh ${name#shift-}\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5, auto@public"
 		echo "(\`fit --method auto --public\` with the set's train rows 0–29999, unlabelled) before (commit $before) and after: $desc"
 		echo
 		echo "| n·μ | features | n | ε | before | after | change (points) |"

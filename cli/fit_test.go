@@ -588,6 +588,19 @@ func TestFitTransformFlags(t *testing.T) {
 	if code, _, errs := run(t, "eval", "--classifier", out2, "--test", test); code != 0 {
 		t.Fatalf("eval: %s", errs)
 	}
+	// The public rows' cluster span: stored as the transform's projection
+	// (4 of 6 dimensions), so eval scores through it.
+	out3 := filepath.Join(dir, "span.safetensors")
+	code, stdout, errs = run(t, "fit", "--method", "dpplmean", "--transform", "whiten", "--public", pub, "--transform-clusters", "4", "--train", train, "--epsilon", "1", "--delta", "1e-5", "--out", out3)
+	if code != 0 || !strings.Contains(stdout, "transform_clusters=4") || !strings.Contains(stdout, "transform_dims=4") {
+		t.Fatalf("cluster span: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if clf, err := models.LoadClassifier(out3); err != nil || clf.Prep.Transform == nil || clf.Prep.Transform.Dims != 4 {
+		t.Fatalf("cluster span's classifier: %v %+v", err, clf)
+	}
+	if code, _, errs := run(t, "eval", "--classifier", out3, "--test", test); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string

@@ -16,8 +16,10 @@
 //     started from the release, the use of unlabeled data of Nigam et
 //     al. 2000's EM). It reads only the release and public rows, so it is
 //     post-processing (Dwork & Roth 2014, Prop. 2.1) and costs nothing;
-//     auto takes one step where the sums' noise dominates
-//     (solvers.AutoRefine).
+//     auto takes one step where the sums' noise dominates, with ten
+//     classes or more (solvers.AutoRefine). The whitening auto gives it
+//     with public features keeps the span of their clusters
+//     (solvers.TransformSpec.Clusters), where its noise is a fraction.
 //   - dpplpublic: for each class the exponential mechanism picks one public
 //     point (Alg. 1) with utility u = Σ clip(1 + cos(x, p), d_min, d_max) −
 //     d_min, monotone with sensitivity d_max − d_min, so the exponent is

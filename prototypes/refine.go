@@ -45,9 +45,10 @@ func checkRefine(o *solvers.Options) error {
 // Lloyd's algorithm started from the noisy prototypes, the
 // semi-supervised use of unlabeled data in the tradition of EM on
 // labeled and unlabeled documents (Nigam et al. 2000): where the class
-// sums' noise dominates (below n·μ ≈ 180 on bench/shift.sh's sets), the
-// public rows' own cluster means lie nearer the classes' than the
-// released ones do.
+// sums' noise dominates (below n·μ ≈ 140 to 180 on bench/shift.sh's
+// sets, within and without the public rows' cluster span) and each class
+// is one of the rows' clusters, the public rows' own cluster means lie
+// nearer the classes' than the released ones do.
 // It returns the rows each prototype drew in the last step.
 func refine(ctx context.Context, protos []float64, M, D int, prep solvers.Preprocessing, pub solvers.PublicSource, dist string, steps int) ([]int64, error) {
 	in := pub.Dim()

@@ -289,11 +289,15 @@ type AutoChoice struct {
 // ridge; below s = 60 dpplmean
 // on their whitening only if their own mean says the features are
 // concentrated (‖m‖² ≥ AutoGate: exact and free, the gate reads public
-// rows), else without a transform. With more rows their whitening takes
-// the noise ridge, dpplmean is chosen without a transform below s = 100
-// and on their whitening from 100 to 140 (AutoPublicPrototypes), and
-// from there the rule is that of 2026-11-22 (dpsgd, then dpfc) but for
-// dplp from 700 to 2500. Whatever n, below s = 180 (AutoRefine)
+// rows), else without a transform. With more rows dpplmean is chosen
+// without a transform below s = 100 and on their whitening with the
+// sample ridge from 100 to 550 (AutoPublicPrototypes); from there their
+// whitening takes the noise ridge and the rule is that of 2026-11-22
+// (dpsgd, then dpfc) but for dplp from 700 to 2500. Wherever dpplmean
+// runs on their ungated whitening, the whitening keeps only the span of
+// 24 k-means clusters of the public rows below s = 140 and 32 from there
+// (AutoClustersLowSNR, AutoClusters; TransformSpec.Clusters: free), and
+// whatever n, below s = 140 (AutoRefine) and with at least ten classes,
 // dpplmean's released prototypes are then refined on the public rows
 // (refine = 1: each becomes the mean of the public rows nearest it;
 // post-processing, free).
@@ -492,6 +496,36 @@ type AutoChoice struct {
 //     shift-encoderbasis.md) in 7 of the 8 shifted cells with public
 //     rows (before: 5; rotated ViT by 0.01 points, edge ViT short:
 //     0.5459 against 0.5709);
+//   - with public features, the span of their clusters (#41,
+//     bench/results/shift-span.md, 5 seeds, 8 shifted and 2
+//     in-distribution sets, against the rule before, same seeds): the
+//     whitening keeps only an orthonormal basis of the centres of 24
+//     (below s = 140) or 32 spherical k-means clusters of the public
+//     rows as it maps them, so DPPL-Mean's noise on each class sum
+//     shrinks from √D to √K in norm while the classes, which the public
+//     rows' clusters follow, keep most of their signal; with more than
+//     16·D rows DPPL-Mean runs on their sample-ridge whitening to
+//     s = 550 instead of the noise ridge to 140 and DP-SGD above, and
+//     refine stops at 140. Mean change in points (cells up, down by more
+//     than 0.3): n ≈ 6,000, s ≈ 100 and 125 +4.60 (16 of 20, 0), ≈ 195
+//     +6.13 (10 of 10), ≈ 370 and 540 +2.57 (16 of 20, 0; the lowest
+//     −0.29, blurred ViT at 540); n ≈ 600, s ≈ 85 and 125 +1.56 (13 of
+//     20; edge ViT −0.42 and −1.51), ≈ 160 to 300 +0.88 (15 of 24;
+//     blurred ViT −0.98, ResNet in distribution −0.43, rotated ResNet
+//     −0.33). In a 3-seed screen at n ≈ 6,000 the sample ridge alone
+//     (DPPL-Mean refined, no span) was +6.2 at s ≈ 195, the span +1.6
+//     more; DPPL-Mean with the span lost to DP-SGD and DP-LP at s ≈ 700
+//     (up to 3.9 points, rotated ViT), hence AutoPublicPrototypes = 550.
+//     With the labels merged into 5 groups (3 seeds, n ≈ 600) the new
+//     rule gained 3.1 at s ≈ 160 (every shifted set up) and −0.1 at
+//     ≈ 230, and refining lost up to 3.2 at s ≈ 85, hence refine only
+//     with ten classes or more. #41's targets with public features: at
+//     ε = 1, n ≈ 600, 7 of 8 shifted cells (edge ViT 0.5595 against
+//     0.5709, 1.1 short; before 2.5); at n ≈ 6,000, ε = 0.1, 5 of 8
+//     (before 1; rotated ViT 0.4 short, blurred ViT 0.9, edge ViT 3.4).
+//     Not kept: DP-LP within the span (3 seeds; at n ≈ 600, s ≈ 430 it
+//     beat DP-SGD by 1.6 on average but lost 0.6 on blurred ViT; at ≈ 550
+//     +0.4 over DP-LP in all D), left for a later rule;
 //   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
 //     where its many cheap steps beat DP-FC's few full-batch ones (up
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
