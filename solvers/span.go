@@ -41,12 +41,11 @@ const spanSeed = 0x5eed5a11
 // orthonormal basis of the span of k centres of spherical k-means on the
 // public rows as t maps them and renormalised — the rows the method
 // would see — and sets t.Dims to K' ≤ k (fewer where centres are
-// dependent). No release: the rows are public.
+// dependent). k is below R and the public rows' count (learnTransform
+// keeps the whitening whole otherwise). No release: the rows are
+// public.
 func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transform, k int) error {
 	R := t.OutDim(t.In)
-	if k >= R {
-		return nil // the span is every direction
-	}
 	u, n, err := spanRows(ctx, src, t)
 	if err != nil {
 		return err

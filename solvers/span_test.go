@@ -2,9 +2,11 @@ package solvers
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -130,5 +132,44 @@ func TestClusterSpanReadsPublicRowsOnly(t *testing.T) {
 	// Deterministic: the same public rows give the same span.
 	if c := fit(d, 6); !slices.Equal(a.Prep.Transform.Projection, c.Prep.Transform.Projection) {
 		t.Error("two fits on the same public rows learned different spans")
+	}
+}
+
+// TestClusterSpanWholeWhitening: a span of as many clusters as the
+// whitening has directions, or more than the public rows, is no span:
+// the whitening keeps every direction and no transform_clusters is
+// recorded; with too few rows the fit says so.
+func TestClusterSpanWholeWhitening(t *testing.T) {
+	d := shifted(300, 8, 3, 1)
+	for _, c := range []struct {
+		name     string
+		pub      *Data
+		clusters int
+		note     bool
+	}{
+		{"as many clusters as directions", shifted(200, 8, 3, 9), 8, false},
+		{"more clusters than public rows", shifted(6, 8, 3, 9), 7, true},
+	} {
+		for i := range c.pub.Y {
+			c.pub.Y[i] = -1
+		}
+		var notes []string
+		o := Options{
+			Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)},
+			Transform: TransformSpec{Kind: TransformWhiten, Public: c.pub, PublicName: "pub.arrow", Clusters: c.clusters},
+			Note:      func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) },
+		}
+		res, err := Fit(context.Background(), "dpsgd", d, o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, recorded := res.Hyperparameters["transform_clusters"]
+		if res.Prep.Transform.Dims != 8 || recorded {
+			t.Errorf("%s: %d directions, transform_clusters recorded %v; want all 8, none", c.name, res.Prep.Transform.Dims, recorded)
+		}
+		said := strings.Contains(strings.Join(notes, "\n"), "fewer than the 7 clusters")
+		if said != c.note {
+			t.Errorf("%s: notes %q", c.name, notes)
+		}
 	}
 }

@@ -557,6 +557,15 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	if err := secondStage(ctx, rows, public, t.Mean, t, spec, n, train, std, private, o); err != nil || !spec.clusters() {
 		return t, err
 	}
+	switch pub := spec.Public.Rows(); {
+	case spec.Clusters >= t.OutDim(t.In): // the span would be every direction
+		o.Transform.Clusters = 0
+		return t, nil
+	case pub < spec.Clusters:
+		o.note("transform: the %d public rows are fewer than the %d clusters asked for; the whitening keeps all its directions", pub, spec.Clusters)
+		o.Transform.Clusters = 0
+		return t, nil
+	}
 	return t, clusterSpan(ctx, spec.Public, t, spec.Clusters)
 }
 
