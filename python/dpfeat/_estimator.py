@@ -188,7 +188,9 @@ class DPClassifier(_Mixin, _Base):
         file: the prototypes ``dpplpublic`` chooses from, those
         ``dpplmean`` refines on them (``params={"refine": 1}``; ``auto`` does
         at small n·μ), and a transform learned from them for free
-        (``--public``).
+        (``--public``), which can keep only the span of their clusters
+        (``params={"transform": "whiten", "transform_clusters": "32"}``, the
+        flags as strings; ``auto`` does where it fits ``dpplmean``).
     accountant : str or None
         ``--accountant`` (auto, gdp, rdp, zcdp, pure).
     basis : array-like or str or None
