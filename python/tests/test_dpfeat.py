@@ -297,8 +297,12 @@ class ClassifierFileTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             train = os.path.join(tmp, "train.npz")
             np.savez(train, X=X, y=y)
+            pub = os.path.join(tmp, "pub.npz")
+            np.savez(pub, X=blobs(n=300, d=12, seed=6)[0])
             cases = [
                 ["--method", "dpls"],
+                # a public whitening within the span of 4 of its rows' clusters: a 4×12 projection
+                ["--method", "dpplmean", "--transform", "whiten", "--public", pub, "--transform-clusters", "4"],
                 ["--method", "dplp"],  # a private centre
                 ["--method", "dpplmean", "--distance", "euclidean"],
                 ["--method", "dpplmean"],  # cosine prototypes
