@@ -62,12 +62,7 @@ func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transfo
 		return fmt.Errorf("transform: the public rows' clusters span no direction")
 	}
 	kk := len(q) / R
-	proj := t.Projection
-	if proj == nil { // an identity projection: the span itself
-		t.Projection, t.Dims = q, kk
-		roundStored(t)
-		return t.Check(t.In)
-	}
+	proj := t.Projection // whiten's, R×D (principal: never nil)
 	out := make([]float64, kk*t.In)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 		blas64.General{Rows: kk, Cols: R, Stride: R, Data: q},
@@ -78,44 +73,56 @@ func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transfo
 	return t.Check(t.In)
 }
 
-// spanRows maps the public rows through t and renormalises them (n×R,
-// row-major), every stride-th row when all would exceed spanRowsMax
-// values.
+// spanRows maps the public rows through t and renormalises them
+// (transformSource), every stride-th row when all would exceed
+// spanRowsMax values (strideSource), and returns the nonzero ones (n×R,
+// row-major).
 func spanRows(ctx context.Context, src PublicSource, t *preprocessing.Transform) ([]float64, int, error) {
-	D, R, N := src.Dim(), t.OutDim(t.In), src.Rows()
-	stride := max(1, (N*R+spanRowsMax-1)/spanRowsMax)
-	u := make([]float64, 0, (N/stride+1)*R)
-	var buf, out []float64
-	seen := 0
-	err := src.Each(func(block []float64, rows int) error {
+	R, N := t.OutDim(src.Dim()), src.Rows()
+	rows := src
+	if stride := (N*R + spanRowsMax - 1) / spanRowsMax; stride > 1 {
+		rows = strideSource{src, stride}
+	}
+	u := make([]float64, 0, rows.Rows()*R)
+	err := transformSource{rows, t}.Each(func(block []float64, n int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		buf = buf[:0]
-		for i := 0; i < rows; i++ {
-			if (seen+i)%stride == 0 {
-				buf = append(buf, block[i*D:(i+1)*D]...)
-			}
-		}
-		seen += rows
-		b := len(buf) / D
-		if b == 0 {
-			return nil
-		}
-		if cap(out) < b*R {
-			out = make([]float64, b*R)
-		}
-		out = out[:b*R]
-		t.ApplyRowsFast(buf, b, D, out)
-		for i := 0; i < b; i++ {
-			row := out[i*R : (i+1)*R]
-			if normalize(row) {
+		for i := 0; i < n; i++ {
+			if row := block[i*R : (i+1)*R]; preprocessing.Norm(row) > 0 {
 				u = append(u, row...)
 			}
 		}
 		return nil
 	})
 	return u, len(u) / R, err
+}
+
+// strideSource is every stride-th row of src (rows 0, stride, 2·stride, …).
+type strideSource struct {
+	src    PublicSource
+	stride int
+}
+
+func (s strideSource) Dim() int  { return s.src.Dim() }
+func (s strideSource) Rows() int { return (s.src.Rows() + s.stride - 1) / s.stride }
+func (s strideSource) Each(fn func(block []float64, rows int) error) error {
+	D := s.src.Dim()
+	var buf []float64
+	seen := 0
+	return s.src.Each(func(block []float64, rows int) error {
+		buf = buf[:0]
+		for i := 0; i < rows; i++ {
+			if (seen+i)%s.stride == 0 {
+				buf = append(buf, block[i*D:(i+1)*D]...)
+			}
+		}
+		seen += rows
+		if len(buf) == 0 {
+			return nil
+		}
+		return fn(buf, len(buf)/D)
+	})
 }
 
 // normalize scales x to unit norm in place; false for a zero row.

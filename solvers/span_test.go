@@ -173,3 +173,31 @@ func TestClusterSpanWholeWhitening(t *testing.T) {
 		}
 	}
 }
+
+// TestStrideSource: every stride-th row, across the source's blocks
+// (PublicBlock rows each), in order, and the count it says.
+func TestStrideSource(t *testing.T) {
+	const N, D = 5000, 2
+	src := &Data{N: N, D: D, X: make([]float64, N*D), Y: make([]int32, N)}
+	for i := range N {
+		src.X[i*D], src.X[i*D+1] = float64(i), -float64(i)
+	}
+	for _, stride := range []int{1, 3, 2048, 4999} {
+		s := strideSource{src, stride}
+		var got []float64
+		if err := s.Each(func(block []float64, rows int) error {
+			got = append(got, block[:rows*D]...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got)/D != s.Rows() {
+			t.Errorf("stride %d: %d rows handed out, Rows says %d", stride, len(got)/D, s.Rows())
+		}
+		for j := 0; j < len(got)/D; j++ {
+			if want := float64(j * stride); got[j*D] != want || got[j*D+1] != -want {
+				t.Fatalf("stride %d: row %d is %v, want row %v", stride, j, got[j*D:(j+1)*D], want)
+			}
+		}
+	}
+}
