@@ -89,6 +89,7 @@ func fitCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "encoder-basis", Value: true, Usage: "with --method auto and without --transform-basis or --public: take the basis the features' encoder manifest names (recorded by extract; listed as public in the guarantee); --encoder-basis=false fits without it"},
 		&ucli.BoolFlag{Name: "transform-basis-subspace", Usage: "with --transform whiten and --transform-basis: keep the basis's top --transform-dims directions (32 by default) as a subspace only, and whiten privately within it (what auto does at n·μ 100–300 with at most 16·D rows)"},
 		&ucli.BoolFlag{Name: "transform-basis-prior", Usage: "with --transform whiten and --transform-basis: whiten privately in all D directions, and average the released second-moment matrix with the basis's (free) before learning the whitening from it (measured with dpsgd on few rows: it helps images far from the encoder's and hurts near ones; auto does not use it)"},
+		&ucli.BoolFlag{Name: "distill", Usage: "with --transform and --public: replace the fitted classifier by a linear head fitted (ridge least squares) on the public rows, each labelled by the classifier, through the whole transform (free: post-processing; what auto does with public features in DPPL-Mean's bands)"},
 		&ucli.IntFlag{Name: "transform-clusters", Usage: "with --transform whiten and --public: after the whitening keep only the span of this many k-means clusters of the public rows (free; the method's noise shrinks with the dimensions it sees; what auto does with public features in DPPL-Mean's bands)"},
 		&ucli.StringFlag{Name: "transform-ridge", Usage: "whiten's ridge ν: " + strings.Join(solvers.TransformRidges, " or ") + " (noise: the release's noise level 2√D·σ/n, the default; sample: 4/√(n·D), n the training rows, what auto uses below n·μ = 700 and with at most 16·D rows)"},
 		&ucli.Float64Flag{Name: "transform-share", Usage: "a private transform's share of the budget (of μ²), in (0, 1) (default: center 0.05, standardize 0.1, pca and whiten 0.2)"},
@@ -275,7 +276,7 @@ func fitRemote(c *ucli.Context, out, train string, imp features.ImportOptions, o
 
 // transformSpec reads the --transform flags.
 func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, error) {
-	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge"), Subspace: c.Bool("transform-basis-subspace"), Prior: c.Bool("transform-basis-prior"), Clusters: c.Int("transform-clusters")}
+	spec := solvers.TransformSpec{Kind: c.String("transform"), Dims: c.Int("transform-dims"), Share: c.Float64("transform-share"), Ridge: c.String("transform-ridge"), Subspace: c.Bool("transform-basis-subspace"), Prior: c.Bool("transform-basis-prior"), Clusters: c.Int("transform-clusters"), Distill: c.Bool("distill")}
 	for _, use := range []struct {
 		flag string
 		set  bool
@@ -289,6 +290,9 @@ func transformSpec(c *ucli.Context, m solvers.Method) (solvers.TransformSpec, er
 	}
 	if c.IsSet("transform-clusters") && (spec.Kind != solvers.TransformWhiten || c.String("public") == "") {
 		return spec, userErrorf("--transform-clusters needs --transform whiten and --public (auto chooses its own)")
+	}
+	if c.IsSet("distill") && (spec.Kind == "" || spec.Kind == solvers.TransformNone || c.String("public") == "") {
+		return spec, userErrorf("--distill needs --transform and --public (auto chooses its own)")
 	}
 	if c.IsSet("transform-ridge") && spec.Kind == "" {
 		return spec, userErrorf("--transform-ridge needs --transform whiten (auto chooses its own)")

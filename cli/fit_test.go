@@ -616,6 +616,8 @@ func TestFitTransformFlags(t *testing.T) {
 		{[]string{"--method", "dpsgd", "--transform", "pca", "--transform-basis-prior"}, "--transform-basis-prior needs --transform whiten and --transform-basis"},
 		{[]string{"--method", "dpplmean", "--transform", "whiten", "--transform-clusters", "8"}, "--transform-clusters needs --transform whiten and --public"},
 		{[]string{"--method", "auto", "--transform-clusters", "8"}, "--transform-clusters needs --transform whiten and --public"},
+		{[]string{"--method", "dpplmean", "--transform", "whiten", "--distill"}, "--distill needs --transform and --public"},
+		{[]string{"--method", "auto", "--distill"}, "--distill needs --transform and --public"},
 		{[]string{"--method", "dpsgd", "--transform", "whiten", "--transform-basis", "b.arrow", "--transform-basis-prior", "--transform-basis-subspace"}, "two uses of the basis: give one"},
 		{[]string{"--method", "dpplpublic", "--transform", "center"}, "pure ε-DP"},
 		{[]string{"--method", "dpls", "--transform", "center", "--no-normalize"}, "unit-normalised"},

@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -114,6 +115,9 @@ type Options struct {
 	// learned is the transform learned before the method (nil: none), which
 	// Remote applies to the rows its sums are taken over.
 	learned *preprocessing.Transform
+	// whole is the public whitening before its cluster span (nil: no
+	// span kept): what a distilled head reads.
+	whole *preprocessing.Transform
 }
 
 // Result is a fitted linear one-vs-all model with its guarantee.
@@ -281,7 +285,7 @@ func Fit(ctx context.Context, name string, d *Data, o Options) (*Result, error) 
 	} else {
 		res, err = m.Run(ctx, d, &o)
 	}
-	return finish(m, res, err, t, &o)
+	return finish(ctx, m, res, err, t, &o)
 }
 
 // FitRows runs a streaming method over rows of m classes, reading them in
@@ -308,7 +312,7 @@ func FitRows(ctx context.Context, name string, rows Rows, classes int, o Options
 		rows = transformRows{rows, t}
 	}
 	res, err := m.Stream(ctx, rows, classes, &o)
-	return finish(m, res, err, t, &o)
+	return finish(ctx, m, res, err, t, &o)
 }
 
 // begin is what Fit and FitRows do before the method runs on rows of
@@ -390,9 +394,19 @@ func (m Method) kind() accounting.ReleaseKind {
 	return accounting.Approximate
 }
 
-func finish(m Method, res *Result, err error, t *preprocessing.Transform, o *Options) (*Result, error) {
+func finish(ctx context.Context, m Method, res *Result, err error, t *preprocessing.Transform, o *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
+	}
+	if t != nil && o.Transform.Distill && o.Transform.Public != nil {
+		whole := cmp.Or(o.whole, t)
+		if err := distillHead(ctx, res, t, whole, o.Transform.Public); err != nil {
+			return nil, err
+		}
+		if m.Private {
+			o.rel.Assume(accounting.Assumption{Kind: accounting.AssumePublicFeatures, Uses: []string{"a least-squares head is fitted on them, each labelled by the private classifier"}})
+		}
+		t = whole
 	}
 	res.Method = m.Name
 	recordTransform(res, t, o.Transform, m.Private)

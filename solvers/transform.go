@@ -185,6 +185,13 @@ type TransformSpec struct {
 	// √(Clusters/D) of the noise's norm (span.go; auto's rule with public
 	// features, ChooseAuto).
 	Clusters int
+	// Distill, with Public: after the method, replace its classifier by
+	// a linear head fitted on the public rows, each labelled by the
+	// classifier (distill.go). The head sees the rows through the whole
+	// transform, without the Clusters span the method was fitted in.
+	// Post-processing: free. auto's rule with public features
+	// (ChooseAuto).
+	Distill bool
 }
 
 // clusters reports whether the spec keeps its public rows' cluster span
@@ -321,6 +328,8 @@ func CheckTransform(m Method, s TransformSpec) error {
 		return fmt.Errorf("a cluster span (--transform-clusters) applies to whiten, not %s", s.Kind)
 	case s.Clusters > 0 && s.Public == nil:
 		return fmt.Errorf("a cluster span (--transform-clusters) is learned from public features: give them (--public)")
+	case s.Distill && s.Public == nil:
+		return fmt.Errorf("a distilled head (--distill) is fitted on public features: give them (--public)")
 	}
 	if m.Private && m.Pure && s.Public == nil {
 		return fmt.Errorf("%s is pure ε-DP and a private transform uses the Gaussian mechanism: learn it from public features (--public) or use --transform none", m.Name)
@@ -567,6 +576,8 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 		o.Transform.Clusters = 0
 		return t, nil
 	}
+	whole := *t // clusterSpan replaces the projection, not its values
+	o.whole = &whole
 	return t, clusterSpan(ctx, spec.Public, t, spec.Clusters)
 }
 
@@ -1028,6 +1039,9 @@ func recordTransform(res *Result, t *preprocessing.Transform, spec TransformSpec
 	}
 	if spec.clusters() {
 		res.Hyperparameters["transform_clusters"] = spec.Clusters
+	}
+	if spec.Distill && spec.Public != nil {
+		res.Hyperparameters["distill"] = true
 	}
 	if t.Source == "public" {
 		res.Hyperparameters["transform_source"] = "public"

@@ -3,9 +3,10 @@
 // the in-distribution Fashion-MNIST files), training size n (a per-row
 // subsample of the private rows) and ε, the median test accuracy over
 // seeds of each configuration, next to non-private ls and logreg on the
-// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][*CLUSTERS][^RIDGE]][@public|@basis|@subspace|@prior]:
+// same rows. A configuration is METHOD[/PARAM=V…][+TRANSFORM[:DIMS][~SHARE][*CLUSTERS][^RIDGE][%]][@public|@basis|@subspace|@prior]:
 // the method with defaults (or the given hyperparameters), a feature
-// transform learned privately or from the variant's public file (@public),
+// transform (% at its end: the fit distilled into a head on the public
+// rows, TransformSpec.Distill) learned privately or from the variant's public file (@public),
 // with the directions of the encoder's public features (@basis, -basis),
 // privately within their subspace (@subspace), or privately in all D with
 // their second-moment matrix mixed in (@prior). It prints Markdown tables.
@@ -121,6 +122,9 @@ func parseConfig(s string) (config, error) {
 	c.method = s
 	if i := strings.Index(s, "+"); i >= 0 {
 		c.method, s = s[:i], s[i+1:]
+		if strings.HasSuffix(s, "%") {
+			c.spec.Distill, s = true, strings.TrimSuffix(s, "%")
+		}
 		if j := strings.Index(s, "^"); j >= 0 {
 			c.spec.Ridge, s = s[j+1:], s[:j]
 		}
