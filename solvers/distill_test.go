@@ -8,21 +8,15 @@ import (
 	"github.com/dpfeat/dpfeat/accounting"
 )
 
-// TestDistillHead: DP-SGD (a linear teacher; DPPL-Mean is prototypes') within a public whitening's cluster span,
-// distilled. The head is linear over the whole whitening (all D
-// directions, not the span's), agrees with the teacher on the public
-// rows it was fitted to, classifies the training rows at least about as
-// well, and costs nothing: the guarantee's ε and mechanisms are the
-// undistilled fit's, with the public rows' use listed.
-// seeded noise, the teacher's release is the same, so a neighbouring
-// training set (one row replaced) moves the head only through it.
+// TestDistillHead: DP-SGD (a linear teacher; the prototypes' path is
+// prototypes') within a public whitening's cluster span, distilled. The
+// head is linear over the whole whitening (all D directions, not the
+// span's), agrees with the teacher on the public rows it was fitted to,
+// classifies the training rows about as well, and costs nothing: the
+// guarantee's ε and mechanisms are the undistilled fit's, with the
+// public rows' use listed.
 func TestDistillHead(t *testing.T) {
-	all := shiftedBy(2400, 16, 4, 5, 0.3)
-	pub := everyOther(all, 1)
-	for i := range pub.Y {
-		pub.Y[i] = -1
-	}
-	d := everyOther(all, 0)
+	d, pub := trainAndPublic(shiftedBy(2400, 16, 4, 5, 0.3))
 	fit := func(distill bool) *Result {
 		o := Options{
 			Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2)},

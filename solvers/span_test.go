@@ -97,12 +97,7 @@ func TestOrthonormalRows(t *testing.T) {
 // projection, bit for bit, and the fit's guarantee is that of the
 // same fit without the span: nothing more is released or charged.
 func TestClusterSpanReadsPublicRowsOnly(t *testing.T) {
-	all := shiftedBy(1200, 16, 4, 5, 0.3)
-	pub := everyOther(all, 1)
-	for i := range pub.Y {
-		pub.Y[i] = -1
-	}
-	d := everyOther(all, 0)
+	d, pub := trainAndPublic(shiftedBy(1200, 16, 4, 5, 0.3))
 	neighbour := &Data{D: d.D, M: d.M, N: d.N, X: slices.Clone(d.X), Y: slices.Clone(d.Y)}
 	for k := range d.D {
 		neighbour.X[k] = -d.X[k]

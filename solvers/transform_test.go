@@ -165,6 +165,16 @@ func TestTransformHelpsShiftedFeatures(t *testing.T) {
 	}
 }
 
+// trainAndPublic splits all into training rows (the even ones) and
+// public rows (the odd ones, unlabeled: Y = -1).
+func trainAndPublic(all *Data) (d, pub *Data) {
+	d, pub = everyOther(all, 0), everyOther(all, 1)
+	for i := range pub.Y {
+		pub.Y[i] = -1
+	}
+	return d, pub
+}
+
 func everyOther(d *Data, r int) *Data {
 	out := &Data{D: d.D, M: d.M}
 	for i := r; i < d.N; i += 2 {
