@@ -190,7 +190,10 @@ class DPClassifier(_Mixin, _Base):
         at small n·μ), and a transform learned from them for free
         (``--public``), which can keep only the span of their clusters
         (``params={"transform": "whiten", "transform_clusters": "32"}``, the
-        flags as strings; ``auto`` does where it fits ``dpplmean``).
+        flags as strings; ``auto`` does where it fits ``dpplmean``), and
+        whose rows, labelled by the fitted classifier, can train a linear
+        head that replaces it (``"distill": True``, ``--distill``; free;
+        ``auto`` does there too).
     accountant : str or None
         ``--accountant`` (auto, gdp, rdp, zcdp, pure).
     basis : array-like or str or None
