@@ -39,7 +39,8 @@ const distillRidge = 1e-4
 
 // distillHead replaces res — the method's fit on rows through t — by the
 // ridge least-squares head, on the public rows of pub through whole and
-// renormalised, of the labels res gives them through t (teacherLabel).
+// renormalised (at most publicValuesMax values of them, the span's rows:
+// capRows), of the labels res gives them through t (teacherLabel).
 // The head's preprocessing is unit norm (recordTransform adds whole).
 func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Transform, pub PublicSource) error {
 	d0, ds, D := pub.Dim(), t.OutDim(pub.Dim()), whole.OutDim(pub.Dim())
@@ -54,7 +55,7 @@ func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Trans
 	gram := make([]float64, A*A)
 	rhs := make([]float64, A*M)
 	var xs, xt, xw, x []float64
-	err := pub.Each(func(block []float64, rows int) error {
+	err := capRows(pub, D).Each(func(block []float64, rows int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -24,10 +24,20 @@ import (
 // norm. Measured (#41, bench/results/shift-span.md) with DPPL-Mean on
 // the shifted sets: see ChooseAuto.
 
-// spanRowsMax bounds the public rows (times their dimension) the
-// clustering holds in memory: a deterministic stride through the file
-// beyond it (2^25 values, 256 MB as float64).
-const spanRowsMax = 1 << 25
+// publicValuesMax bounds the public rows (times their dimension) that
+// the span's clustering holds in memory and the distilled head's pass
+// reads: a deterministic stride through the file beyond it (2^25 values,
+// 256 MB as float64; at D = 2048, 16,384 rows). Both read the same rows.
+const publicValuesMax = 1 << 25
+
+// capRows is src, or every stride-th row of it (strideSource) when all
+// its rows, width values each, would exceed publicValuesMax.
+func capRows(src PublicSource, width int) PublicSource {
+	if stride := (src.Rows()*width + publicValuesMax - 1) / publicValuesMax; stride > 1 {
+		return strideSource{src, stride}
+	}
+	return src
+}
 
 // spanIterations is the number of Lloyd steps of the clustering (it
 // stops earlier once no row changes cluster).
@@ -74,15 +84,11 @@ func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transfo
 }
 
 // spanRows maps the public rows through t and renormalises them
-// (transformSource), every stride-th row when all would exceed
-// spanRowsMax values (strideSource), and returns the nonzero ones (n×R,
-// row-major).
+// (transformSource), at most publicValuesMax values of them (capRows),
+// and returns the nonzero ones (n×R, row-major).
 func spanRows(ctx context.Context, src PublicSource, t *preprocessing.Transform) ([]float64, int, error) {
-	R, N := t.OutDim(src.Dim()), src.Rows()
-	rows := src
-	if stride := (N*R + spanRowsMax - 1) / spanRowsMax; stride > 1 {
-		rows = strideSource{src, stride}
-	}
+	R := t.OutDim(src.Dim())
+	rows := capRows(src, R)
 	u := make([]float64, 0, rows.Rows()*R)
 	err := transformSource{rows, t}.Each(func(block []float64, n int) error {
 		if err := ctx.Err(); err != nil {

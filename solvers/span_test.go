@@ -196,3 +196,30 @@ func TestStrideSource(t *testing.T) {
 		}
 	}
 }
+
+// TestCapRows: the public rows a pass reads stay within publicValuesMax
+// values and are all of them below it (the 30,000 public rows of the
+// bench's ResNet features at D = 256 read whole; at D = 2048, every
+// second row).
+func TestCapRows(t *testing.T) {
+	for _, c := range []struct{ rows, width, stride int }{
+		{30000, 256, 1},
+		{30000, 1024, 1},
+		{30000, 2048, 2},
+		{1 << 20, 64, 2},
+		{1<<20 + 1, 64, 3},
+	} {
+		src := &Data{N: c.rows, D: 1} // Rows() only: nothing is read
+		got := capRows(src, c.width)
+		stride := 1
+		if s, ok := got.(strideSource); ok {
+			stride = s.stride
+		}
+		if stride != c.stride {
+			t.Errorf("%d rows × %d: stride %d, want %d", c.rows, c.width, stride, c.stride)
+		}
+		if got.Rows()*c.width > publicValuesMax {
+			t.Errorf("%d rows × %d: %d rows read, over %d values", c.rows, c.width, got.Rows(), publicValuesMax)
+		}
+	}
+}

@@ -290,6 +290,12 @@ func DefaultTransformShare(kind string) float64 {
 // CheckTransform validates a transform request for a method.
 func CheckTransform(m Method, s TransformSpec) error {
 	if !s.Enabled() {
+		switch {
+		case s.Distill:
+			return fmt.Errorf("a distilled head (--distill) is fitted through a transform: give one (--transform)")
+		case s.Clusters != 0:
+			return fmt.Errorf("a cluster span (--transform-clusters) applies to whiten: give --transform whiten")
+		}
 		return nil
 	}
 	if !slices.Contains(TransformKinds, s.Kind) {
@@ -422,11 +428,11 @@ func unitRow(t *preprocessing.Transform, row []float64) []float64 {
 // after centring alone 0.673).
 func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*preprocessing.Transform, error) {
 	spec := o.Transform
-	if !spec.Enabled() {
-		return nil, nil
-	}
 	if err := CheckTransform(m, spec); err != nil {
 		return nil, err
+	}
+	if !spec.Enabled() {
+		return nil, nil
 	}
 	if o.NoNormalize {
 		return nil, fmt.Errorf("a transform works on unit-normalised features: drop --no-normalize or use --transform none")

@@ -394,6 +394,31 @@ func TestPureMethodsNeedAPublicTransform(t *testing.T) {
 	}
 }
 
+// TestTransformRefusesItsPartsWithoutIt: a distilled head or a cluster
+// span without a transform is an error, not silently dropped — the Go
+// API's caller gets what the command line refuses.
+func TestTransformRefusesItsPartsWithoutIt(t *testing.T) {
+	m := Method{Name: "m", Private: true}
+	pub := blobs(10, 2, 2, 1)
+	for _, tc := range []struct {
+		spec TransformSpec
+		want string
+	}{
+		{TransformSpec{Distill: true, Public: pub}, "fitted through a transform"},
+		{TransformSpec{Kind: TransformNone, Distill: true, Public: pub}, "fitted through a transform"},
+		{TransformSpec{Clusters: 8, Public: pub}, "applies to whiten"},
+		{TransformSpec{}, ""},
+	} {
+		err := CheckTransform(m, tc.spec)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+	if _, err := Fit(context.Background(), "dpls", blobs(40, 4, 2, 2), Options{Privacy: accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(1)}, Transform: TransformSpec{Distill: true, Public: pub}}); err == nil || !strings.Contains(err.Error(), "fitted through a transform") {
+		t.Errorf("Fit with a distilled head and no transform: %v", err)
+	}
+}
+
 // TestTransformIsStoredExactly: the transform the method trained with is
 // float32-exact (what a classifier file stores) and maps a row as the
 // method saw it.
