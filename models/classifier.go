@@ -90,11 +90,7 @@ func (c *Classifier) score(x []float64, out []float64) {
 		k := max(1, c.PerClass)
 		xn := preprocessing.Norm(x)
 		for j := 0; j < m; j++ {
-			var total float64
-			for p := 0; p < k; p++ {
-				total += protodist.Distance(x, xn, c.Weight[(j*k+p)*d:(j*k+p+1)*d], c.Distance == "cosine")
-			}
-			out[j] = -total / float64(k)
+			out[j] = protodist.ClassScore(x, xn, c.Weight, j, k, c.Distance == "cosine")
 		}
 	default:
 		for j := 0; j < m; j++ {

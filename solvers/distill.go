@@ -114,17 +114,18 @@ func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Trans
 }
 
 // teacherLabel is the class res gives x, a row as its method saw it
-// (through its transform and preprocessing): the nearest prototype under
-// its distance (as models scores, ties to the lower class), or the
-// largest linear score.
+// (through its transform and preprocessing): the largest score, ties to
+// the lower class, as models scores a classifier file — for prototypes
+// protodist.ClassScore (the nearest on average over a class's
+// prototypes), else the linear score.
 func teacherLabel(res *Result, x []float64, M int) int {
 	best, arg := math.Inf(-1), 0
 	if res.Prototypes != nil {
-		D, K := len(x), max(res.PerClass, 1)
+		K := max(res.PerClass, 1)
 		xn := preprocessing.Norm(x)
-		for j := range M * K {
-			if s := -protodist.Distance(x, xn, res.Prototypes[j*D:(j+1)*D], res.Distance == "cosine"); s > best {
-				best, arg = s, j/K
+		for c := range M {
+			if s := protodist.ClassScore(x, xn, res.Prototypes, c, K, res.Distance == "cosine"); s > best {
+				best, arg = s, c
 			}
 		}
 		return arg

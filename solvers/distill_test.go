@@ -68,3 +68,24 @@ func TestDistillHead(t *testing.T) {
 		t.Errorf("training accuracy: head %.3f, teacher %.3f", b, a)
 	}
 }
+
+// TestTeacherLabelRanksClassesAsModels: with several prototypes per class
+// the teacher's label is the class nearest on average (protodist's
+// ClassScore, what a classifier file predicts), not the class holding the
+// single nearest prototype; a linear teacher's is its largest score, ties
+// to the lower class.
+func TestTeacherLabelRanksClassesAsModels(t *testing.T) {
+	protos := &Result{Prototypes: []float64{0.1, 10, 1, 1}, PerClass: 2, Distance: "euclidean"}
+	if got := teacherLabel(protos, []float64{0}, 2); got != 1 {
+		t.Errorf("prototypes: label %d, want 1 (mean distance 1 against 5.05)", got)
+	}
+	linear := &Result{W: []float64{1, 0, 1, 0, 0, 1}, B: []float64{0, 0, 0.5}}
+	for _, c := range []struct {
+		x    []float64
+		want int
+	}{{[]float64{1, 0}, 0}, {[]float64{0, 1}, 2}, {[]float64{0, 0}, 2}} {
+		if got := teacherLabel(linear, c.x, 3); got != c.want {
+			t.Errorf("linear, x = %v: label %d, want %d", c.x, got, c.want)
+		}
+	}
+}

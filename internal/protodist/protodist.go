@@ -1,8 +1,10 @@
 // Package protodist is the distance a prototype classifier scores with,
-// written once: models' Scores ranks classes by it, and DPPL-Mean's
-// refinement (package prototypes) assigns public rows by it, so the two
-// agree on which prototype is nearest. (models and prototypes may not
-// import each other: layers_test.go.)
+// and its class score, written once: models' Scores ranks classes by
+// ClassScore, a distilled head's teacher (package solvers) labels the
+// public rows by it, and DPPL-Mean's refinement (package prototypes)
+// assigns public rows by Distance, so all agree on which class is
+// nearest. (models, prototypes and solvers may not import each other
+// that way: layers_test.go.)
 package protodist
 
 import "math"
@@ -28,4 +30,18 @@ func Distance[W float32 | float64](x []float64, xn float64, w []W, cosine bool) 
 		s += e * e
 	}
 	return math.Sqrt(s)
+}
+
+// ClassScore is the score a prototype classifier gives class j: minus the
+// mean Distance of x (of norm xn) to the class's k prototypes, rows
+// j·k … j·k+k−1 of w (len(x) values each). The class ranked first is the
+// one whose prototypes are nearest on average, not the one holding the
+// single nearest prototype.
+func ClassScore[W float32 | float64](x []float64, xn float64, w []W, j, k int, cosine bool) float64 {
+	d := len(x)
+	var total float64
+	for p := range k {
+		total += Distance(x, xn, w[(j*k+p)*d:(j*k+p+1)*d], cosine)
+	}
+	return -total / float64(k)
 }
