@@ -42,7 +42,7 @@ const distillRidge = 1e-4
 // renormalised (at most publicValuesMax values of them, the span's rows:
 // capRows), of the labels res gives them through t (teacherLabel).
 // The head's preprocessing is unit norm (recordTransform adds whole).
-func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Transform, pub PublicSource) error {
+func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Transform, pub PublicSource, o *Options) error {
 	d0, ds, D := pub.Dim(), t.OutDim(pub.Dim()), whole.OutDim(pub.Dim())
 	prep := res.Prep // the teacher's, less the transform its rows already passed
 	prep.Transform = nil
@@ -55,7 +55,7 @@ func distillHead(ctx context.Context, res *Result, t, whole *preprocessing.Trans
 	gram := make([]float64, A*A)
 	rhs := make([]float64, A*M)
 	var xs, xt, xw, x []float64
-	err := capRows(pub, D).Each(func(block []float64, rows int) error {
+	err := progressSource{capRows(pub, D), "distill: the head", o.progress}.Each(func(block []float64, rows int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -2,7 +2,9 @@ package solvers
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpfeat/dpfeat/accounting"
@@ -86,6 +88,35 @@ func TestTeacherLabelRanksClassesAsModels(t *testing.T) {
 	}{{[]float64{1, 0}, 0}, {[]float64{0, 1}, 2}, {[]float64{0, 0}, 2}} {
 		if got := teacherLabel(linear, c.x, 3); got != c.want {
 			t.Errorf("linear, x = %v: label %d, want %d", c.x, got, c.want)
+		}
+	}
+}
+
+// TestPublicPassesReportProgress: the passes over public rows — the
+// whitening's, the cluster span's (its rows and its Lloyd steps) and the
+// distilled head's — report progress (at D = 2048 they are most of a
+// fit's time), and a line names only public counts: the public file's
+// rows read so far, the step.
+func TestPublicPassesReportProgress(t *testing.T) {
+	d, pub := trainAndPublic(shiftedBy(2400, 16, 4, 5, 0.3))
+	var lines []string
+	o := Options{
+		Privacy:   accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5, Noise: accounting.SeededNoise(2)},
+		Transform: TransformSpec{Kind: TransformWhiten, Ridge: RidgeSample, Public: pub, PublicName: "pub.arrow", Clusters: 6, Distill: true},
+		Progress:  func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) },
+	}
+	if _, err := Fit(context.Background(), "dpsgd", d, o); err != nil {
+		t.Fatal(err)
+	}
+	total := fmt.Sprintf("%d/%d public rows", pub.N, pub.N)
+	for _, want := range []string{
+		"transform: the public whitening: " + total,
+		"transform: the span's rows: " + total,
+		"transform: clustering the public rows, step 1/",
+		"distill: the head: " + total,
+	} {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }) {
+			t.Errorf("no progress line %q in %q", want, lines)
 		}
 	}
 }

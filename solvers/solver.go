@@ -400,7 +400,7 @@ func finish(ctx context.Context, m Method, res *Result, err error, t *preprocess
 	}
 	if t != nil && o.Transform.Distill && o.Transform.Public != nil {
 		whole := cmp.Or(o.whole, t)
-		if err := distillHead(ctx, res, t, whole, o.Transform.Public); err != nil {
+		if err := distillHead(ctx, res, t, whole, o.Transform.Public, o); err != nil {
 			return nil, err
 		}
 		if m.Private {

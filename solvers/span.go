@@ -54,16 +54,16 @@ const spanSeed = 0x5eed5a11
 // dependent). k is below R and the public rows' count (learnTransform
 // keeps the whitening whole otherwise). No release: the rows are
 // public.
-func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transform, k int) error {
+func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transform, k int, o *Options) error {
 	R := t.OutDim(t.In)
-	u, n, err := spanRows(ctx, src, t)
+	u, n, err := spanRows(ctx, progressSource{capRows(src, R), "transform: the span's rows", o.progress}, t)
 	if err != nil {
 		return err
 	}
 	if n < k {
 		return fmt.Errorf("transform: %d public rows cannot form %d clusters", n, k)
 	}
-	centres := sphericalKMeans(ctx, u, n, R, k)
+	centres := sphericalKMeans(ctx, u, n, R, k, o)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -83,14 +83,13 @@ func clusterSpan(ctx context.Context, src PublicSource, t *preprocessing.Transfo
 	return t.Check(t.In)
 }
 
-// spanRows maps the public rows through t and renormalises them
-// (transformSource), at most publicValuesMax values of them (capRows),
-// and returns the nonzero ones (n×R, row-major).
+// spanRows maps the rows of src (the public rows, at most
+// publicValuesMax values of them: capRows) through t and renormalises
+// them (transformSource), and returns the nonzero ones (n×R, row-major).
 func spanRows(ctx context.Context, src PublicSource, t *preprocessing.Transform) ([]float64, int, error) {
 	R := t.OutDim(src.Dim())
-	rows := capRows(src, R)
-	u := make([]float64, 0, rows.Rows()*R)
-	err := transformSource{rows, t}.Each(func(block []float64, n int) error {
+	u := make([]float64, 0, src.Rows()*R)
+	err := transformSource{src, t}.Each(func(block []float64, n int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -152,7 +151,7 @@ func normalize(x []float64) bool {
 // each centre the renormalised sum of its rows; a centre left without
 // rows restarts at the row least similar to its own centre. It returns
 // the k unit centres (k×R).
-func sphericalKMeans(ctx context.Context, u []float64, n, R, k int) []float64 {
+func sphericalKMeans(ctx context.Context, u []float64, n, R, k int, o *Options) []float64 {
 	rng := rand.New(rand.NewPCG(spanSeed, uint64(k)))
 	c := make([]float64, k*R)
 	// k-means++: each next centre drawn with probability ∝ its row's
@@ -189,6 +188,7 @@ func sphericalKMeans(ctx context.Context, u []float64, n, R, k int) []float64 {
 	best := make([]float64, n)
 	sums := make([]float64, k*R)
 	for it := 0; it < spanIterations && ctx.Err() == nil; it++ {
+		o.progress("transform: clustering the public rows, step %d/%d", it+1, spanIterations)
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 			blas64.General{Rows: n, Cols: R, Stride: R, Data: u},
 			blas64.General{Rows: k, Cols: R, Stride: R, Data: c},
@@ -262,4 +262,28 @@ func orthonormalRows(a []float64, k, R int) []float64 {
 		q = append(q, v...)
 	}
 	return q
+}
+
+// progressSource is src, reporting after each block how many of its rows
+// a pass has read (Options.progress: a long pass over public rows, such
+// as the whitening's, the span's or the distilled head's at D = 2048,
+// shows it is moving). The counts are the public file's.
+type progressSource struct {
+	src      PublicSource
+	label    string
+	progress func(format string, args ...any)
+}
+
+func (s progressSource) Dim() int  { return s.src.Dim() }
+func (s progressSource) Rows() int { return s.src.Rows() }
+func (s progressSource) Each(fn func(block []float64, rows int) error) error {
+	seen, total := 0, s.src.Rows()
+	return s.src.Each(func(block []float64, rows int) error {
+		if err := fn(block, rows); err != nil {
+			return err
+		}
+		seen += rows
+		s.progress("%s: %d/%d public rows", s.label, seen, total)
+		return nil
+	})
 }

@@ -31,7 +31,7 @@ func TestClusterSpanKeepsTheClusters(t *testing.T) {
 		row[3+7*(i%K)] += 1 // centre i%K: unit vector e_{3+7j}
 	}
 	tr := &preprocessing.Transform{Kind: TransformWhiten, Source: "public", In: D, Dims: D, Mean: make([]float64, D), Projection: identity(D)}
-	if err := clusterSpan(context.Background(), pub, tr, K); err != nil {
+	if err := clusterSpan(context.Background(), pub, tr, K, &Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if tr.Dims != K || len(tr.Projection) != K*D {

@@ -449,7 +449,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	var public visitRows
 	private := m.Private
 	if spec.Public != nil {
-		public, private = visitPublic(spec.Public), false
+		public, private = visitPublic(progressSource{spec.Public, "transform: the public whitening", o.progress}), false
 	}
 	// The releases' noise std, the mean's first. A public transform of a
 	// private Gaussian method is regularised as the private one would be
@@ -584,7 +584,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	}
 	whole := *t // clusterSpan replaces the projection, not its values
 	o.whole = &whole
-	return t, clusterSpan(ctx, spec.Public, t, spec.Clusters)
+	return t, clusterSpan(ctx, spec.Public, t, spec.Clusters, o)
 }
 
 // basisPrior is a Prior spec's mix (TransformSpec.Prior): it replaces
