@@ -110,7 +110,7 @@ func TestPublicPassesReportProgress(t *testing.T) {
 	}
 	total := fmt.Sprintf("%d/%d public rows", pub.N, pub.N)
 	for _, want := range []string{
-		"transform: the public whitening: " + total,
+		"transform: the public rows' statistics: " + total,
 		"transform: the span's rows: " + total,
 		"transform: clustering the public rows, step 1/",
 		"distill: the head: " + total,

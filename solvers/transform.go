@@ -449,7 +449,7 @@ func learnTransform(ctx context.Context, m Method, rows Rows, o *Options) (*prep
 	var public visitRows
 	private := m.Private
 	if spec.Public != nil {
-		public, private = visitPublic(progressSource{spec.Public, "transform: the public whitening", o.progress}), false
+		public, private = visitPublic(progressSource{spec.Public, "transform: the public rows' statistics", o.progress}), false
 	}
 	// The releases' noise std, the mean's first. A public transform of a
 	// private Gaussian method is regularised as the private one would be
