@@ -73,13 +73,19 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		cancel()
-		if !interrupt.Observed() {
+		// The line goes out before the cancel: once cancelled, the
+		// command may return and the process exit before it is written
+		// (a clean-clone CI run once saw the interrupted line alone).
+		observed := interrupt.Observed()
+		if !observed {
 			// Nothing under way saves progress: waiting would only
 			// hold the user up (a read blocked on a FIFO never returns).
 			fmt.Fprintln(os.Stderr, "dpfeat: stopped")
 		} else {
 			fmt.Fprintln(os.Stderr, "dpfeat: stopping at the next safe point (signal again to quit at once)")
+		}
+		cancel()
+		if observed {
 			select {
 			case s = <-sigs:
 				fmt.Fprintln(os.Stderr, "dpfeat: quitting at once")
