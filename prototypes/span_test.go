@@ -97,20 +97,9 @@ func TestDistillHeadOfPrototypes(t *testing.T) {
 		}
 		return arg
 	}
-	nearest := func(d *solvers.Data, i int) int {
-		x := protos.Prep.Apply(append([]float64(nil), d.Row(i)...))
-		K := len(x)
-		best, arg := math.Inf(1), 0
-		for c := range M {
-			if dist := protodist.Distance(x, floats.Norm(x, 2), protos.Prototypes[c*K:(c+1)*K], true); dist < best {
-				best, arg = dist, c
-			}
-		}
-		return arg
-	}
 	agree := 0
 	for i := range pub.N {
-		if linear(pub, i) == nearest(pub, i) {
+		if linear(pub, i) == nearestOf(protos, pub.Row(i), M) {
 			agree++
 		}
 	}
@@ -134,17 +123,24 @@ func accuracyOf(t *testing.T, res *solvers.Result, d *solvers.Data) float64 {
 	t.Helper()
 	ok := 0
 	for i := 0; i < d.N; i++ {
-		x := res.Prep.Apply(append([]float64(nil), d.Row(i)...))
-		D := len(x)
-		best, arg := math.Inf(1), -1
-		for c := 0; c < d.M; c++ {
-			if dist := protodist.Distance(x, floats.Norm(x, 2), res.Prototypes[c*D:(c+1)*D], true); dist < best {
-				best, arg = dist, c
-			}
-		}
-		if arg == int(d.Y[i]) {
+		if nearestOf(res, d.Row(i), d.M) == int(d.Y[i]) {
 			ok++
 		}
 	}
 	return float64(ok) / float64(d.N)
+}
+
+// nearestOf is the class of res's nearest prototype (cosine,
+// protodist.Distance as models scores) to row, through res's
+// preprocessing.
+func nearestOf(res *solvers.Result, row []float64, M int) int {
+	x := res.Prep.Apply(append([]float64(nil), row...))
+	D := len(x)
+	best, arg := math.Inf(1), -1
+	for c := 0; c < M; c++ {
+		if dist := protodist.Distance(x, floats.Norm(x, 2), res.Prototypes[c*D:(c+1)*D], true); dist < best {
+			best, arg = dist, c
+		}
+	}
+	return arg
 }
