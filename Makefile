@@ -62,7 +62,7 @@ PYTHON ?= /usr/bin/python3
 python-test: build wheel
 	rm -rf build/venv && $(PYTHON) -m venv --system-site-packages build/venv
 	build/venv/bin/pip install -q --no-index --disable-pip-version-check dist/dpfeat-*.whl
-	PYTHONPATH=python DPFEAT_BIN=$(CURDIR)/bin/dpfeat DPFEAT_WHEEL_PYTHON=$(CURDIR)/build/venv/bin/python $(PYTHON) -m unittest discover -s python/tests
+	PYTHONPATH=python DPFEAT_BIN=$(CURDIR)/bin/dpfeat DPFEAT_CACHE=$(CURDIR)/build/cache DPFEAT_WHEEL_PYTHON=$(CURDIR)/build/venv/bin/python $(PYTHON) -m unittest discover -s python/tests
 
 # The platform wheel: the package with a pure-Go dpfeat (no OpenBLAS to
 # carry) and the ONNX Runtime library setup fetched, offline.

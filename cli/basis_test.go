@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpfeat/dpfeat/features"
 	"github.com/dpfeat/dpfeat/internal/orttest"
+	"github.com/dpfeat/dpfeat/synthbasis"
 )
 
 // TestFitWithATransformBasis (#41): --transform-basis gives auto, below
@@ -222,3 +223,79 @@ func basisPair(t *testing.T, d int) (dir, train, basis string) {
 // tenClasses are as many classes as auto's DPPL-Mean bands were measured
 // at (solvers.AutoPrototypeClasses): with fewer they end sooner.
 var tenClasses = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+
+// TestExtractMakesASyntheticBasis (#41): with a manifest that names no
+// basis, extract runs the encoder over random-process images once (a
+// cache) and records their features as the encoder's basis; neighbouring
+// sources (one image less) record the same file and hash, as they must —
+// it holds no data. fit --method auto takes it, says where it came from
+// and lists it in the guarantee; --synthetic-basis 0 records none; a basis
+// gone from the cache stops fit in one line that says how to remake it.
+func TestExtractMakesASyntheticBasis(t *testing.T) {
+	orttest.Need(t)
+	cache := t.TempDir()
+	t.Setenv(synthbasis.CacheEnv, cache)
+	dir := t.TempDir()
+	model := "../testdata/encoders/tiny-cnn.onnx"
+	images, fewer := filepath.Join(dir, "images"), filepath.Join(dir, "fewer")
+	imageFolder(t, images, []string{"cat", "dog"}, 6)
+	imageFolder(t, fewer, []string{"cat", "dog"}, 6)
+	if err := os.Remove(filepath.Join(fewer, "dog", "c.png")); err != nil {
+		t.Fatal(err)
+	}
+	extract := func(data, out string, args ...string) (features.Metadata, string) {
+		t.Helper()
+		code, _, errs := run(t, append([]string{"extract", "--encoder", model, "--data", data, "--out", out, "--quiet"}, args...)...)
+		if code != 0 {
+			t.Fatalf("extract %s: exit %d %s", data, code, errs)
+		}
+		f, err := features.Open(out, features.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return f.Metadata(), errs
+	}
+	train := filepath.Join(dir, "train.arrow")
+	md, errs := extract(images, train)
+	if !strings.Contains(errs, "the encoder's synthetic basis: 2000 random-process images (no data) → "+md.Basis) {
+		t.Errorf("extract did not say it made the basis: %q", errs)
+	}
+	if filepath.Dir(md.Basis) != filepath.Join(cache, "basis") || len(md.BasisSHA256) != 64 || !md.SyntheticBasis() {
+		t.Errorf("recorded basis %q (sha256 %q, source %q), want one in %s", md.Basis, md.BasisSHA256, md.BasisSource, cache)
+	}
+	md2, errs := extract(fewer, filepath.Join(dir, "fewer.arrow"))
+	if md2.Basis != md.Basis || md2.BasisSHA256 != md.BasisSHA256 || md2.BasisSource != md.BasisSource || strings.Contains(errs, "synthetic basis") {
+		t.Errorf("a neighbouring source records basis %q %q %q (made again: %v), want %q %q %q", md2.Basis, md2.BasisSHA256, md2.BasisSource, strings.Contains(errs, "synthetic basis"), md.Basis, md.BasisSHA256, md.BasisSource)
+	}
+	if md0, _ := extract(images, filepath.Join(dir, "none.arrow"), "--synthetic-basis", "0"); md0.Basis != "" || md0.BasisSource != "" {
+		t.Errorf("--synthetic-basis 0 records %q (%q)", md0.Basis, md0.BasisSource)
+	}
+	fit := func() (int, fitReport, string) {
+		out := filepath.Join(t.TempDir(), "clf.safetensors")
+		code, stdout, errs := run(t, "fit", "--method", "auto", "--train", train, "--epsilon", "2", "--delta", "1e-5", "--out", out, "--json") // n·μ ≈ 10
+		var rep fitReport
+		if code == 0 {
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return code, rep, errs
+	}
+	code, rep, errs := fit()
+	g, _ := json.Marshal(rep.Guarantee)
+	origin := "random-process images through the encoder, made by extract: no data"
+	if code != 0 || !strings.Contains(errs, "the transform's directions came from the encoder's basis features "+md.Basis+", "+origin) || !strings.Contains(string(g), md.Basis+" ("+origin+")") {
+		t.Errorf("auto with the synthetic basis: exit %d\n%s\n%s", code, errs, g)
+	}
+	if err := os.Rename(md.Basis, md.Basis+".away"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = fit()
+	if code != 1 || !strings.Contains(errs, "synthetic basis "+md.Basis) || !strings.Contains(errs, "extract any images with this encoder") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("the basis gone: exit %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "extract", "--encoder", model, "--data", images, "--out", filepath.Join(dir, "bad.arrow"), "--synthetic-basis", "-1"); code != 1 || !strings.Contains(errs, "--synthetic-basis must be ≥ 0") {
+		t.Errorf("--synthetic-basis -1: exit %d %q", code, errs)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/dpfeat/dpfeat/internal/synth"
 	"github.com/dpfeat/dpfeat/ledger"
 	"github.com/dpfeat/dpfeat/sweep"
+	"github.com/dpfeat/dpfeat/synthbasis"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,8 +25,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("DPFEAT_LEDGER", dir)
+	cache, err := os.MkdirTemp("", "dpfeat-cache-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(synthbasis.CacheEnv, cache) // extract's synthetic bases, not the user's cache
 	code := m.Run()
-	os.RemoveAll(dir) // made by MkdirTemp above
+	os.RemoveAll(dir)   // made by MkdirTemp above
+	os.RemoveAll(cache) // the same
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath)) // buildBinary's folder (135 MB a run, once left behind)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/dpfeat/dpfeat/internal/objstore"
 	"github.com/dpfeat/dpfeat/models"
 	"github.com/dpfeat/dpfeat/runner/spec"
+	"github.com/dpfeat/dpfeat/synthbasis"
 )
 
 func extractCommand() *ucli.Command {
@@ -40,6 +41,7 @@ func extractCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "limit", Usage: "encode at most N images (after --offset)"},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue an interrupted extraction into the same --out"},
 			&ucli.BoolFlag{Name: "restart", Usage: "discard an interrupted or damaged extraction into --out and start over"},
+			&ucli.Int64Flag{Name: "synthetic-basis", Value: synthbasis.DefaultCount, Usage: "when the encoder's manifest names no basis: run the encoder over N random-process images (no data; made once per encoder into $" + synthbasis.CacheEnv + "/basis or the user cache) and record their features as the encoder's basis, which fit --method auto uses at small n·μ; 0: none"},
 			forceFlag(),
 			jsonFlag(),
 		),
@@ -84,6 +86,9 @@ type extractReport struct {
 	Batch          int    `json:"batch"`
 	Threads        int    `json:"threads"`
 	DeviceFallback string `json:"device_note,omitempty"`
+	// Basis is the encoder's basis features the file records (the
+	// manifest's, or the synthetic one), "" for none.
+	Basis string `json:"basis,omitempty"`
 	// Runner and Shards, with --runner, say what ran the extraction and
 	// how many shard files the manifest lists; ShardsMade how many of them
 	// this run extracted (the others were an interrupted run's, --resume).
@@ -270,6 +275,9 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if err != nil {
 		return rep, err
 	}
+	if c.Int64("synthetic-basis") < 0 {
+		return rep, userErrorf("--synthetic-basis must be ≥ 0, got %d", c.Int64("synthetic-basis"))
+	}
 	ds, err := features.OpenDataset(data, dopt)
 	if err != nil {
 		return rep, err
@@ -291,6 +299,18 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 		return rep, err
 	}
 	opt.Meta.Basis, opt.Meta.BasisSHA256 = basis, basisSHA
+	if basis != "" {
+		opt.Meta.BasisSource = "the encoder's manifest"
+		if m.Basis.Source != "" {
+			opt.Meta.BasisSource += ": " + m.Basis.Source
+		}
+	}
+	if n := c.Int64("synthetic-basis"); basis == "" && m.Basis == nil && n > 0 {
+		if opt.Meta.Basis, opt.Meta.BasisSHA256, opt.Meta.BasisSource, err = syntheticBasis(c, m, sess, sum, name, n); err != nil {
+			return rep, err
+		}
+	}
+	rep.Basis = opt.Meta.Basis
 	if !c.Bool("quiet") && !c.Bool("json") {
 		opt.Progress = c.App.ErrWriter
 	}
@@ -354,6 +374,36 @@ func encoderBasis(c *ucli.Context, m *models.Manifest, manifestPath, sum, out st
 		return "", "", userErrorf("manifest %s: %v", manifestPath, err)
 	}
 	return path, hash, nil
+}
+
+// syntheticBasis makes (once per encoder: package synthbasis) or finds
+// the features of n random-process images through the encoder, and
+// returns what the features record of them.
+func syntheticBasis(c *ucli.Context, m *models.Manifest, sess *encode.Session, sum, name string, n int64) (path, hash, source string, err error) {
+	dir, err := synthbasis.Dir()
+	if err != nil {
+		return "", "", "", userErrorf("--synthetic-basis: %v; or pass --synthetic-basis 0", err)
+	}
+	set := synthbasis.Settings{Count: n}
+	r := synthbasis.Request{Dir: dir, Settings: set, Input: m.Input, Encoder: sess, Preprocessor: encode.NewPreprocessor(m.Input),
+		EncoderSHA256: sum, EncoderName: name, Version: Version, Batch: c.Int("encoder-batch")}
+	if !c.Bool("quiet") && !c.Bool("json") {
+		r.Progress = c.App.ErrWriter
+	}
+	r.Making = func(path string) {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: the encoder's synthetic basis: %d random-process images (no data) → %s, made once for this encoder (--synthetic-basis 0: none)\n", n, path)
+	}
+	path, _, err = synthbasis.Ensure(c.Context, r)
+	if err != nil {
+		if errors.Is(err, encode.ErrInterrupted) {
+			return "", "", "", userErrorf("extract: %v", err)
+		}
+		return "", "", "", err
+	}
+	if path, hash, err = features.EncoderBasis(path, "", sum); err != nil {
+		return "", "", "", err
+	}
+	return path, hash, set.Source(m.Input), nil
 }
 
 // extractFlags checks --out and the numeric flags.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dpfeat/dpfeat/internal/filehash"
 )
@@ -50,6 +51,26 @@ func EncoderBasis(path, want, encoderSHA256 string) (abs, sum string, err error)
 	return abs, sum, nil
 }
 
+// SyntheticBasisSource starts the Metadata.BasisSource of a synthetic
+// basis (package synthbasis) and its file's own Metadata.Source.
+const SyntheticBasisSource = "synthetic:"
+
+// SyntheticBasis reports whether the basis md records is a synthetic one:
+// random-process images through the encoder, no data.
+func (md Metadata) SyntheticBasis() bool {
+	return strings.HasPrefix(md.BasisSource, SyntheticBasisSource)
+}
+
+// BasisOrigin says where the basis md records came from, for the fit's
+// lines and the guarantee: "named by its manifest", or "random-process
+// images through the encoder, made by extract: no data".
+func (md Metadata) BasisOrigin() string {
+	if md.SyntheticBasis() {
+		return "random-process images through the encoder, made by extract: no data"
+	}
+	return "named by its manifest"
+}
+
 // RecordedBasis returns the basis features a feature file's metadata names
 // (Metadata.Basis, recorded by extract), checked to be the file extract
 // saw: "" when it names none; an error when the file has gone or changed
@@ -59,6 +80,9 @@ func RecordedBasis(md Metadata) (string, error) {
 		return "", nil
 	}
 	if _, err := os.Stat(md.Basis); errors.Is(err, fs.ErrNotExist) {
+		if md.SyntheticBasis() {
+			return "", fmt.Errorf("its encoder's synthetic basis %s (random-process images, made by extract; a cache) is not there: %w; extract any images with this encoder on this machine to make it again", md.Basis, ErrNoBasis)
+		}
 		return "", fmt.Errorf("its encoder's basis %s (named by the encoder's manifest at extract) is not there: %w", md.Basis, ErrNoBasis)
 	}
 	sum, err := filehash.SHA256(md.Basis)

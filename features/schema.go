@@ -55,6 +55,10 @@ const (
 	// file's hash, for `fit --method auto` (train.Fit).
 	MetaBasis       = "dpfeat.encoder.basis"
 	MetaBasisSHA256 = "dpfeat.encoder.basis.sha256"
+	// MetaBasisSource says where the basis came from: the manifest's
+	// source, or for a synthetic basis (package synthbasis) its
+	// "synthetic: …" description; absent in files extracted before.
+	MetaBasisSource = "dpfeat.encoder.basis.source"
 )
 
 // Views describes a multi-view file: how many rows each private example
@@ -116,6 +120,8 @@ type Metadata struct {
 	// Basis and BasisSHA256 are MetaBasis and MetaBasisSHA256: the
 	// encoder's public basis features, "" when its manifest names none.
 	Basis, BasisSHA256 string
+	// BasisSource is MetaBasisSource.
+	BasisSource string
 	// Extra holds any other keys, kept as they are.
 	Extra map[string]string
 }
@@ -157,6 +163,7 @@ func (m Metadata) arrow() arrow.Metadata {
 	set(MetaIDs, m.IDs)
 	set(MetaBasis, m.Basis)
 	set(MetaBasisSHA256, m.BasisSHA256)
+	set(MetaBasisSource, m.BasisSource)
 	classes := m.Classes
 	if classes == nil {
 		classes = []string{}
@@ -240,6 +247,8 @@ func parseMetadata(md arrow.Metadata) (Metadata, error) {
 			m.Basis = v
 		case MetaBasisSHA256:
 			m.BasisSHA256 = v
+		case MetaBasisSource:
+			m.BasisSource = v
 		case MetaClasses:
 			if err := json.Unmarshal([]byte(v), &m.Classes); err != nil {
 				return m, fmt.Errorf("schema metadata %s is not a JSON array of class names: %v", MetaClasses, err)

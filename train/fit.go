@@ -183,7 +183,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 			return nil, fmt.Errorf("%s: %w; pass --transform-basis FILE to give it, or --encoder-basis=false to fit without it", req.trainName(), err)
 		}
 		if p != "" {
-			basis, basisFlag, basisName = p, "the encoder's basis", "the encoder's basis features "+p+" (named by its manifest)"
+			basis, basisFlag, basisName = p, "the encoder's basis", "the encoder's basis features "+p+" ("+meta.BasisOrigin()+")"
 		}
 	}
 	if basis != "" {
@@ -210,7 +210,7 @@ func Fit(ctx context.Context, req Request) (*Outcome, error) {
 		return nil, fmt.Errorf("fit %s on %s: %w", m.Name, req.Train, err)
 	}
 	if _, used := res.Hyperparameters["transform_basis"]; used && basis != req.Basis {
-		note("auto: the transform's directions came from the encoder's basis features %s, named by its manifest (--encoder-basis=false: without them)", basis)
+		note("auto: the transform's directions came from the encoder's basis features %s, %s (--encoder-basis=false: without them)", basis, meta.BasisOrigin())
 	}
 	if v := tf.Views(); v != nil && m.Private {
 		res.Guarantee.Unit = v.Unit()

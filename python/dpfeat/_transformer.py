@@ -72,7 +72,7 @@ class DPTransformer(_TMixin, _Base):
                     shutil.copyfile(p, dst)
             out = os.path.join(tmp, "features.arrow")
             args = ["extract", "--encoder", str(self.model), "--data", folder, "--out", out, "--quiet", "--device", str(self.device),
-                    "--encoder-batch", str(int(self.batch))]
+                    "--encoder-batch", str(int(self.batch)), "--synthetic-basis", "0"]
             if self.manifest is not None:
                 args += ["--manifest", str(self.manifest)]
             run(*args, names={folder + os.sep: "", folder: "the images", out: "the features"})
