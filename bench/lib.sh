@@ -4,6 +4,20 @@ enc="${ENCODERS:-../shared/encoders}"
 make --no-print-directory setup build >/dev/null
 mkdir -p bench/out
 data=/usr/share/datasets/fashion-mnist
+# extract's synthetic bases (package synthbasis) go here, not into the
+# user's cache.
+export DPFEAT_CACHE="$PWD/bench/out/cache"
+
+# synth_basis NAME prints the path of encoder NAME's synthetic basis: what
+# extract records for an encoder whose manifest names no basis (made once,
+# into $DPFEAT_CACHE).
+synth_basis() {
+	local tmp
+	tmp=$(mktemp -d)
+	bin/dpfeat extract --encoder "$enc/$1.onnx" --data "$data" --split test --limit 1 --out "$tmp/one.arrow" --json 2>/dev/null |
+		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["basis"])'
+	rm -r "$tmp"
+}
 
 # features NAME PART: make bench/out/NAME-PART.arrow if missing; PART is
 # private (train rows 30000–59999), public (train rows 0–29999) or test.
@@ -33,7 +47,7 @@ assemble() {
 		echo "# Benchmark results"
 		echo
 		echo "Each section is written by the script it names; figures are from the machine and day it states."
-		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-goal shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
+		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-synthbasis shift-goal shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
 			[ -f "bench/results/$s.md" ] && { echo; cat "bench/results/$s.md"; }
 		done
 	} >bench/RESULTS.md.tmp

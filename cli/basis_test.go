@@ -268,6 +268,11 @@ func TestExtractMakesASyntheticBasis(t *testing.T) {
 	if md2.Basis != md.Basis || md2.BasisSHA256 != md.BasisSHA256 || md2.BasisSource != md.BasisSource || strings.Contains(errs, "synthetic basis") {
 		t.Errorf("a neighbouring source records basis %q %q %q (made again: %v), want %q %q %q", md2.Basis, md2.BasisSHA256, md2.BasisSource, strings.Contains(errs, "synthetic basis"), md.Basis, md.BasisSHA256, md.BasisSource)
 	}
+	code, stdout, _ := run(t, "extract", "--encoder", model, "--data", images, "--out", filepath.Join(dir, "json.arrow"), "--json")
+	var rep extractReport
+	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil || rep.Basis != md.Basis {
+		t.Errorf("extract --json: exit %d, %v, basis %q, want %q", code, err, rep.Basis, md.Basis)
+	}
 	if md0, _ := extract(images, filepath.Join(dir, "none.arrow"), "--synthetic-basis", "0"); md0.Basis != "" || md0.BasisSource != "" {
 		t.Errorf("--synthetic-basis 0 records %q (%q)", md0.Basis, md0.BasisSource)
 	}
@@ -282,8 +287,8 @@ func TestExtractMakesASyntheticBasis(t *testing.T) {
 		}
 		return code, rep, errs
 	}
-	code, rep, errs := fit()
-	g, _ := json.Marshal(rep.Guarantee)
+	code, fitted, errs := fit()
+	g, _ := json.Marshal(fitted.Guarantee)
 	origin := "random-process images through the encoder, made by extract: no data"
 	if code != 0 || !strings.Contains(errs, "the transform's directions came from the encoder's basis features "+md.Basis+", "+origin) || !strings.Contains(string(g), md.Basis+" ("+origin+")") {
 		t.Errorf("auto with the synthetic basis: exit %d\n%s\n%s", code, errs, g)

@@ -310,13 +310,12 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 			return rep, err
 		}
 	}
-	rep.Basis = opt.Meta.Basis
 	if !c.Bool("quiet") && !c.Bool("json") {
 		opt.Progress = c.App.ErrWriter
 	}
 	rep = extractReport{Model: modelPath, Encoder: name, EncoderSHA256: sum, Source: source,
 		Classes: len(ds.Classes()), Device: sess.Provider(), Runtime: encode.RuntimeVersion(), Batch: c.Int("encoder-batch"),
-		Threads: c.Int("threads"), DeviceFallback: sess.Note()}
+		Threads: c.Int("threads"), DeviceFallback: sess.Note(), Basis: opt.Meta.Basis}
 	reportFolder(c, ds, &rep)
 	if ro, err := runnerFrom(c); err != nil || ro != nil {
 		if err != nil {
