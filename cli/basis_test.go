@@ -230,7 +230,8 @@ var tenClasses = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 // sources (one image less) record the same file and hash, as they must —
 // it holds no data. fit --method auto takes it, says where it came from
 // and lists it in the guarantee; --synthetic-basis 0 records none; a basis
-// gone from the cache stops fit in one line that says how to remake it.
+// gone from the cache stops fit in one line that says how to remake it, one
+// remade is taken, another file in its place is refused.
 func TestExtractMakesASyntheticBasis(t *testing.T) {
 	orttest.Need(t)
 	cache := t.TempDir()
@@ -299,6 +300,19 @@ func TestExtractMakesASyntheticBasis(t *testing.T) {
 	code, _, errs = fit()
 	if code != 1 || !strings.Contains(errs, "synthetic basis "+md.Basis) || !strings.Contains(errs, "extract any images with this encoder") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("the basis gone: exit %d %q", code, errs)
+	}
+	// Remade with other bits (here: another synthetic basis of the
+	// encoder), it is taken: it is checked by what it is, not by its hash.
+	other, _ := extract(images, filepath.Join(dir, "other.arrow"), "--synthetic-basis", "100")
+	if b, err := os.ReadFile(other.Basis); err != nil || os.WriteFile(md.Basis, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := fit(); code != 0 {
+		t.Errorf("a remade basis: exit %d %q", code, errs)
+	}
+	blobFile(t, md.Basis, 20, 8, []string{"cat", "dog"}, "sha-1", 1)
+	if code, _, errs := fit(); code != 1 || !strings.Contains(errs, "is not a synthetic basis of this encoder") {
+		t.Errorf("another file in its place: exit %d %q", code, errs)
 	}
 	if code, _, errs := run(t, "extract", "--encoder", model, "--data", images, "--out", filepath.Join(dir, "bad.arrow"), "--synthetic-basis", "-1"); code != 1 || !strings.Contains(errs, "--synthetic-basis must be ≥ 0") {
 		t.Errorf("--synthetic-basis -1: exit %d %q", code, errs)

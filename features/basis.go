@@ -52,7 +52,9 @@ func EncoderBasis(path, want, encoderSHA256 string) (abs, sum string, err error)
 }
 
 // SyntheticBasisSource starts the Metadata.BasisSource of a synthetic
-// basis (package synthbasis) and its file's own Metadata.Source.
+// basis (package synthbasis) and its file's own Metadata.Source. A
+// recorded synthetic basis is checked by its own metadata, not by the hash
+// extract recorded (SyntheticBasisRows).
 const SyntheticBasisSource = "synthetic:"
 
 // SyntheticBasis reports whether the basis md records is a synthetic one:
@@ -85,6 +87,12 @@ func RecordedBasis(md Metadata) (string, error) {
 		}
 		return "", fmt.Errorf("its encoder's basis %s (named by the encoder's manifest at extract) is not there: %w", md.Basis, ErrNoBasis)
 	}
+	if md.SyntheticBasis() {
+		if _, err := SyntheticBasisRows(md.Basis, md.EncoderSHA256); err != nil {
+			return "", fmt.Errorf("its encoder's synthetic basis: %w; delete it, and extract any images with this encoder to make it again", err)
+		}
+		return md.Basis, nil
+	}
 	sum, err := filehash.SHA256(md.Basis)
 	if err != nil {
 		return "", fmt.Errorf("its encoder's basis: %w", err)
@@ -93,4 +101,21 @@ func RecordedBasis(md Metadata) (string, error) {
 		return "", fmt.Errorf("its encoder's basis %s has changed since extract (sha256 %.12s…, then %.12s…)", md.Basis, sum, md.BasisSHA256)
 	}
 	return md.Basis, nil
+}
+
+// SyntheticBasisRows checks that path is a synthetic basis of the encoder
+// (encoderSHA256): its own metadata says so. It returns its rows. The
+// hash extract recorded is not compared: the file is a cache, which,
+// remade on another machine or with other threads, may differ in the last
+// bits of its features, and whatever its values it holds no data.
+func SyntheticBasisRows(path, encoderSHA256 string) (int64, error) {
+	f, err := Open(path, ReadOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if b := f.Metadata(); b.EncoderSHA256 != encoderSHA256 || !strings.HasPrefix(b.Source, SyntheticBasisSource) {
+		return 0, fmt.Errorf("%s is not a synthetic basis of this encoder (%d rows of encoder %.12s…, source %q)", path, f.Rows(), b.EncoderSHA256, b.Source)
+	}
+	return f.Rows(), nil
 }

@@ -81,7 +81,7 @@ func TestEnsureMakesOnceAndReuses(t *testing.T) {
 	if err := os.Rename(path, fp); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Ensure(context.Background(), foreign); err == nil || !strings.Contains(err.Error(), "not the basis of this encoder") {
+	if _, _, err := Ensure(context.Background(), foreign); err == nil || !strings.Contains(err.Error(), "not a synthetic basis of this encoder") {
 		t.Errorf("a foreign file: %v", err)
 	}
 	if after, _ := os.ReadFile(fp); !bytes.Equal(before, after) {
