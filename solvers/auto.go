@@ -245,8 +245,10 @@ type AutoChoice struct {
 // file's, or its labels' and then an assumption of the guarantee), the
 // feature dimension and the basis features' (given by
 // --transform-basis or, without it, by the encoder's manifest, which
-// extract records in the features: train.Fit; whether an encoder ships a
-// basis is the encoder's, not the data's) and whether an optimizer is
+// extract records in the features: train.Fit; when the manifest names
+// none, extract makes and records a synthetic one, the features of
+// random-process images, package synthbasis; whether an encoder has a
+// basis is the encoder's and extract's, not the data's) and whether an optimizer is
 // named (--optimizer, DP-SGD's) — never the data,
 // so that neighbouring datasets get the same choice unless n itself is
 // public. (Below AutoFloor the whitening it chooses is gated on a
