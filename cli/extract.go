@@ -393,10 +393,10 @@ func syntheticBasis(c *ucli.Context, m *models.Manifest, sess *encode.Session, s
 		fmt.Fprintf(c.App.ErrWriter, "dpfeat: the encoder's synthetic basis: %d random-process images (no data) → %s, made once for this encoder (--synthetic-basis 0: none)\n", n, path)
 	}
 	path, _, err = synthbasis.Ensure(c.Context, r)
+	if errors.Is(err, encode.ErrInterrupted) {
+		return "", "", "", userErrorf("extract: interrupted while making the encoder's synthetic basis %s: the images it encoded are kept, and the next extract with this encoder continues it", synthbasis.Path(dir, sum, m.Input, set))
+	}
 	if err != nil {
-		if errors.Is(err, encode.ErrInterrupted) {
-			return "", "", "", userErrorf("extract: %v", err)
-		}
 		return "", "", "", err
 	}
 	if path, hash, err = features.EncoderBasis(path, "", sum); err != nil {

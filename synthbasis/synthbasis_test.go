@@ -3,6 +3,7 @@ package synthbasis
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -109,5 +110,45 @@ func TestImagesAreTheSettingsAlone(t *testing.T) {
 	}
 	if _, err := a.Next(); err == nil {
 		t.Error("no end after Count images")
+	}
+}
+
+// cancelling is meanEncoder that cancels its context on its second batch.
+type cancelling struct {
+	meanEncoder
+	cancel context.CancelFunc
+	calls  *int
+}
+
+func (e cancelling) Run(x []float32, n int, out []float32) error {
+	if *e.calls++; *e.calls == 2 {
+		e.cancel()
+	}
+	return e.meanEncoder.Run(x, n, out)
+}
+
+// TestEnsureInterrupted: an interrupted making is encode.ErrInterrupted
+// and leaves no file at the path; the next call makes it whole.
+func TestEnsureInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	sha := strings.Repeat("ab", 32)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	r := request(dir, sha, Settings{Count: 200})
+	r.Encoder, r.Batch = cancelling{meanEncoder{per: 64}, cancel, &calls}, 8
+	path := Path(dir, sha, input, r.Settings)
+	if _, _, err := Ensure(ctx, r); !errors.Is(err, encode.ErrInterrupted) {
+		t.Fatalf("interrupted: %v", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("an interrupted making left the file")
+	}
+	r.Encoder = meanEncoder{per: 64}
+	if got, made, err := Ensure(context.Background(), r); err != nil || !made || got != path {
+		t.Fatalf("after the interruption: %q %v %v", got, made, err)
+	}
+	if rows, err := features.SyntheticBasisRows(path, sha); err != nil || rows != 200 {
+		t.Errorf("%d rows, %v", rows, err)
 	}
 }
