@@ -545,6 +545,14 @@ if [ "${1:-}" = synthbasis ]; then
 		go run ./bench/shift/run -sets "$sets,$hsets" -n 2000 -eps 0.1,0.3 -seeds "${SEEDS:-5}" -refs ls \
 			-configs dpls,dpfc,dpnewton,dpsgd,dplp,dpplmean,auto,auto@basis -auto auto@basis -before auto -basis bench/out/synthbasis-%s.arrow
 	} | tee bench/results/shift-synthbasis.md.tmp
+	{
+		echo
+		echo "Mean change, auto@basis against auto (in points; the held-out shifts apart):"
+		echo
+		(cd bench/shift && /usr/bin/python3 delta.py ../results/shift-synthbasis.md.tmp auto auto@basis noise,corner)
+	} | tee bench/results/shift-synthbasis.delta.tmp
+	cat bench/results/shift-synthbasis.delta.tmp >>bench/results/shift-synthbasis.md.tmp
+	rm bench/results/shift-synthbasis.delta.tmp
 	publish shift-synthbasis
 	exit 0
 fi

@@ -118,7 +118,8 @@ type Metadata struct {
 	// did not say.
 	IDs string
 	// Basis and BasisSHA256 are MetaBasis and MetaBasisSHA256: the
-	// encoder's public basis features, "" when its manifest names none.
+	// encoder's public basis features (its manifest's, or the synthetic
+	// one extract makes when the manifest names none), "" for none.
 	Basis, BasisSHA256 string
 	// BasisSource is MetaBasisSource.
 	BasisSource string
