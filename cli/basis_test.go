@@ -231,7 +231,8 @@ var tenClasses = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 // it holds no data. fit --method auto takes it, says where it came from
 // and lists it in the guarantee; --synthetic-basis 0 records none; a basis
 // gone from the cache stops fit in one line that says how to remake it, one
-// remade is taken, another file in its place is refused.
+// remade is taken, another file in its place is refused. A cache that
+// cannot be written costs the basis, with a note, not the extraction.
 func TestExtractMakesASyntheticBasis(t *testing.T) {
 	orttest.Need(t)
 	cache := t.TempDir()
@@ -313,6 +314,13 @@ func TestExtractMakesASyntheticBasis(t *testing.T) {
 	blobFile(t, md.Basis, 20, 8, []string{"cat", "dog"}, "sha-1", 1)
 	if code, _, errs := fit(); code != 1 || !strings.Contains(errs, "is not a synthetic basis of this encoder") {
 		t.Errorf("another file in its place: exit %d %q", code, errs)
+	}
+	// A cache that cannot be made: a note, and features without a basis.
+	blocked := filepath.Join(dir, "a-file")
+	os.WriteFile(blocked, nil, 0o644)
+	t.Setenv(synthbasis.CacheEnv, filepath.Join(blocked, "cache"))
+	if mdb, errs := extract(images, filepath.Join(dir, "blocked.arrow")); mdb.Basis != "" || !strings.Contains(errs, "note: no synthetic basis") {
+		t.Errorf("an unwritable cache: basis %q, %q", mdb.Basis, errs)
 	}
 	if code, _, errs := run(t, "extract", "--encoder", model, "--data", images, "--out", filepath.Join(dir, "bad.arrow"), "--synthetic-basis", "-1"); code != 1 || !strings.Contains(errs, "--synthetic-basis must be ≥ 0") {
 		t.Errorf("--synthetic-basis -1: exit %d %q", code, errs)

@@ -377,30 +377,33 @@ func encoderBasis(c *ucli.Context, m *models.Manifest, manifestPath, sum, out st
 
 // syntheticBasis makes (once per encoder: package synthbasis) or finds
 // the features of n random-process images through the encoder, and
-// returns what the features record of them.
+// returns what the features record of them. Where it cannot (no cache
+// folder, one that cannot be written, another file at its path) a note
+// says so and the features record none: the extraction goes on. Only an
+// interruption stops it.
 func syntheticBasis(c *ucli.Context, m *models.Manifest, sess *encode.Session, sum, name string, n int64) (path, hash, source string, err error) {
-	dir, err := synthbasis.Dir()
-	if err != nil {
-		return "", "", "", userErrorf("--synthetic-basis: %v; or pass --synthetic-basis 0", err)
-	}
 	set := synthbasis.Settings{Count: n}
-	r := synthbasis.Request{Dir: dir, Settings: set, Input: m.Input, Encoder: sess, Preprocessor: encode.NewPreprocessor(m.Input),
-		EncoderSHA256: sum, EncoderName: name, Version: Version, Batch: c.Int("encoder-batch")}
-	if !c.Bool("quiet") && !c.Bool("json") {
-		r.Progress = c.App.ErrWriter
+	dir, err := synthbasis.Dir()
+	if err == nil {
+		r := synthbasis.Request{Dir: dir, Settings: set, Input: m.Input, Encoder: sess, Preprocessor: encode.NewPreprocessor(m.Input),
+			EncoderSHA256: sum, EncoderName: name, Version: Version, Batch: c.Int("encoder-batch")}
+		if !c.Bool("quiet") && !c.Bool("json") {
+			r.Progress = c.App.ErrWriter
+		}
+		r.Making = func(path string) {
+			fmt.Fprintf(c.App.ErrWriter, "dpfeat: the encoder's synthetic basis: %d random-process images (no data) → %s, made once for this encoder (--synthetic-basis 0: none)\n", n, path)
+		}
+		path, _, err = synthbasis.Ensure(c.Context, r)
 	}
-	r.Making = func(path string) {
-		fmt.Fprintf(c.App.ErrWriter, "dpfeat: the encoder's synthetic basis: %d random-process images (no data) → %s, made once for this encoder (--synthetic-basis 0: none)\n", n, path)
-	}
-	path, _, err = synthbasis.Ensure(c.Context, r)
 	if errors.Is(err, encode.ErrInterrupted) {
 		return "", "", "", userErrorf("extract: interrupted while making the encoder's synthetic basis %s: the images it encoded are kept, and the next extract with this encoder continues it", synthbasis.Path(dir, sum, m.Input, set))
 	}
-	if err != nil {
-		return "", "", "", err
+	if err == nil {
+		path, hash, err = features.EncoderBasis(path, "", sum)
 	}
-	if path, hash, err = features.EncoderBasis(path, "", sum); err != nil {
-		return "", "", "", err
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "dpfeat: note: no synthetic basis: %v; these features record none, and fit --method auto will not use one (--synthetic-basis 0: do not try)\n", err)
+		return "", "", "", nil
 	}
 	return path, hash, set.Source(m.Input), nil
 }
