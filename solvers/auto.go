@@ -562,7 +562,13 @@ type AutoChoice struct {
 //     rotated ResNet −1.46); held-out shifts +9.43 and +0.16. With more
 //     rows the basis is taken below s = 100 only: n ≈ 6,000, ε = 0.03
 //     (s ≈ 65; 3 seeds, OpenBLAS build, 10 sets) +6.32 (9 up; blurred
-//     ViT −0.44); at ε = 0.05 (s ≈ 105) nothing changes. In a screen (OpenBLAS build, 12 sets at
+//     ViT −0.44); at ε = 0.05 (s ≈ 105) nothing changes. Not kept
+//     (3 seeds, OpenBLAS build, 10 sets): with more than 16·D rows, the
+//     whitening within the synthetic basis's top 96 directions (32: in
+//     distribution −0.6 and −0.3) at n ≈ 6,000, ε = 0.1 (s ≈ 195) +1.1
+//     on average, no cell reaching its target (invert ResNet +6.2,
+//     invert ViT −0.8), and at n = 30,000, ε = 0.01 (s ≈ 123, bench/fit.sh's
+//     cell) +2.1 but ViT in distribution −0.39: left for a later rule. In a screen (OpenBLAS build, 12 sets at
 //     n ≈ 600) the encoder's own training features did as well from
 //     ε = 0.5 (means 0.577, 0.658, 0.682 at ε = 0.5, 1, 1.5 against
 //     0.570, 0.659, 0.684) and better at 0.3 (0.494 against 0.472);
