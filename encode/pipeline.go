@@ -68,7 +68,9 @@ type ExtractOptions struct {
 	// larger image still passes, alone).
 	MaxInflight int64
 	// Progress receives a progress bar (stderr); nil for none.
-	Progress io.Writer
+	// ProgressLabel starts its line ("extract" when empty).
+	Progress      io.Writer
+	ProgressLabel string
 	// Meta is the feature file's metadata; an empty Created is filled in
 	// with the start time, and a resumed run keeps the interrupted run's.
 	Meta features.Metadata
@@ -445,7 +447,7 @@ func Extract(ctx context.Context, ds features.Dataset, enc Encoder, prep *Prepro
 			total = min(total, opt.Limit)
 		}
 	}
-	bar := newProgress(opt.Progress, total, held.Examples)
+	bar := newProgress(opt.Progress, opt.ProgressLabel, total, held.Examples)
 	// The record batch's buffers are allocated once and reused: growing
 	// them by append cost more than the rest of the pipeline.
 	capRows := int64(opt.RecordRows + opt.Batch*perExample)

@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 // seconds.
 type progress struct {
 	w          io.Writer
+	label      string // "extract" unless ExtractOptions.ProgressLabel
 	tty        bool
 	total      int64 // −1: unknown
 	done, base int64
@@ -20,8 +22,8 @@ type progress struct {
 	last       time.Time
 }
 
-func newProgress(w io.Writer, total, already int64) *progress {
-	p := &progress{w: w, total: total, done: already, base: already, start: time.Now()}
+func newProgress(w io.Writer, label string, total, already int64) *progress {
+	p := &progress{w: w, label: cmp.Or(label, "extract"), total: total, done: already, base: already, start: time.Now()}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -62,10 +64,10 @@ func (p *progress) draw(final bool) {
 		} else if p.done >= p.total {
 			eta = "0:00"
 		}
-		line = fmt.Sprintf("extract [%s%s] %d/%d %5.1f%%  %.0f img/s  ETA %s  elapsed %s",
+		line = fmt.Sprintf("%s [%s%s] %d/%d %5.1f%%  %.0f img/s  ETA %s  elapsed %s", p.label,
 			strings.Repeat("=", filled), strings.Repeat(" ", width-filled), p.done, p.total, 100*frac, rate, eta, clock(el))
 	} else {
-		line = fmt.Sprintf("extract %d images  %.0f img/s  elapsed %s", p.done, rate, clock(el))
+		line = fmt.Sprintf("%s %d images  %.0f img/s  elapsed %s", p.label, p.done, rate, clock(el))
 	}
 	switch {
 	case p.tty && final:

@@ -117,7 +117,7 @@ func Ensure(ctx context.Context, r Request) (path string, made bool, err error) 
 	source := r.Settings.Source(r.Input)
 	key, _ := json.Marshal(o)
 	_, err = encode.Extract(ctx, NewDataset(o, source), r.Encoder, r.Preprocessor, path, encode.ExtractOptions{
-		Batch: r.Batch, Resume: true, Progress: r.Progress,
+		Batch: r.Batch, Resume: true, Progress: r.Progress, ProgressLabel: "synthetic basis",
 		Meta:     features.Metadata{Version: r.Version, EncoderSHA256: r.EncoderSHA256, EncoderName: r.EncoderName, Classes: o.Processes, Source: source, IDs: features.IDsOfExamples},
 		Identity: map[string]string{"model sha256": r.EncoderSHA256, "synthetic basis": string(key)},
 	})

@@ -50,9 +50,14 @@ func TestEnsureMakesOnceAndReuses(t *testing.T) {
 	var making []string
 	r := request(dir, sha, Settings{Count: 40})
 	r.Making = func(p string) { making = append(making, p) }
+	var bar bytes.Buffer
+	r.Progress = &bar
 	path, made, err := Ensure(context.Background(), r)
 	if err != nil || !made {
 		t.Fatalf("first: %v made %v", err, made)
+	}
+	if !strings.HasPrefix(bar.String(), "synthetic basis [") {
+		t.Errorf("progress %q: want it named", bar.String())
 	}
 	f, err := features.Open(path, features.ReadOptions{})
 	if err != nil {
