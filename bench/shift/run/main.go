@@ -221,7 +221,10 @@ func run(sets, ns, epss, configs, refs []string, seeds int, rule bool) error {
 				cl.n = int64(len(kept))
 			}
 			fit := func(method string, pub, basis bool, o solvers.Options) (*train.Outcome, error) {
-				req := train.Request{Method: method, Train: trPath, Options: o, Cache: cache, Exclude: rule}
+				// A configuration without @basis fits without one, even where
+				// the file records its encoder's (extract's synthetic basis):
+				// auto and auto@basis stay the rule without and with it.
+				req := train.Request{Method: method, Train: trPath, Options: o, Cache: cache, Exclude: rule, NoEncoderBasis: !basis}
 				if pub {
 					req.Public = pubPath
 				}
