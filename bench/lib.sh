@@ -8,13 +8,14 @@ data=/usr/share/datasets/fashion-mnist
 # user's cache.
 export DPFEAT_CACHE="$PWD/bench/out/cache"
 
-# synth_basis NAME prints the path of encoder NAME's synthetic basis: what
-# extract records for an encoder whose manifest names no basis (made once,
-# into $DPFEAT_CACHE).
+# synth_basis NAME prints the path of encoder NAME's synthetic basis (NAME:
+# a shared encoder's name, or an .onnx path): what extract records for an
+# encoder whose manifest names no basis (made once, into $DPFEAT_CACHE).
 synth_basis() {
-	local tmp
+	local tmp model="$1"
+	[[ "$model" == *.onnx ]] || model="$enc/$1.onnx"
 	tmp=$(mktemp -d)
-	bin/dpfeat extract --encoder "$enc/$1.onnx" --data "$data" --split test --limit 1 --out "$tmp/one.arrow" --json 2>/dev/null |
+	bin/dpfeat extract --encoder "$model" --data "$data" --split test --limit 1 --out "$tmp/one.arrow" --json 2>/dev/null |
 		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["basis"])'
 	rm -r "$tmp"
 }
@@ -47,7 +48,7 @@ assemble() {
 		echo "# Benchmark results"
 		echo
 		echo "Each section is written by the script it names; figures are from the machine and day it states."
-		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-synthbasis shift-goal shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
+		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-synthbasis shift-smalld shift-goal shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
 			[ -f "bench/results/$s.md" ] && { echo; cat "bench/results/$s.md"; }
 		done
 	} >bench/RESULTS.md.tmp

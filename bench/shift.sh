@@ -25,6 +25,7 @@
 #   bench/shift.sh span      small data with public features: DPPL-Mean within the span of their clusters (bench/results/shift-span.md)
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 #   bench/shift.sh synthbasis small data: auto with the encoder's synthetic basis (random-process images, what extract now records) against without (bench/results/shift-synthbasis.md)
+#   bench/shift.sh smalld    small data on a third, smaller encoder (the demo CNN, D = 64): the basis's subspace against the feature dimension (bench/results/shift-smalld.md)
 #   bench/shift.sh goal      issue 41's goal: auto and auto@public before the issue's work and now, per cell, and the no-loss check at n ≥ 6,000 (bench/results/shift-goal.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -554,6 +555,64 @@ if [ "${1:-}" = synthbasis ]; then
 	cat bench/results/shift-synthbasis.delta.tmp >>bench/results/shift-synthbasis.md.tmp
 	rm bench/results/shift-synthbasis.delta.tmp
 	publish shift-synthbasis
+	exit 0
+fi
+if [ "${1:-}" = smalld ]; then
+	# #41: the rule on a third encoder, smaller than the two it was
+	# derived on: models/demo/fmnist-cnn (D = 64, trained on Fashion-MNIST
+	# train rows 0–29999), the same shifts. auto (no basis) against
+	# auto@basis and the whitening within the basis's top 32 directions
+	# forced (dpplmean+whiten:32^sample@subspace), the basis once the
+	# synthetic one extract records and once the encoder's training
+	# features; n ≈ 600, ε = 0.3 to 1.5.
+	cnn=models/demo/fmnist-cnn.onnx
+	csets=
+	for v in invert rot90 blur edge digits noise corner; do
+		[ -f "$img/$v/t10k-labels-idx1-ubyte.gz" ] || /usr/bin/python3 bench/shift/make.py "$data" "$img" holdout
+		o="bench/out/shift-$v-fmnist-cnn"
+		if [ "$v" = digits ]; then
+			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split train --out "$o-private.arrow" --quiet
+		else
+			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split train --offset 30000 --limit 30000 --out "$o-private.arrow" --quiet
+		fi
+		[ -f "$o-test.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split test --out "$o-test.arrow" --quiet
+		csets="$csets,$v-fmnist-cnn"
+	done
+	[ -f bench/out/fmnist-cnn-private.arrow ] || bin/dpfeat extract --encoder "$cnn" --data "$data" --split train --offset 30000 --limit 30000 --out bench/out/fmnist-cnn-private.arrow --quiet
+	[ -f bench/out/fmnist-cnn-test.arrow ] || bin/dpfeat extract --encoder "$cnn" --data "$data" --split test --out bench/out/fmnist-cnn-test.arrow --quiet
+	[ -f bench/out/fmnist-cnn-public.arrow ] || bin/dpfeat extract --encoder "$cnn" --data "$data" --split train --limit 30000 --out bench/out/fmnist-cnn-public.arrow --quiet --synthetic-basis 0
+	csets="fmnist-cnn$csets"
+	ln -sfn "$(synth_basis "$cnn")" bench/out/synthbasis-cnn.arrow
+	sub=dpplmean+whiten:32^sample@subspace
+	wt=$(mktemp -d)
+	for b in synthetic training; do
+		pattern=bench/out/synthbasis-%s.arrow
+		[ "$b" = training ] && pattern=bench/out/fmnist-%s-public.arrow
+		go run ./bench/shift/run -sets "$csets" -n 600 -eps 0.3,0.5,1,1.5 -seeds "${SEEDS:-5}" -refs ls \
+			-configs "auto,auto@basis,$sub" -basis "$pattern" -auto auto@basis -before auto -goal 1=0.5 >"$wt/$b.md"
+	done
+	{
+		echo "## Small data on a smaller encoder: the basis's subspace and the feature dimension (issue 41)"
+		echo
+		echo "\`bench/shift.sh smalld\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5, n ≈ 600. The demo encoder"
+		echo "(models/demo/fmnist-cnn, D = 64, trained on Fashion-MNIST train rows 0–29999) on the shift bench's images, a third encoder"
+		echo "beside the two auto's rule was derived on. auto: no basis; auto@basis: the rule now with the basis (below n·μ = 100"
+		echo "DPPL-Mean on its top 16 directions; from 100 to 300 the private whitening within its top 32, only from D = 128,"
+		echo "AutoSubspaceMinDim); $sub: that whitening forced. Mean change against auto, in points:"
+		for b in synthetic training; do
+			echo
+			echo "The $b basis$([ "$b" = synthetic ] && echo " (what extract records)" || echo " (the encoder's training features)"):"
+			echo
+			(cd bench/shift && /usr/bin/python3 delta.py "$wt/$b.md" auto auto@basis noise,corner)
+			echo
+			(cd bench/shift && /usr/bin/python3 delta.py "$wt/$b.md" auto "$sub" noise,corner)
+		done
+		echo
+		echo "Per set, with the synthetic basis:"
+		cat "$wt/synthetic.md"
+	} | tee bench/results/shift-smalld.md.tmp
+	rm -r "$wt"
+	publish shift-smalld
 	exit 0
 fi
 if [ "${1:-}" = goal ]; then

@@ -57,16 +57,17 @@ func TestFitWithATransformBasis(t *testing.T) {
 
 // TestFitWithABasisSubspace (#41): --transform-basis-subspace whitens
 // privately within the basis's top directions, and auto does so at
-// n·μ 100–300 with at most 16·D rows; both say so and list the basis.
+// n·μ 100–300 with at most 16·D rows (and D ≥ 128); both say so and list
+// the basis.
 func TestFitWithABasisSubspace(t *testing.T) {
-	dir, train, basis := basisPair(t, 80)
+	dir, train, basis := basisPair(t, 128) // D ≥ solvers.AutoSubspaceMinDim
 	for _, c := range []struct {
 		args   []string
 		method string
 		dims   float64
 	}{
 		{[]string{"--method", "dpplmean", "--transform", "whiten", "--transform-basis-subspace", "--transform-dims", "8"}, "dpplmean", 8},
-		{[]string{"--method", "auto", "--epsilon", "1"}, "dpplmean", 32}, // n·μ ≈ 161, 600 ≤ 16·80 rows
+		{[]string{"--method", "auto", "--epsilon", "1"}, "dpplmean", 32}, // n·μ ≈ 161, 600 ≤ 16·128 rows
 	} {
 		out := filepath.Join(dir, c.method+c.args[1]+".safetensors")
 		args := append([]string{"fit", "--train", train, "--transform-basis", basis, "--epsilon", "1", "--delta", "1e-5", "--out", out, "--json"}, c.args...)

@@ -71,8 +71,16 @@ func prototypesBelow(classes int, public bool) float64 {
 // band (AutoFloor ≤ n·μ < AutoPrototypes) it whitens within their top
 // directions (TransformSpec.Subspace) instead of in all D
 // (bench/results/shift-subspace.md, shift-fewrows.md,
-// shift-publicfew.md; ChooseAuto).
+// shift-publicfew.md; ChooseAuto), from AutoSubspaceMinDim.
 const AutoFewRows = 16
+
+// AutoSubspaceMinDim is the least feature dimension at which auto, given
+// basis features, whitens within their top DefaultSubspaceDims directions
+// (4·32 = 128). The subspace cuts the noise of DPPL-Mean's class sums by
+// √(D/32) in norm and loses the signal outside it: at D = 256 and 128 it
+// paid; at D = 64 (√2) it did not (bench/results/shift-smalld.md, the
+// demo encoder; ChooseAuto).
+const AutoSubspaceMinDim = 4 * DefaultSubspaceDims
 
 // fewRows reports whether n rows of dim features are few (AutoFewRows).
 func fewRows(n float64, dim int) bool { return n <= AutoFewRows*float64(dim) }
@@ -265,7 +273,8 @@ type AutoChoice struct {
 //	                             gateTells: D above ≈ 650 at s = 60)
 //	s < 100 with basis features  dpplmean on 16 of their principal
 //	                             directions
-//	100 ≤ s < 300 with basis features and n ≤ 16·D (AutoFewRows)
+//	100 ≤ s < 300 with basis features, n ≤ 16·D (AutoFewRows) and
+//	D ≥ 128 (AutoSubspaceMinDim)
 //	                             dpplmean + whiten within their top 32
 //	                             directions (Subspace), sample ridge
 //	100 ≤ s < 300 (AutoPrototypes)   dpplmean + whiten, sample ridge
@@ -568,12 +577,23 @@ type AutoChoice struct {
 //     distribution −0.6 and −0.3) at n ≈ 6,000, ε = 0.1 (s ≈ 195) +1.1
 //     on average, no cell reaching its target (invert ResNet +6.2,
 //     invert ViT −0.8), and at n = 30,000, ε = 0.01 (s ≈ 123, bench/fit.sh's
-//     cell) +2.1 but ViT in distribution −0.39: left for a later rule. In a screen (OpenBLAS build, 12 sets at
-//     n ≈ 600) the encoder's own training features did as well from
+//     cell) +2.1 but ViT in distribution −0.39: left for a later rule.
+//     On a third, smaller encoder (the demo CNN, D = 64,
+//     bench/results/shift-smalld.md, 5 seeds, 6 sets and 2 held-out
+//     shifts at n ≈ 600) the basis below s = 100 gained as on the two:
+//     ε = 0.3 +19.4 with the synthetic basis (+21.8 with the encoder's
+//     training features), every set up; ε = 0.5 −0.4 (+0.4). The
+//     whitening within the basis's top 32 of its 64 directions did not
+//     pay: ε = 1 −0.30 on the 6 sets, +1.02 on the held-out shifts (with
+//     the training features −0.11, +0.76), ε = 1.5 −0.57, −0.31 (−0.48,
+//     +0.50), hence AutoSubspaceMinDim = 128 (the private whitening in
+//     all D below it, as without a basis). In a screen (OpenBLAS build,
+//     12 sets at n ≈ 600) the encoder's own training features did as well from
 //     ε = 0.5 (means 0.577, 0.658, 0.682 at ε = 0.5, 1, 1.5 against
 //     0.570, 0.659, 0.684) and better at 0.3 (0.494 against 0.472);
 //     1,000 to 20,000 images gave the same within seed noise. The rule's
-//     bands, derived with the training features, are kept;
+//     bands, derived with the training features, are kept, the subspace
+//     from D = 128 (above);
 //   - DP-SGD (Adam, full batch, its defaults) below s = AutoThreshold,
 //     where its many cheap steps beat DP-FC's few full-batch ones (up
 //     to 11 points at n = 6000, ε = 0.1); DP-FC from there, where its
@@ -657,7 +677,7 @@ func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optim
 	case protos && private && snr >= AutoGateFloor && snr < AutoFloor && gateTells(n, zStar, dim):
 		c.Method, c.Ridge, c.Gate = "dpplmean", RidgeSample, AutoGate
 		c.Why = fmt.Sprintf("n·μ = %.0f < %d: too little signal for a trained model; dpplmean's noisy class means, whitened only if the features are concentrated (released ‖m‖² ≥ %g)", snr, AutoFloor, AutoGate)
-	case protos && basisDim > 0 && private && few:
+	case protos && basisDim > 0 && private && few && dim >= AutoSubspaceMinDim:
 		c.Method, c.Ridge, c.Dims, c.Basis, c.Subspace = "dpplmean", RidgeSample, min(DefaultSubspaceDims, dim), true, true
 		c.Why = fmt.Sprintf("n·μ = %.0f < %.0f and n ≤ %d·D with basis features: dpplmean's noisy class means, whitened privately within %d of their principal directions", snr, proto, AutoFewRows, c.Dims)
 	case protos && public && few && snr < AutoGateFloor:

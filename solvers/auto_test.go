@@ -146,9 +146,10 @@ func TestAutoClusters(t *testing.T) {
 
 // TestChooseAutoWithABasis: basis features make auto fit DPPL-Mean on
 // 16 of their top directions (at most D/4, at least 8) below n·μ =
-// AutoFloor, and whiten privately within their top 32 (at most D) from
-// there to AutoPrototypes with at most AutoFewRows·D rows;
-// elsewhere, or with public features, the basis is not used.
+// AutoFloor, and whiten privately within their top 32 from there to
+// AutoPrototypes with at most AutoFewRows·D rows and D ≥
+// AutoSubspaceMinDim; elsewhere, or with public features, the basis is
+// not used.
 func TestChooseAutoWithABasis(t *testing.T) {
 	for _, c := range []struct {
 		n, zStar float64
@@ -163,7 +164,9 @@ func TestChooseAutoWithABasis(t *testing.T) {
 		{600, 12, false, 20, "dpplmean", 8, true},
 		{600, 12, false, 6, "dpplmean", 6, true},
 		{600, 3.73, false, 256, "dpplmean", 32, true},  // ε = 1: n·μ = 161, whitened within the basis's top 32
-		{180, 1.2, false, 24, "dpplmean", 24, true},    // n·μ = 150, all D
+		{180, 1.2, false, 24, "dpplmean", 0, false},    // n·μ = 150, D < AutoSubspaceMinDim: the private whitening in all D
+		{600, 3.73, false, 64, "dpplmean", 0, false},   // the same at D = 64
+		{600, 3.73, false, 128, "dpplmean", 32, true},  // D = 128: within the basis's top 32
 		{600, 3.73, false, 32, "dpplmean", 0, false},   // n > 16·D: the private whitening in all D
 		{2000, 11.2, false, 128, "dpplmean", 32, true}, // ε = 0.3: n·μ = 179
 		{600, 2.5, false, 256, "dpplmean", 32, true},   // n·μ = 240
