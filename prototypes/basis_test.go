@@ -120,9 +120,10 @@ func assumedTexts(res *solvers.Result) string {
 // and the span is learned from the public rows alone (the same for
 // both datasets, dims included).
 func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
-	a, b := shifted(600, 80, 10, 1), shifted(600, 80, 10, 99) // n ≤ 16·D: the basis's subspace at n·μ 100–300
-	spread := blobs(600, 80, 10, 5)
-	basis := shifted(200, 80, 10, 7)
+	// n ≤ 16·D and D ≥ solvers.AutoSubspaceMinDim: the basis's subspace at n·μ 100–300
+	a, b := shifted(600, 128, 10, 1), shifted(600, 128, 10, 99)
+	spread := blobs(600, 128, 10, 5)
+	basis := shifted(200, 128, 10, 7)
 	for _, eps := range []float64{0.1, 0.3, 0.5, 1, 8, 64} { // 0.5: n·μ ≈ 81, gated
 		for _, src := range []string{"", "basis", "public"} {
 			withBasis := src == "basis"
