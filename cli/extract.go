@@ -275,9 +275,6 @@ func extractTo(c *ucli.Context, modelPath, data, out string, dopt features.Datas
 	if err != nil {
 		return rep, err
 	}
-	if c.Int64("synthetic-basis") < 0 {
-		return rep, userErrorf("--synthetic-basis must be ≥ 0, got %d", c.Int64("synthetic-basis"))
-	}
 	ds, err := features.OpenDataset(data, dopt)
 	if err != nil {
 		return rep, err
@@ -418,7 +415,7 @@ func extractFlags(c *ucli.Context, out string) error {
 			return userErrorf("--%s must be at least 1, got %d", n, c.Int(n))
 		}
 	}
-	for _, n := range []string{"limit", "offset", "shard-rows"} {
+	for _, n := range []string{"limit", "offset", "shard-rows", "synthetic-basis"} {
 		if c.Int64(n) < 0 {
 			return userErrorf("--%s must be ≥ 0, got %d", n, c.Int64(n))
 		}

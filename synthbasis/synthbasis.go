@@ -41,11 +41,15 @@ type Settings struct {
 // Images returns the random-process images of the settings for an encoder
 // input: its size and channels, so that its preprocessing resizes nothing.
 func (s Settings) Images(in models.Input) randproc.Options {
-	ch := in.Channels
-	if ch != 1 && ch != 3 {
-		ch = 3
-	}
-	return randproc.Options{Processes: []string{"deadleaves", "spectrum"}, Width: in.Width, Height: in.Height, Channels: ch, Count: s.Count, Seed: s.Seed}
+	return randproc.Options{Processes: []string{"deadleaves", "spectrum"}, Width: in.Width, Height: in.Height, Channels: in.Channels, Count: s.Count, Seed: s.Seed}
+}
+
+// key is what a basis file is a function of besides the encoder: its
+// images' options, as JSON. It names the file (Path) and is the identity a
+// resumed making must match (Ensure).
+func key(o randproc.Options) []byte {
+	b, _ := json.Marshal(o)
+	return b
 }
 
 // Source describes the images, for the file's dpfeat.source and the
@@ -71,8 +75,7 @@ func Dir() (string, error) {
 // Path is the basis file in dir for the encoder (its SHA-256) and
 // settings: one name per encoder, input and settings.
 func Path(dir, encoderSHA256 string, in models.Input, s Settings) string {
-	key, _ := json.Marshal(s.Images(in))
-	h := sha256.Sum256(key)
+	h := sha256.Sum256(key(s.Images(in)))
 	return filepath.Join(dir, fmt.Sprintf("%.16s-%s.arrow", encoderSHA256, hex.EncodeToString(h[:6])))
 }
 
@@ -115,11 +118,10 @@ func Ensure(ctx context.Context, r Request) (path string, made bool, err error) 
 		r.Making(path)
 	}
 	source := r.Settings.Source(r.Input)
-	key, _ := json.Marshal(o)
 	_, err = encode.Extract(ctx, NewDataset(o, source), r.Encoder, r.Preprocessor, path, encode.ExtractOptions{
 		Batch: r.Batch, Resume: true, Progress: r.Progress, ProgressLabel: "synthetic basis",
 		Meta:     features.Metadata{Version: r.Version, EncoderSHA256: r.EncoderSHA256, EncoderName: r.EncoderName, Classes: o.Processes, Source: source, IDs: features.IDsOfExamples},
-		Identity: map[string]string{"model sha256": r.EncoderSHA256, "synthetic basis": string(key)},
+		Identity: map[string]string{"model sha256": r.EncoderSHA256, "synthetic basis": string(key(o))},
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("synthetic basis %s: %w", path, err)
