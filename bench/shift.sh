@@ -32,18 +32,24 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 img=bench/out/shift-images
 [ -f "$img/digits/t10k-labels-idx1-ubyte.gz" ] || /usr/bin/python3 bench/shift/make.py "$data" "$img"
+# shift_features MODEL NAME VARIANT [public] makes, where missing,
+# bench/out/shift-VARIANT-NAME-{private,test}.arrow through encoder MODEL:
+# train rows 30000–59999 (digits: all its train rows) and the test rows;
+# with public, also -public.arrow, train rows 0–29999 (digits has none).
+shift_features() {
+	local o="bench/out/shift-$3-$2" model="$1" v="$3"
+	x() { [ -f "$o-$1.arrow" ] || bin/dpfeat extract --encoder "$model" --data "$img/$v" --split "$2" "${@:3}" --out "$o-$1.arrow" --quiet; }
+	if [ "$v" = digits ]; then
+		x private train
+	else
+		x private train --offset 30000 --limit 30000
+		[ "${4:-}" = public ] && x public train --limit 30000
+	fi
+	x test test
+}
 for e in fmnist-resnet fmnist-vit; do
 	for v in invert rot90 blur edge digits; do
-		o="bench/out/shift-$v-$e"
-		x() { [ -f "$o-$1.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split "$2" "${@:3}" --out "$o-$1.arrow" --quiet; }
-		if [ "$v" = digits ]; then
-			x private train
-			x test test
-		else
-			x private train --offset 30000 --limit 30000
-			x public train --limit 30000
-			x test test
-		fi
+		shift_features "$enc/$e.onnx" "$e" "$v" public
 	done
 done
 [ "${1:-}" = extract ] && exit 0
@@ -55,9 +61,7 @@ holdout_sets() {
 	hsets=
 	for e in fmnist-resnet fmnist-vit; do
 		for v in noise corner; do
-			o="bench/out/shift-$v-$e"
-			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split train --offset 30000 --limit 30000 --out "$o-private.arrow" --quiet
-			[ -f "$o-test.arrow" ] || bin/dpfeat extract --encoder "$enc/$e.onnx" --data "$img/$v" --split test --out "$o-test.arrow" --quiet
+			shift_features "$enc/$e.onnx" "$e" "$v"
 			hsets="${hsets:+$hsets,}$v-$e"
 		done
 	done
@@ -569,13 +573,7 @@ if [ "${1:-}" = smalld ]; then
 	csets=
 	for v in invert rot90 blur edge digits noise corner; do
 		[ -f "$img/$v/t10k-labels-idx1-ubyte.gz" ] || /usr/bin/python3 bench/shift/make.py "$data" "$img" holdout
-		o="bench/out/shift-$v-fmnist-cnn"
-		if [ "$v" = digits ]; then
-			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split train --out "$o-private.arrow" --quiet
-		else
-			[ -f "$o-private.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split train --offset 30000 --limit 30000 --out "$o-private.arrow" --quiet
-		fi
-		[ -f "$o-test.arrow" ] || bin/dpfeat extract --encoder "$cnn" --data "$img/$v" --split test --out "$o-test.arrow" --quiet
+		shift_features "$cnn" fmnist-cnn "$v"
 		csets="$csets,$v-fmnist-cnn"
 	done
 	[ -f bench/out/fmnist-cnn-private.arrow ] || bin/dpfeat extract --encoder "$cnn" --data "$data" --split train --offset 30000 --limit 30000 --out bench/out/fmnist-cnn-private.arrow --quiet
