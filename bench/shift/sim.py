@@ -61,6 +61,11 @@ Variants (comma-separated; the rest of μ² after the transform goes to the meth
                         the 12 sets, 5 seeds; mean accuracy): proto 0.624, bsub 0.651 (auto's rule), pb 0.625,
                         jsb 0.634, jsb2 0.635, bsubjs:64:32 0.651, bsubjs:96:32 0.645; on the five shifted ViT
                         sets bsubjs:64:32 against bsub +1.8 (inverted), −2.1, −0.7, −0.7, +1.5 (digits)
+  bdiag:R:W             bsub, the rest of the basis's D directions added back whitened by their noisy
+                        variances (the diagonal, in the R×R matrix's release: their sensitivity together
+                        is still 1) and weighted by W. Screened and not kept (the same cells, 3 seeds): mean
+                        0.566, 0.598, 0.611, 0.616 at W = 1, 0.5, 0.25, 0.1 (R = 32; 64, W = 0.25: 0.621)
+                        against 0.649 for bsub
 
 SIM_BASIS: the bsub, pb and jsb variants' basis rows, a pattern with {enc} (default
 DIR/basis-fmnist-{enc}.npz, the encoder's public training rows; `dpfeat convert` of the synthetic
@@ -233,6 +238,8 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
             proj = (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
             u, ut = unit(u @ proj.T), unit(ut @ proj.T)
         return np.mean(np.argmax(ut @ unit(class_sums(u, y, m, rest, rng)).T, 1) == yt)
+    if kind == "bdiag":
+        return bdiag(parts, x, y, xt, yt, rng, zstar, m)
     if kind in ("pb", "jsb", "jsb2", "bsubjs"):
         return shrunk(kind, parts, x, y, xt, yt, rng, zstar, m)
     ridge = "sample"
@@ -317,6 +324,28 @@ def shrunk(kind, parts, x, y, xt, yt, rng, zstar, m):
     return np.mean(np.argmax(zt @ unit(alpha * inside + beta * outside).T, 1) == yt)
 
 
+def bdiag(parts, x, y, xt, yt, rng, zstar, m):
+    """bsub in the basis's top R directions, the other D − R added back, whitened by their noisy
+    variances (released with the R×R matrix) and weighted by W."""
+    r, w = int(parts[1]), float(parts[2])
+    share = 0.2
+    std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
+    rest = zstar / np.sqrt(1 - share)
+    v = BASIS[x.shape[1]]
+    n, d = x.shape
+    mean = (x.sum(0) + rng.normal(0, std_mean, d)) / n
+    c, ct = unit(x - mean) @ v.T, unit(xt - mean) @ v.T  # every basis coordinate, of unit rows
+    e = np.triu(rng.normal(0, std_matrix, (r, r)))
+    vals, vecs = np.linalg.eigh((c[:, :r].T @ c[:, :r] + e + np.triu(e, 1).T) / n)
+    nu = 4 / np.sqrt(n * d) + 1e-6 * max(vals[-1], 0)
+    proj = (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
+    var = ((c[:, r:] ** 2).sum(0) + rng.normal(0, std_matrix, d - r)) / n
+    scale = w / np.sqrt(np.maximum(var, 0) + nu)
+    z = unit(np.hstack([c[:, :r] @ proj.T, c[:, r:] * scale]))
+    zt = unit(np.hstack([ct[:, :r] @ proj.T, ct[:, r:] * scale]))
+    return np.mean(np.argmax(zt @ unit(class_sums(z, y, m, rest, rng)).T, 1) == yt)
+
+
 def load_basis(enc):
     """The principal directions of 10,000 of the basis's rows, centred (bsub, pb, jsb variants)."""
     path = os.environ.get("SIM_BASIS", DIR + "basis-fmnist-{enc}.npz").format(enc=enc)
@@ -337,7 +366,7 @@ def main():
     print("|---" * (len(variants) + 1) + "|")
     cells = []
     for enc in encoders:
-        if any(v.split(":")[0] in ("bsub", "obsub", "bsubnw", "pb", "jsb", "jsb2", "bsubjs") for v in variants):
+        if any(v.split(":")[0] in ("bsub", "obsub", "bsubnw", "pb", "jsb", "jsb2", "bsubjs", "bdiag") for v in variants):
             load_basis(enc)
         for name in sets:
             stem = f"{DIR}fmnist-{enc}" if name == "id" else f"{DIR}{name}-fmnist-{enc}"
