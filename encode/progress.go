@@ -11,19 +11,20 @@ import (
 
 // progress draws a progress bar with rows/s and ETA on a terminal (redrawn
 // in place, four times a second) or, on a pipe or file, a line every ten
-// seconds.
+// seconds and one at the end (unless the last line already said as much).
 type progress struct {
 	w          io.Writer
 	label      string // "extract" unless ExtractOptions.ProgressLabel
 	tty        bool
 	total      int64 // −1: unknown
 	done, base int64
+	drawn      int64 // the count the last line showed (−1: none yet)
 	start      time.Time
 	last       time.Time
 }
 
 func newProgress(w io.Writer, label string, total, already int64) *progress {
-	p := &progress{w: w, label: cmp.Or(label, "extract"), total: total, done: already, base: already, start: time.Now()}
+	p := &progress{w: w, label: cmp.Or(label, "extract"), total: total, done: already, base: already, drawn: -1, start: time.Now()}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -48,6 +49,10 @@ func (p *progress) add(n int64) {
 }
 
 func (p *progress) draw(final bool) {
+	if final && !p.tty && p.drawn == p.done {
+		return
+	}
+	p.drawn = p.done
 	el := time.Since(p.start).Seconds()
 	rate := 0.0
 	if el > 0 {
