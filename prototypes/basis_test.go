@@ -187,3 +187,65 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoSaysWhenNearChance: below n·μ = solvers.AutoNearChance and
+// without public features, auto says its fit will do little better than
+// chance, with the rows n·μ = solvers.AutoFloor takes at this target
+// (⌈100·z*⌉: z* = 3.7306 at (1, 1e-5), μ = 0.268052) and, for an (ε, δ)
+// target, the ε it takes with these rows (μ-GDP with μ = 100/n: ε = 8.0037
+// at n = 60, δ = 1e-5, by SciPy's brentq on the GDP curve). It reads n,
+// the target and whether public features are given: other rows of the
+// same size say the same.
+func TestAutoSaysWhenNearChance(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		n     int
+		p     accounting.ReleaseOptions
+		want  []string // "": no such note
+		other uint64
+	}{
+		{"60 rows at ε = 1", 60, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, []string{"n·μ = 16 is below 25", "about 374 rows at this ε", "or ε ≈ 8 with these 60"}, 2},
+		{"a fixed noise multiplier", 60, accounting.ReleaseOptions{Sigma: 4, Delta: 1e-5}, []string{"n·μ = 15 is below 25", "about 400 rows at this noise multiplier"}, 3},
+		{"600 rows at ε = 1", 600, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
+		{"public features", 60, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			say := func(seed uint64) string {
+				var notes []string
+				p := c.p
+				p.Noise = accounting.SeededNoise(1)
+				o := solvers.Options{Privacy: p, Note: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }}
+				if c.name == "public features" {
+					o.Transform.Public = shifted(200, 8, 3, 7)
+				}
+				if _, err := solvers.Fit(context.Background(), solvers.Auto, shifted(c.n, 8, 3, seed), o); err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range notes {
+					if strings.Contains(n, "chance") {
+						return n
+					}
+				}
+				return ""
+			}
+			got := say(1)
+			if c.want == nil {
+				if got != "" {
+					t.Errorf("a note where n·μ is above %d: %s", solvers.AutoNearChance, got)
+				}
+				return
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("note %q lacks %q", got, w)
+				}
+			}
+			if c.p.Sigma > 0 && strings.Contains(got, "ε ≈") {
+				t.Errorf("an ε with a fixed noise multiplier: %s", got)
+			}
+			if other := say(c.other); other != got {
+				t.Errorf("other rows of the same size: %q, want %q", other, got)
+			}
+		})
+	}
+}

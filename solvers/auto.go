@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dpfeat/dpfeat/accounting"
 )
 
 func init() {
@@ -37,6 +39,42 @@ const (
 	AutoPrototypes  = 300
 	AutoFloor       = 100
 )
+
+// AutoNearChance is the n·μ below which auto says that its fit will
+// likely do little better than chance, and what would lift n·μ to
+// AutoFloor (nearChance). Measured (#41, 2026-11-28, bench/shift/run
+// -rule with the encoders' synthetic basis, 5 seeds, the 12 sets at
+// n ≈ 600, ten classes: chance 0.10), auto's mean accuracy (range):
+// 0.107 (0.098–0.144) at n·μ ≈ 10, 0.153 (0.093–0.269) at ≈ 20, 0.208
+// (0.094–0.397) at ≈ 25, 0.267 (0.100–0.568) at ≈ 30, 0.341
+// (0.136–0.667) at ≈ 37 and 0.472 (0.225–0.837) at ≈ 54. With public
+// features (10 sets) it did better: 0.225 (0.118–0.464) at ≈ 10, 0.320
+// (0.165–0.641) at ≈ 20, 0.380 (0.192–0.754) at ≈ 25; auto says nothing
+// there.
+const AutoNearChance = 25
+
+// nearChance is what auto says where n·μ = rows/zStar is below
+// AutoNearChance without public features ("" otherwise): the rows
+// n·μ = AutoFloor takes at this target and, for an (ε, δ) target, the ε
+// it takes with these rows. It reads public quantities only: n (or the
+// released n̂), the target and whether public features are given.
+func nearChance(rows, zStar float64, public bool, p accounting.ReleaseOptions) string {
+	snr := rows / zStar
+	if snr >= AutoNearChance || public {
+		return ""
+	}
+	need := fmt.Sprintf("n·μ = %d takes about %.0f rows at this ε", AutoFloor, math.Ceil(AutoFloor*zStar))
+	if p.Sigma > 0 {
+		need = fmt.Sprintf("n·μ = %d takes about %.0f rows at this noise multiplier", AutoFloor, math.Ceil(AutoFloor*zStar))
+	} else if eps, err := accounting.GaussianEpsilon(AutoFloor/rows, p.Delta); err == nil {
+		e := fmt.Sprintf("%.2g", eps)
+		if eps >= 10 {
+			e = fmt.Sprintf("%.0f", eps)
+		}
+		need += fmt.Sprintf(", or ε ≈ %s with these %.0f", e, rows)
+	}
+	return fmt.Sprintf("n·μ = %.2g is below %d, where the fits auto chooses did little better than chance on dpfeat's benchmarks (ten classes: mean accuracy 0.15 at n·μ ≈ 20, chance 0.10); %s", snr, AutoNearChance, need)
+}
 
 // AutoPrototypeClasses is the number of classes AutoPrototypes (and the
 // rest of DPPL-Mean's bands below it) was measured at. With fewer classes
@@ -826,6 +864,9 @@ func resolveAuto(m Method, n int64, dim, classes int, o *Options) (Method, error
 	}
 	o.auto = c.Why
 	o.note("auto: %s", c.Why)
+	if few := nearChance(rows, zStar, public, o.Privacy); few != "" {
+		o.note("auto: %s", few)
+	}
 	chosen, err := Lookup(c.Method)
 	if err != nil {
 		return m, err
