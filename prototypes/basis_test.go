@@ -188,26 +188,27 @@ func TestAutoChoosesFromPublicQuantitiesOnly(t *testing.T) {
 	}
 }
 
-// TestAutoSaysWhenNearChance: below n·μ = solvers.AutoNearChance and
-// without public features, auto says its fit will do little better than
-// chance, with the rows n·μ = solvers.AutoFloor takes at this target
-// (⌈100·z*⌉: z* = 3.7306 at (1, 1e-5), μ = 0.268052) and, for an (ε, δ)
-// target, the ε it takes with these rows (μ-GDP with μ = 100/n: ε = 8.0037
-// at n = 60, δ = 1e-5, by SciPy's brentq on the GDP curve). It reads n,
-// the target and whether public features are given: other rows of the
-// same size say the same.
+// TestAutoSaysWhenNearChance: below n·μ = solvers.AutoNearChance·√(M/10)
+// (≈ 13.7 for these 3 classes) and without public features, auto says its
+// fit will do little better than chance, with the rows n·μ =
+// solvers.AutoFloor takes at this target (⌈100·z*⌉: z* = 3.7306 at
+// (1, 1e-5), μ = 0.268052) and, for an (ε, δ) target, the ε it takes
+// with these rows (μ-GDP with μ = 100/n: ε = 13.207 at n = 40, δ = 1e-5,
+// by SciPy's brentq on the GDP curve). It reads n, the target, the
+// classes and whether public features are given: other rows of the same
+// size say the same.
 func TestAutoSaysWhenNearChance(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		n     int
 		p     accounting.ReleaseOptions
-		want  []string // "": no such note
+		want  []string // nil: no such note
 		other uint64
 	}{
-		{"60 rows at ε = 1", 60, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, []string{"n·μ = 16 is below 25", "about 374 rows at this ε", "or ε ≈ 8 with these 60"}, 2},
-		{"a fixed noise multiplier", 60, accounting.ReleaseOptions{Sigma: 4, Delta: 1e-5}, []string{"n·μ = 15 is below 25", "about 400 rows at this noise multiplier"}, 3},
-		{"600 rows at ε = 1", 600, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
-		{"public features", 60, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
+		{"40 rows at ε = 1", 40, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, []string{"n·μ = 11 is below 14 (with 3 classes)", "about 374 rows at this ε", "or ε ≈ 13 with these 40"}, 2},
+		{"a fixed noise multiplier", 40, accounting.ReleaseOptions{Sigma: 4, Delta: 1e-5}, []string{"n·μ = 10 is below 14", "about 400 rows at this noise multiplier"}, 3},
+		{"60 rows at ε = 1, above the bound for 3 classes", 60, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
+		{"public features", 40, accounting.ReleaseOptions{Epsilon: 1, Delta: 1e-5}, nil, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			say := func(seed uint64) string {

@@ -42,25 +42,40 @@ const (
 
 // AutoNearChance is the n·μ below which auto says that its fit will
 // likely do little better than chance, and what would lift n·μ to
-// AutoFloor (nearChance). Measured (#41, 2026-11-28, bench/shift/run
-// -rule with the encoders' synthetic basis, 5 seeds, the 12 sets at
-// n ≈ 600, ten classes: chance 0.10), auto's mean accuracy (range):
-// 0.107 (0.098–0.144) at n·μ ≈ 10, 0.153 (0.093–0.269) at ≈ 20, 0.208
-// (0.094–0.397) at ≈ 25, 0.267 (0.100–0.568) at ≈ 30, 0.341
-// (0.136–0.667) at ≈ 37 and 0.472 (0.225–0.837) at ≈ 54. With public
-// features (10 sets) it did better: 0.225 (0.118–0.464) at ≈ 10, 0.320
-// (0.165–0.641) at ≈ 20, 0.380 (0.192–0.754) at ≈ 25; auto says nothing
+// AutoFloor (nearChance), for ten classes; with M < 10 classes it is
+// AutoNearChance·√(M/10) (11 for two, 18 for five; with more than ten,
+// as for ten: nothing was measured there). Measured (#41, 2026-11-28,
+// bench/shift/run -rule with the encoders' synthetic basis, 5 seeds, the
+// 12 sets at n ≈ 600), auto's mean accuracy (range): with ten classes
+// (chance 0.10) 0.107 (0.098–0.144) at n·μ ≈ 10, 0.153 (0.093–0.269) at
+// ≈ 20, 0.208 (0.094–0.397) at ≈ 25, 0.267 (0.100–0.568) at ≈ 30, 0.341
+// (0.136–0.667) at ≈ 37 and 0.472 (0.225–0.837) at ≈ 54; with the labels
+// merged into five groups (chance 0.20) 0.201 at ≈ 7, 0.217 at ≈ 11,
+// 0.255 at ≈ 17, 0.287 at ≈ 21 and 0.337 at ≈ 26; into two (chance 0.50)
+// 0.496 at ≈ 5, 0.513 at ≈ 7, 0.576 at ≈ 11 and 0.710 at ≈ 21. About an
+// eighth of the way from chance to perfect is reached at n·μ ≈ 25, 21 and
+// 10: the √M scaling follows it. With public features (ten classes, 10
+// sets) auto did better: 0.225 (0.118–0.464) at ≈ 10, 0.320
+// (0.165–0.641) at ≈ 20, 0.380 (0.192–0.754) at ≈ 25; it says nothing
 // there.
 const AutoNearChance = 25
 
+// nearChanceBelow is the n·μ below which auto says its fit will likely
+// do little better than chance with the given number of classes
+// (AutoNearChance).
+func nearChanceBelow(classes int) float64 {
+	return AutoNearChance * math.Sqrt(float64(min(max(classes, 2), AutoPrototypeClasses))/AutoPrototypeClasses)
+}
+
 // nearChance is what auto says where n·μ = rows/zStar is below
-// AutoNearChance without public features ("" otherwise): the rows
-// n·μ = AutoFloor takes at this target and, for an (ε, δ) target, the ε
-// it takes with these rows. It reads public quantities only: n (or the
-// released n̂), the target and whether public features are given.
-func nearChance(rows, zStar float64, public bool, p accounting.ReleaseOptions) string {
-	snr := rows / zStar
-	if snr >= AutoNearChance || public {
+// nearChanceBelow(classes) without public features ("" otherwise): the
+// rows n·μ = AutoFloor takes at this target and, for an (ε, δ) target,
+// the ε it takes with these rows. It reads public quantities only: n (or
+// the released n̂), the target, the number of classes and whether public
+// features are given.
+func nearChance(rows, zStar float64, classes int, public bool, p accounting.ReleaseOptions) string {
+	snr, below := rows/zStar, nearChanceBelow(classes)
+	if snr >= below || public {
 		return ""
 	}
 	need := fmt.Sprintf("n·μ = %d takes about %.0f rows at this ε", AutoFloor, math.Ceil(AutoFloor*zStar))
@@ -73,7 +88,7 @@ func nearChance(rows, zStar float64, public bool, p accounting.ReleaseOptions) s
 		}
 		need += fmt.Sprintf(", or ε ≈ %s with these %.0f", e, rows)
 	}
-	return fmt.Sprintf("n·μ = %.2g is below %d, where the fits auto chooses did little better than chance on dpfeat's benchmarks (ten classes: mean accuracy 0.15 at n·μ ≈ 20, chance 0.10); %s", snr, AutoNearChance, need)
+	return fmt.Sprintf("n·μ = %.2g is below %.0f (with %d classes), where the fits auto chooses did little better than chance on dpfeat's benchmarks; %s", snr, below, classes, need)
 }
 
 // AutoPrototypeClasses is the number of classes AutoPrototypes (and the
@@ -864,7 +879,7 @@ func resolveAuto(m Method, n int64, dim, classes int, o *Options) (Method, error
 	}
 	o.auto = c.Why
 	o.note("auto: %s", c.Why)
-	if few := nearChance(rows, zStar, public, o.Privacy); few != "" {
+	if few := nearChance(rows, zStar, classes, public, o.Privacy); few != "" {
 		o.note("auto: %s", few)
 	}
 	chosen, err := Lookup(c.Method)

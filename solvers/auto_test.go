@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -377,5 +378,19 @@ func TestAutoStreams(t *testing.T) {
 	}
 	if a.Method != "dpsgd" || !slices.Equal(a.W, b.W) || !slices.Equal(a.B, b.B) {
 		t.Errorf("auto streamed %s, weights equal to dpsgd's: %v", a.Method, slices.Equal(a.W, b.W))
+	}
+}
+
+// TestNearChanceBelow: AutoNearChance for ten classes, ·√(M/10) with
+// fewer (as measured: ≈ 25, 21 and 10 for 10, 5 and 2 classes), as for
+// ten with more.
+func TestNearChanceBelow(t *testing.T) {
+	for _, c := range []struct {
+		classes int
+		want    float64
+	}{{10, 25}, {5, 17.678}, {2, 11.180}, {1, 11.180}, {3, 13.693}, {100, 25}} {
+		if got := nearChanceBelow(c.classes); math.Abs(got-c.want) > 1e-3 {
+			t.Errorf("%d classes: %v, want %v", c.classes, got, c.want)
+		}
 	}
 }
