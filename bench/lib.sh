@@ -48,7 +48,7 @@ assemble() {
 		echo "# Benchmark results"
 		echo
 		echo "Each section is written by the script it names; figures are from the machine and day it states."
-		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-synthbasis shift-smalld shift-goal shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
+		for s in fit shift shift-rule shift-basis shift-ridge shift-gate shift-public shift-ceiling shift-subspace shift-fewrows shift-holdout shift-publicfew shift-encoderbasis shift-prior shift-lp shift-lppublic shift-refine shift-span shift-distill shift-spank shift-synthbasis shift-smalld shift-goal shift-chance shift-classes shift-small prototypes largedim sweep sweep-runner views finetune finetune-views randp numpy scale extract pipeline runner startup audit; do
 			[ -f "bench/results/$s.md" ] && { echo; cat "bench/results/$s.md"; }
 		done
 	} >bench/RESULTS.md.tmp

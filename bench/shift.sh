@@ -26,6 +26,7 @@
 #   bench/shift.sh ceiling   small data: auto against issue 41's targets, what its noise costs and the best measured (bench/results/shift-ceiling.md)
 #   bench/shift.sh synthbasis small data: auto with the encoder's synthetic basis (random-process images, what extract now records) against without (bench/results/shift-synthbasis.md)
 #   bench/shift.sh smalld    small data on a third, smaller encoder (the demo CNN, D = 64): the basis's subspace against the feature dimension (bench/results/shift-smalld.md)
+#   bench/shift.sh chance    small data: auto's accuracy at the lowest n·μ, by the number of classes, for its near-chance note (bench/results/shift-chance.md)
 #   bench/shift.sh goal      issue 41's goal: auto and auto@public before the issue's work and now, per cell, and the no-loss check at n ≥ 6,000 (bench/results/shift-goal.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -662,6 +663,45 @@ if [ "${1:-}" = goal ]; then
 	} | tee bench/results/shift-goal.md.tmp
 	rm -r "$wt"
 	publish shift-goal
+	exit 0
+fi
+if [ "${1:-}" = chance ]; then
+	# #41: below n·μ = 25·√(M/10) auto says its fit will likely do little
+	# better than chance (solvers.AutoNearChance): auto (with the encoder's
+	# synthetic basis, as extract writes features now) on the twelve sets at
+	# n ≈ 600 and the lowest ε, with ten classes, their labels merged into 5
+	# and 2 groups (bench/shift/classes), and with public features.
+	synth_links
+	{
+		echo "## Small data: auto near chance (issue 41)"
+		echo
+		echo "\`bench/shift.sh chance\`, $(date -u +%Y-%m-%d), $(nproc) cores: medians of ${SEEDS:-5} seeded runs, δ = 1e-5, n ≈ 600. auto on"
+		echo "features as extract writes them (the encoder's synthetic basis); M: the classes (the ten labels merged into M groups of"
+		echo "neighbours, ⌊y·M/10⌋); auto@public: with the sets' public rows (digits has none). Mean accuracy over the sets (range), by ε"
+		echo "and the cells' n·μ; chance is 1/M. solvers.AutoNearChance: auto notes the fit will likely do little better than chance"
+		echo "below n·μ = 25·√(M/10) without public features."
+		echo
+		echo "| M | configuration | ε | n·μ | mean | range | sets |"
+		echo "|---|---|---|---|---|---|---|"
+		for m in 10 5 2; do
+			ms=$sets eps=0.05,0.1,0.13,0.16,0.2,0.3
+			[ "$m" = 10 ] || ms=$(go run ./bench/shift/classes "$m" "$sets")
+			[ "$m" = 5 ] && eps=0.03,0.05,0.08,0.1,0.13
+			[ "$m" = 2 ] && eps=0.02,0.03,0.05,0.1
+			go run ./bench/shift/run -rule -sets "$ms" -n 600 -eps "$eps" -seeds "${SEEDS:-5}" -refs "" -configs auto@basis \
+				-basis bench/out/synthbasis-%s.arrow | sed "s/^/M=$m /"
+		done
+		go run ./bench/shift/run -rule -sets "$psets" -n 600 -eps 0.05,0.1,0.13 -seeds "${SEEDS:-5}" -refs "" -configs auto@public | sed "s/^/M=10 /"
+	} | awk -F'|' '
+		!/^M=/ { print; next }
+		NF != 8 || $2 !~ /^ *[0-9]+ *$/ { next } # the rule table rows only: | n·μ | set | n | ε | accuracy | configuration |
+		{ split($1, h, /[= ]/); c = $7; gsub(/ /, "", c); k = h[2] "|" c "|" ($5 + 0); n[k]++; s[k] += $6; r = $2 + 0
+		  if (!(k in lo)) { lo[k] = $6; slo[k] = r; order[++o] = k }
+		  if ($6 < lo[k]) lo[k] = $6; if ($6 > hi[k]) hi[k] = $6; if (r < slo[k]) slo[k] = r; if (r > shi[k]) shi[k] = r }
+		END { for (i = 1; i <= o; i++) { k = order[i]; split(k, f, "|")
+			printf "| %s | %s | %s | %d–%d | %.3f | %.3f–%.3f | %d |\n", f[1], (f[2] == "auto@basis" ? "auto" : f[2]), f[3], slo[k], shi[k], s[k] / n[k], lo[k], hi[k], n[k] } }' |
+		tee bench/results/shift-chance.md.tmp
+	publish shift-chance
 	exit 0
 fi
 if [ "${1:-}" = public ]; then

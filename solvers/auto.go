@@ -44,20 +44,21 @@ const (
 // likely do little better than chance, and what would lift n·μ to
 // AutoFloor (nearChance), for ten classes; with M < 10 classes it is
 // AutoNearChance·√(M/10) (11 for two, 18 for five; with more than ten,
-// as for ten: nothing was measured there). Measured (#41, 2026-11-28,
-// bench/shift/run -rule with the encoders' synthetic basis, 5 seeds, the
-// 12 sets at n ≈ 600), auto's mean accuracy (range): with ten classes
-// (chance 0.10) 0.107 (0.098–0.144) at n·μ ≈ 10, 0.153 (0.093–0.269) at
-// ≈ 20, 0.208 (0.094–0.397) at ≈ 25, 0.267 (0.100–0.568) at ≈ 30, 0.341
-// (0.136–0.667) at ≈ 37 and 0.472 (0.225–0.837) at ≈ 54; with the labels
-// merged into five groups (chance 0.20) 0.201 at ≈ 7, 0.217 at ≈ 11,
-// 0.255 at ≈ 17, 0.287 at ≈ 21 and 0.337 at ≈ 26; into two (chance 0.50)
-// 0.496 at ≈ 5, 0.513 at ≈ 7, 0.576 at ≈ 11 and 0.710 at ≈ 21. About an
-// eighth of the way from chance to perfect is reached at n·μ ≈ 25, 21 and
-// 10: the √M scaling follows it. With public features (ten classes, 10
-// sets) auto did better: 0.225 (0.118–0.464) at ≈ 10, 0.320
-// (0.165–0.641) at ≈ 20, 0.380 (0.192–0.754) at ≈ 25; it says nothing
-// there.
+// as for ten: nothing was measured there). Measured (#41,
+// bench/results/shift-chance.md: auto with the encoders' synthetic basis,
+// 5 seeds, the 12 sets at n ≈ 600), auto's mean accuracy (range): with
+// ten classes (chance 0.10) 0.105 (0.092–0.148) at n·μ ≈ 10, 0.154
+// (0.090–0.301) at ≈ 20, 0.217 (0.101–0.434) at ≈ 25, 0.271
+// (0.110–0.509) at ≈ 30, 0.348 (0.143–0.621) at ≈ 37 and 0.472
+// (0.224–0.861) at ≈ 54; with the labels merged into five groups (chance
+// 0.20) 0.201 at ≈ 7, 0.216 at ≈ 11, 0.242 at ≈ 16, 0.270 at ≈ 20 and
+// 0.332 at ≈ 25; into two (chance 0.50) 0.501 at ≈ 5, 0.520 at ≈ 7, 0.563
+// at ≈ 11 and 0.730 at ≈ 20. An eighth of the way from chance to perfect
+// is reached at n·μ ≈ 25, 22 and 11: the √(M/10) bound (25, 18, 11)
+// follows it, erring with five classes toward saying nothing. With public
+// features (ten classes, 10 sets) auto did better, 0.223 (0.102–0.464)
+// at ≈ 10, 0.334 (0.139–0.641) at ≈ 20 and 0.393 (0.166–0.754) at ≈ 25:
+// it says nothing there.
 const AutoNearChance = 25
 
 // nearChanceBelow is the n·μ below which auto says its fit will likely
