@@ -79,10 +79,12 @@ func nearChance(rows, zStar float64, classes int, public bool, p accounting.Rele
 	if snr >= below || public {
 		return ""
 	}
-	need := fmt.Sprintf("n·μ = %d takes about %.0f rows at this ε", AutoFloor, math.Ceil(AutoFloor*zStar))
+	target := "ε"
 	if p.Sigma > 0 {
-		need = fmt.Sprintf("n·μ = %d takes about %.0f rows at this noise multiplier", AutoFloor, math.Ceil(AutoFloor*zStar))
-	} else if eps, err := accounting.GaussianEpsilon(AutoFloor/rows, p.Delta); err == nil {
+		target = "noise multiplier"
+	}
+	need := fmt.Sprintf("n·μ = %d takes about %.0f rows at this %s", AutoFloor, math.Ceil(AutoFloor*zStar), target)
+	if eps, err := accounting.GaussianEpsilon(AutoFloor/rows, p.Delta); err == nil && p.Sigma <= 0 {
 		e := fmt.Sprintf("%.2g", eps)
 		if eps >= 10 {
 			e = fmt.Sprintf("%.0f", eps)
@@ -700,8 +702,8 @@ type AutoChoice struct {
 // their noisy variances (released with the 32×32 matrix at no extra
 // cost) and weighted by 0.1 to 1, 0.616 to 0.566 (3 seeds, bdiag).
 // At ε = 8 (5 seeds) digits ViT's DP-LP falls short of the target
-// (0.9146) without its noise as well: 0.8593, 0.8811 without noise, 0.8643
-// with 200 steps; DP-SGD with the few-rows settings would reach it without
+// (0.9146) without its noise as well: 0.8593 with it, 0.8811 without,
+// 0.8643 with 200 steps; DP-SGD with the few-rows settings would reach it without
 // noise (0.9464) and does not with it (0.8442).
 //
 // Against #41's goal (bench/results/shift-goal.md, 2026-11-28, 5 seeds,

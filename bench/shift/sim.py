@@ -67,7 +67,7 @@ Variants (comma-separated; the rest of μ² after the transform goes to the meth
                         0.566, 0.598, 0.611, 0.616 at W = 1, 0.5, 0.25, 0.1 (R = 32; 64, W = 0.25: 0.621)
                         against 0.649 for bsub
 
-SIM_BASIS: the bsub, pb and jsb variants' basis rows, a pattern with {enc} (default
+SIM_BASIS: the bsub, pb, jsb and bdiag variants' basis rows, a pattern with {enc} (default
 DIR/basis-fmnist-{enc}.npz, the encoder's public training rows; `dpfeat convert` of the synthetic
 basis extract makes, bench/out/synthbasis-ENC.arrow, for that one).
 
@@ -221,22 +221,8 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
         return np.mean(np.argmax(unit(zt @ span) @ unit(s2).T, 1) == yt)
     if kind in ("bsub", "obsub", "bsubnw"):  # the basis's top R directions, then a private whitening in them
         r = int(parts[1]) if len(parts) > 1 else 32
-        share = float(parts[2]) if len(parts) > 2 else 0.2
-        std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
-        rest = zstar / np.sqrt(1 - share)
-        vr = BASIS[x.shape[1]][:r]
-        n = len(x)
-        mean = (x.sum(0) + rng.normal(0, std_mean, x.shape[1])) / n
-        u, ut = unit(unit(x - mean) @ vr.T), unit(unit(xt - mean) @ vr.T)
-        if kind != "bsubnw":
-            g = u.T @ u
-            if kind == "bsub":
-                e = np.triu(rng.normal(0, std_matrix, (r, r)))
-                g = g + e + np.triu(e, 1).T
-            vals, vecs = np.linalg.eigh(g / n)
-            nu = 4 / np.sqrt(n * r) + 1e-6 * max(vals[-1], 0)
-            proj = (vecs / np.sqrt(np.maximum(vals, 0) + nu)).T
-            u, ut = unit(u @ proj.T), unit(ut @ proj.T)
+        std_mean, std_matrix, rest = stds(zstar, float(parts[2]) if len(parts) > 2 else 0.2)
+        u, ut, _ = subspace(x, xt, rng, r, std_mean, {"bsub": std_matrix, "obsub": 0}.get(kind))
         return np.mean(np.argmax(ut @ unit(class_sums(u, y, m, rest, rng)).T, 1) == yt)
     if kind == "bdiag":
         return bdiag(parts, x, y, xt, yt, rng, zstar, m)
@@ -291,29 +277,43 @@ def accuracy(variant, x, y, xt, yt, eps, seed, m=10):
 BASIS = {}  # feature dimension → the basis's principal directions (rows), of the encoder being read
 
 
+def stds(zstar, share=0.2):
+    """The noise stds of the transform's mean and matrix (share of μ², split 1:3) and the method's."""
+    return zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4), zstar / np.sqrt(1 - share)
+
+
+def subspace(x, xt, rng, r, std_mean, std_matrix):
+    """bsub's transform: the rows centred on their noisy mean, projected on the basis's top R
+    directions, renormalised, then whitened with a noisy R×R matrix (std_matrix 0: exact; None:
+    not whitened) and renormalised: (rows, test rows, the whitening's projection)."""
+    n, d = x.shape
+    vr = BASIS[d][:r]
+    mean = (x.sum(0) + rng.normal(0, std_mean, d)) / n
+    u, ut = unit(unit(x - mean) @ vr.T), unit(unit(xt - mean) @ vr.T)
+    if std_matrix is None:
+        return u, ut, np.eye(r)
+    g = u.T @ u
+    if std_matrix > 0:
+        e = np.triu(rng.normal(0, std_matrix, (r, r)))
+        g = g + e + np.triu(e, 1).T
+    vals, vecs = np.linalg.eigh(g / n)
+    proj = (vecs / np.sqrt(np.maximum(vals, 0) + 4 / np.sqrt(n * r) + 1e-6 * max(vals[-1], 0))).T
+    return unit(u @ proj.T), unit(ut @ proj.T), proj
+
+
 def shrunk(kind, parts, x, y, xt, yt, rng, zstar, m):
     """pb, jsb, jsb2 and bsubjs: DPPL-Mean's noisy class sums shrunk outside the whitened image of
     the basis's top directions (post-processing of the sums' one release)."""
-    share = 0.2
-    std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
-    rest = zstar / np.sqrt(1 - share)
-    n, d = x.shape
+    std_mean, std_matrix, rest = stds(zstar)
     if kind == "bsubjs":  # bsub's releases in R directions; the top K inside them
         r, k = int(parts[1]), int(parts[2])
-        vr = BASIS[d][:r]
-        mean = (x.sum(0) + rng.normal(0, std_mean, d)) / n
-        z, zt = unit(unit(x - mean) @ vr.T), unit(unit(xt - mean) @ vr.T)
-        g = z.T @ z
-        e = np.triu(rng.normal(0, std_matrix, (r, r)))
-        vals, vecs = np.linalg.eigh((g + e + np.triu(e, 1).T) / n)
-        proj = (vecs / np.sqrt(np.maximum(vals, 0) + 4 / np.sqrt(n * r) + 1e-6 * max(vals[-1], 0))).T
-        z, zt = unit(z @ proj.T), unit(zt @ proj.T)
+        z, zt, proj = subspace(x, xt, rng, r, std_mean, std_matrix)
         top = proj @ np.eye(r)[:k].T
     else:  # proto's whole whitening; the basis's top K directions through it
         k = int(parts[1]) if len(parts) > 1 else 32
         mean, proj = whiten(x, rng, std_mean, std_matrix)
         z, zt = through(x, mean, proj), through(xt, mean, proj)
-        top = proj @ BASIS[d][:k].T
+        top = proj @ BASIS[x.shape[1]][:k].T
     s = class_sums(z, y, m, rest, rng)
     q, _ = np.linalg.qr(top)
     inside = (s @ q) @ q.T
@@ -328,9 +328,7 @@ def bdiag(parts, x, y, xt, yt, rng, zstar, m):
     """bsub in the basis's top R directions, the other D − R added back, whitened by their noisy
     variances (released with the R×R matrix) and weighted by W."""
     r, w = int(parts[1]), float(parts[2])
-    share = 0.2
-    std_mean, std_matrix = zstar / np.sqrt(share / 4), zstar / np.sqrt(share * 3 / 4)
-    rest = zstar / np.sqrt(1 - share)
+    std_mean, std_matrix, rest = stds(zstar)
     v = BASIS[x.shape[1]]
     n, d = x.shape
     mean = (x.sum(0) + rng.normal(0, std_mean, d)) / n
