@@ -730,7 +730,11 @@ type AutoChoice struct {
 // head) moved the mean by +0.3 and 0.0 at n ≈ 6,000, ε = 0.1 (edge ViT
 // +0.6 and +1.6, in distribution −0.2) and by +0.1 and 0.0 at n ≈ 600,
 // ε = 1 (bench/results/shift-spank.md): 32 stays. Refining before the
-// head lost 0.9 at n ≈ 6,000, ε = 0.1.
+// head lost 0.9 at n ≈ 6,000, ε = 0.1. #41 closed here (2026-11-28, the
+// table rerun at 3f453d6, identical), its short cells left: there the
+// noise of the fits cost 4.6 to 18.6 points at n ≈ 600, ε = 1 (ViT) and
+// kept every cell at n ≈ 6,000, ε = 0.1 from its target
+// (bench/results/shift-ceiling.md).
 //
 // The choice reads the basis's dimension, not its rows' values.
 func ChooseAuto(n, zStar float64, public bool, dim, basisDim, classes int, optimizer string) AutoChoice {
