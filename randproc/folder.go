@@ -59,15 +59,18 @@ func (o Options) Check() error {
 	return nil
 }
 
+// Process returns the index in Processes of image i's process.
+func (o Options) Process(i int64) int { return int(i % int64(len(o.Processes))) }
+
 // Path returns image i's file: DIR/<process>/<i>.png, so that the folder
 // reads as an image dataset whose classes are the processes.
 func (o Options) Path(dir string, i int64) string {
-	return filepath.Join(dir, o.Processes[int(i%int64(len(o.Processes)))], fmt.Sprintf("%08d.png", i))
+	return filepath.Join(dir, o.Processes[o.Process(i)], fmt.Sprintf("%08d.png", i))
 }
 
 // Image returns image i.
 func (o Options) Image(i int64) features.Pixels {
-	name := o.Processes[int(i%int64(len(o.Processes)))]
+	name := o.Processes[o.Process(i)]
 	p, _ := New(name)
 	return p.Image(Stream(o.Seed, name, i), o.Width, o.Height, o.Channels)
 }

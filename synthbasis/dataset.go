@@ -42,6 +42,6 @@ func (d *Dataset) Next() (features.Example, error) {
 	i := d.i
 	d.i++
 	px := d.o.Image(i)
-	p := int(i % int64(len(d.o.Processes)))
+	p := d.o.Process(i)
 	return features.Example{Pixels: &px, Label: int32(p), ID: fmt.Sprintf("%s/%08d", d.o.Processes[p], i), Index: i}, nil
 }
